@@ -1,0 +1,208 @@
+/*
+ * xngemm.h - xNGEMM: faster and more accurate matrix products for NVIDIA GPUs.
+ *
+ * One C header for C and C++ callers. Two families of entry points:
+ *
+ *  1. Device API, cuBLAS-compatible. Each routine takes exactly the parameters
+ *     of the cuBLAS routine it stands beside, honours the handle's stream and
+ *     pointer mode, and returns the same cublasStatus_t for the same bad
+ *     argument. Rename the call, link -lxngemm, done.
+ *
+ *        cublasDgemm(h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc)
+ *     -> xnDngemm  (h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc)
+ *
+ *  2. Host API, the BLAS extension of Badin et al. (ICS'13, section 6): the
+ *     Fortran 77 symbols sngemm_/dngemm_ with the SGEMM/DGEMM argument list,
+ *     and cblas_sngemm/cblas_dngemm with the CBLAS argument list. They take host
+ *     memory; with a GPU present they compute there (copy in, compute, copy
+ *     out), otherwise on the CPU. XN_DEVICE=cpu|gpu|auto forces the choice.
+ *     Bad arguments are reported through xerbla_ as reference BLAS does.
+ *
+ * THE NON-NEGATIVE CONTRACT (the "N" in xNGEMM). xnSngemm/xnDngemm and the
+ * host ?ngemm routines are meant for op(A) >= 0 and op(B) >= 0 elementwise.
+ * They run Winograd's variant of Strassen's algorithm over cuBLAS (or
+ * OpenBLAS) leaf products with a schedule that writes C only by assignment or
+ * addition (seed 000, Table 1). On non-negative data this is faster than the
+ * classical product for large sizes and more accurate than a GPU's "preload"
+ * GEMM, because the recursion breaks the long accumulation chains. On data
+ * with mixed signs the result is still a correct product, but its error is
+ * that of a fast (Strassen-like) algorithm: normwise, not componentwise, and
+ * it can be much larger than cuBLAS's. Enable XN_OPT_CHECK_NONNEG to have
+ * every call scan A and B and fall back to the classical product when it
+ * finds a negative entry.
+ *
+ * NaN and Inf: a NaN or Inf in A or B always shows up as NaN or Inf in the
+ * outputs the classical product would make non-finite (only +, -, * are used,
+ * none of which turns a non-finite value into a finite one). Winograd's
+ * cancellations (e.g. M1 + M6 with M6 containing (S1 - A11)*T2) can turn an
+ * Inf that the classical product would return into NaN (Inf - Inf), and can
+ * spread NaN to entries of other quadrants of C in the same relative
+ * row/column that the classical product would leave finite.
+ *
+ * Overflow: the pre-additions (e.g. A21 + A22) can overflow for entries
+ * above about DBL_MAX/4 (FLT_MAX/4) where the classical product would not.
+ */
+#ifndef XNGEMM_H
+#define XNGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cublas_v2.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XNGEMM_VERSION_MAJOR 0
+#define XNGEMM_VERSION_MINOR 1
+#define XNGEMM_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Device API (cuBLAS-compatible)                                           */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * C = alpha * op(A) * op(B) + beta * C for non-negative op(A), op(B), single
+ * precision. Parameters, pointer modes, stream and status codes exactly as
+ * cublasSgemm: A, B, C in device memory, column-major; alpha and beta in host
+ * or device memory according to the handle's pointer mode. beta = 0 never
+ * reads C. Returns CUBLAS_STATUS_NOT_INITIALIZED for a NULL handle and
+ * CUBLAS_STATUS_INVALID_VALUE for a bad argument, leaving C untouched.
+ * The call is asynchronous on the handle's stream, like cuBLAS.
+ */
+cublasStatus_t xnSngemm(cublasHandle_t handle, cublasOperation_t transa,
+                        cublasOperation_t transb, int m, int n, int k,
+                        const float *alpha, const float *A, int lda,
+                        const float *B, int ldb, const float *beta, float *C,
+                        int ldc);
+
+/** Double precision version of xnSngemm; stands beside cublasDgemm. */
+cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
+                        cublasOperation_t transb, int m, int n, int k,
+                        const double *alpha, const double *A, int lda,
+                        const double *B, int ldb, const double *beta,
+                        double *C, int ldc);
+
+/* ------------------------------------------------------------------------ */
+/* Library state attached to a cuBLAS handle                                */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Tuning and behaviour options. Each handle starts from the process-wide
+ * defaults, which start from the built-in values overridden by environment
+ * variables (named beside each option). Options never change what is
+ * computed beyond rounding, only how.
+ */
+typedef enum {
+  /** Leaf size for single precision: recursion continues while every
+   *  dimension of the sub-product is at least twice this (XN_LEAF_S). */
+  XN_OPT_LEAF_SIZE_S = 0,
+  /** Leaf size for double precision (XN_LEAF_D). */
+  XN_OPT_LEAF_SIZE_D = 1,
+  /** Upper bound on the recursion depth; 0 = always the classical leaf
+   *  product (XN_MAX_LEVELS). */
+  XN_OPT_MAX_LEVELS = 2,
+  /** 1 = scan A and B before each call and compute with the classical
+   *  product if a negative entry is found (XN_CHECK_NONNEG). On the GPU the
+   *  scan costs one read of A and B and one stream synchronisation. */
+  XN_OPT_CHECK_NONNEG = 3,
+  /** Largest workspace, in bytes, the library may allocate by itself for a
+   *  handle; -1 = no limit (XN_WORKSPACE_LIMIT). A call that would need more
+   *  runs with fewer levels. */
+  XN_OPT_WORKSPACE_LIMIT = 4
+} xnOption_t;
+
+/**
+ * Set an option for one handle, or for the process-wide defaults (and the
+ * host API) when handle is NULL. Returns CUBLAS_STATUS_INVALID_VALUE for an
+ * unknown option or an out-of-range value (leaf size < 1, levels < 0).
+ */
+cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option,
+                           int64_t value);
+/** Read an option's current value (handle NULL: the process-wide default). */
+cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option,
+                           int64_t *value);
+
+/**
+ * Bytes of workspace a call with these arguments would use at the recursion
+ * depth the library would choose for the handle's current options
+ * (precision: 's' or 'd'). Returns INVALID_VALUE for bad arguments.
+ */
+cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
+                                  cublasOperation_t transa,
+                                  cublasOperation_t transb, int m, int n,
+                                  int k, size_t *bytes);
+
+/**
+ * Give the handle a workspace the caller owns (device memory, at least
+ * 256-byte aligned). The library uses it instead of allocating its own and
+ * never frees it; a call needing more than `bytes` runs with fewer levels.
+ * ptr = NULL, bytes = 0 returns to library-managed workspace. The caller must
+ * keep the memory alive until xnRelease or another xnSetWorkspace.
+ */
+cublasStatus_t xnSetWorkspace(cublasHandle_t handle, void *ptr, size_t bytes);
+
+/** Bytes of workspace currently held for the handle (owned or supplied). */
+cublasStatus_t xnGetWorkspaceHeld(cublasHandle_t handle, size_t *bytes);
+
+/**
+ * How many calls on this handle found a negative entry under
+ * XN_OPT_CHECK_NONNEG and computed with the classical product instead.
+ */
+cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle,
+                                        uint64_t *count);
+
+/**
+ * Release the state xNGEMM attached to the handle (workspace, counters).
+ * Call before cublasDestroy(handle). Safe on a handle never used with xNGEMM.
+ */
+cublasStatus_t xnRelease(cublasHandle_t handle);
+
+/* ------------------------------------------------------------------------ */
+/* Host API: BLAS extension (seed 000, section 6)                           */
+/* ------------------------------------------------------------------------ */
+
+/** Fortran 77 SNGEMM: argument list of SGEMM; reports errors via xerbla_. */
+void sngemm_(const char *transa, const char *transb, const int *m,
+             const int *n, const int *k, const float *alpha, const float *a,
+             const int *lda, const float *b, const int *ldb,
+             const float *beta, float *c, const int *ldc);
+/** Fortran 77 DNGEMM: argument list of DGEMM; reports errors via xerbla_. */
+void dngemm_(const char *transa, const char *transb, const int *m,
+             const int *n, const int *k, const double *alpha,
+             const double *a, const int *lda, const double *b,
+             const int *ldb, const double *beta, double *c, const int *ldc);
+
+#ifndef XN_CBLAS_ENUMS_DEFINED
+#define XN_CBLAS_ENUMS_DEFINED
+/* Values identical to cblas.h's CBLAS_LAYOUT / CBLAS_TRANSPOSE, so either
+ * header's enumerators may be passed. */
+typedef enum { XnRowMajor = 101, XnColMajor = 102 } xnLayout_t;
+typedef enum {
+  XnNoTrans = 111,
+  XnTrans = 112,
+  XnConjTrans = 113
+} xnTranspose_t;
+#endif
+
+/**
+ * CBLAS-style SNGEMM, both layouts. Enumerator values are those of cblas.h
+ * (CblasRowMajor = 101, CblasColMajor = 102, CblasNoTrans = 111, ...), passed
+ * as int so this header does not depend on a particular cblas.h. Errors are
+ * reported through xerbla_ with routine name "cblas_sngemm" and the CBLAS
+ * parameter position (layout = 1).
+ */
+void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k,
+                  float alpha, const float *A, int lda, const float *B,
+                  int ldb, float beta, float *C, int ldc);
+/** CBLAS-style DNGEMM; see cblas_sngemm. */
+void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k,
+                  double alpha, const double *A, int lda, const double *B,
+                  int ldb, double beta, double *C, int ldc);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* XNGEMM_H */

@@ -1,0 +1,47 @@
+// elementwise.h - the elementwise numerics of the recursive schedules, written
+// once as __host__ __device__ functions. The CPU backend's loops and the CUDA
+// kernels call exactly these, so CI (no GPU) tests the arithmetic the GPU runs.
+#pragma once
+
+#include <cmath>
+
+#include "xn_hd.h"
+
+namespace xn {
+
+// What a scale factor is known to be when the step is planned. The schedule
+// executor only ever needs 0 (first write of a temporary), 1 (accumulation)
+// or the caller's beta (first write of a quadrant of C).
+enum class ScalarKind : int { Zero = 0, One = 1, User = 2 };
+
+// Sum and difference of two operands (the pre-additions S = X +/- Y,
+// T = X +/- Y of seed 000, Table 1).
+template <class T> XN_HD T ew_add(T x, T y) { return x + y; }
+template <class T> XN_HD T ew_sub(T x, T y) { return x - y; }
+
+// Explicitly single-rounded multiply-add in the operand's own precision
+// (fmaf for float: a double fma followed by a conversion would round twice).
+XN_HD float xn_fma(float a, float b, float c) { return fmaf(a, b, c); }
+XN_HD double xn_fma(double a, double b, double c) { return fma(a, b, c); }
+
+// d <- x + beta * d, the "store into C" step. beta == 0 never reads d (BLAS:
+// C need not hold a number when beta is 0), beta == 1 is a plain addition, so
+// the only rounding is that of the addition. A general beta uses one fused
+// multiply-add on both backends, so the CPU and the GPU round identically.
+template <class T> XN_HD T ew_fold(T x, T beta, T d) {
+  if (beta == T(0)) return x;
+  if (beta == T(1)) return x + d;
+  return xn_fma(beta, d, x);
+}
+
+// d <- beta * d, the quick return for alpha == 0 or k == 0 (BLAS semantics:
+// beta == 0 sets d to zero without reading it).
+template <class T> XN_HD T ew_scale(T beta, T d) {
+  return beta == T(0) ? T(0) : beta * d;
+}
+
+// True for an entry that breaks the non-negative contract. NaN is not
+// negative: it propagates through either algorithm.
+template <class T> XN_HD bool ew_is_negative(T x) { return x < T(0); }
+
+}  // namespace xn

@@ -1,0 +1,241 @@
+// host_api.cpp - the BLAS extension of seed 000, section 6: sngemm_/dngemm_
+// (Fortran 77, SGEMM/DGEMM argument list) and cblas_sngemm/cblas_dngemm.
+//
+// Host memory in and out. With a GPU (XN_DEVICE=auto or gpu) the operands are
+// copied to it, multiplied by the device routine and C copied back, as NVBLAS
+// does; without one, or if the device path cannot get its memory, the CPU
+// backend computes the same schedule over OpenBLAS leaves.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdio>
+
+#include "api/device_gemm.h"
+#include "backend/cpu/cpu_backend.h"
+#include "core/args.h"
+#include "core/options.h"
+#include "xngemm.h"
+
+extern "C" void xerbla_(const char *srname, const int *info, std::size_t len);
+
+namespace xn {
+
+namespace {
+
+std::atomic<std::uint64_t> g_host_fallbacks{0};
+
+// Products smaller than this run on the CPU under XN_DEVICE=auto: the copies
+// to and from the GPU would cost more than they save.
+constexpr double kGpuMinFlops = 2.0 * 256 * 256 * 256;
+
+bool gpu_present() {
+  static const bool present = [] {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();
+      count = 0;
+    }
+    return count > 0;
+  }();
+  return present;
+}
+
+void report(const char *name, int position) {
+  std::size_t len = 0;
+  while (name[len]) ++len;
+  xerbla_(name, &position, len);
+}
+
+// Per host thread: a cuBLAS handle, a stream and device buffers, grown on
+// demand and kept for the thread's next call.
+struct ThreadGpu {
+  cublasHandle_t handle = nullptr;
+  cudaStream_t stream = nullptr;
+  void *buf = nullptr;
+  std::size_t bytes = 0;
+  bool broken = false;
+
+  ~ThreadGpu() {
+    if (handle) {
+      xnRelease(handle);
+      cublasDestroy(handle);
+    }
+    if (buf) cudaFree(buf);
+    if (stream) cudaStreamDestroy(stream);
+  }
+  bool ready() {
+    if (broken) return false;
+    if (handle) return true;
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetStream(handle, stream) != CUBLAS_STATUS_SUCCESS) {
+      cudaGetLastError();
+      broken = true;
+      return false;
+    }
+    return true;
+  }
+  void *reserve(std::size_t need) {
+    if (bytes >= need) return buf;
+    if (buf) cudaFree(buf);
+    buf = nullptr;
+    bytes = 0;
+    if (cudaMalloc(&buf, need) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    bytes = need;
+    return buf;
+  }
+};
+
+thread_local ThreadGpu t_gpu;
+
+// Copy in, multiply on the GPU, copy out. False if the GPU path could not run
+// (no memory, no handle): the caller then computes on the CPU. C is written
+// only after the device result is complete.
+template <class T>
+bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
+               int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+  if (!t_gpu.ready()) return false;
+  const std::size_t ra = ta ? k : m, ca = ta ? m : k;
+  const std::size_t rb = tb ? n : k, cb = tb ? k : n;
+  const std::size_t na = ra * ca, nb = rb * cb, nc = std::size_t(m) * n;
+  auto align = [](std::size_t x) { return (x + 63) / 64 * 64; };
+  T *dev = static_cast<T *>(t_gpu.reserve((align(na) + align(nb) + nc) * sizeof(T)));
+  if (!dev) return false;
+  T *dA = dev, *dB = dev + align(na), *dC = dB + align(nb);
+  const cudaStream_t s = t_gpu.stream;
+  auto copy_in = [&](T *dst, const T *src, std::size_t rows, std::size_t cols,
+                     int ld) {
+    return rows == 0 || cols == 0 ||
+           cudaMemcpy2DAsync(dst, rows * sizeof(T), src, std::size_t(ld) * sizeof(T),
+                             rows * sizeof(T), cols, cudaMemcpyHostToDevice,
+                             s) == cudaSuccess;
+  };
+  bool ok = copy_in(dA, A, ra, ca, lda) && copy_in(dB, B, rb, cb, ldb);
+  if (ok && beta != T(0)) ok = copy_in(dC, C, m, n, ldc);  // beta == 0: C unread
+  if (!ok) {
+    cudaGetLastError();
+    cudaStreamSynchronize(s);
+    return false;
+  }
+  // The thread's handle follows the process-wide options.
+  const Options o = default_options();
+  for (int opt = XN_OPT_LEAF_SIZE_S; opt <= XN_OPT_WORKSPACE_LIMIT; ++opt) {
+    std::int64_t v = 0;
+    read_option(o, opt, &v);
+    xnSetOption(t_gpu.handle, xnOption_t(opt), v);
+  }
+  std::uint64_t before = 0, after = 0;
+  xnGetNonNegFallbackCount(t_gpu.handle, &before);
+  const cublasStatus_t st = device_ngemm<T>(
+      t_gpu.handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+      m, n, k, &alpha, dA, int(std::max<std::size_t>(1, ra)), dB,
+      int(std::max<std::size_t>(1, rb)), &beta, dC, std::max(1, m));
+  if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  xnGetNonNegFallbackCount(t_gpu.handle, &after);
+  g_host_fallbacks += after - before;
+  ok = cudaMemcpy2DAsync(C, std::size_t(ldc) * sizeof(T), dC, std::size_t(m) * sizeof(T),
+                         std::size_t(m) * sizeof(T), n, cudaMemcpyDeviceToHost,
+                         s) == cudaSuccess &&
+       cudaStreamSynchronize(s) == cudaSuccess;
+  if (!ok) cudaGetLastError();
+  return ok;
+}
+
+template <class T>
+void host_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
+                int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+  if (m == 0 || n == 0) return;
+  const HostDevice where = host_device_from_environment();
+  const bool big = 2.0 * m * n * k >= kGpuMinFlops;
+  const bool quick = k == 0 || alpha == T(0);  // only scales C
+  if (!quick && where != HostDevice::Cpu && gpu_present() &&
+      (where == HostDevice::Gpu || big) &&
+      gpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+    return;
+  bool fell_back = false;
+  cpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+               default_options(), -1, CpuLeaf::OpenBlas, &fell_back);
+  if (fell_back) ++g_host_fallbacks;
+}
+
+template <class T>
+void fortran_ngemm(const char *name, const char *transa, const char *transb,
+                   const int *m, const int *n, const int *k, const T *alpha,
+                   const T *a, const int *lda, const T *b, const int *ldb,
+                   const T *beta, T *c, const int *ldc) {
+  const int info =
+      check_gemm_fortran_args(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
+  if (info != 0) {
+    report(name, info);
+    return;
+  }
+  host_ngemm<T>(fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k,
+                *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
+}
+
+template <class T>
+void cblas_ngemm(const char *name, int layout, int transa, int transb, int m,
+                 int n, int k, T alpha, const T *A, int lda, const T *B,
+                 int ldb, T beta, T *C, int ldc) {
+  const int pos =
+      check_gemm_cblas_args(layout, transa, transb, m, n, k, lda, ldb, ldc);
+  if (pos != 0) {
+    report(name, pos);
+    return;
+  }
+  const bool ta = transa != XnNoTrans, tb = transb != XnNoTrans;
+  if (layout == XnColMajor)
+    host_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  else  // row-major C is column-major C^T = op(B)^T op(A)^T
+    host_ngemm<T>(tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
+}
+
+}  // namespace
+
+std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
+
+}  // namespace xn
+
+using namespace xn;
+
+extern "C" {
+
+void sngemm_(const char *transa, const char *transb, const int *m,
+             const int *n, const int *k, const float *alpha, const float *a,
+             const int *lda, const float *b, const int *ldb,
+             const float *beta, float *c, const int *ldc) {
+  fortran_ngemm<float>("SNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb,
+                       beta, c, ldc);
+}
+
+void dngemm_(const char *transa, const char *transb, const int *m,
+             const int *n, const int *k, const double *alpha,
+             const double *a, const int *lda, const double *b,
+             const int *ldb, const double *beta, double *c, const int *ldc) {
+  fortran_ngemm<double>("DNGEMM", transa, transb, m, n, k, alpha, a, lda, b,
+                        ldb, beta, c, ldc);
+}
+
+void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k,
+                  float alpha, const float *A, int lda, const float *B,
+                  int ldb, float beta, float *C, int ldc) {
+  cblas_ngemm<float>("cblas_sngemm", layout, transa, transb, m, n, k, alpha, A,
+                     lda, B, ldb, beta, C, ldc);
+}
+
+void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k,
+                  double alpha, const double *A, int lda, const double *B,
+                  int ldb, double beta, double *C, int ldc) {
+  cblas_ngemm<double>("cblas_dngemm", layout, transa, transb, m, n, k, alpha,
+                      A, lda, B, ldb, beta, C, ldc);
+}
+
+}  // extern "C"

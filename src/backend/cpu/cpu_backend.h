@@ -1,0 +1,56 @@
+// cpu_backend.h - the CPU backend: OpenBLAS cblas_?gemm leaves and host loops
+// over the shared elementwise functions (kernels/elementwise.h).
+#pragma once
+
+#include <cstdint>
+
+#include "core/options.h"
+#include "core/status.h"
+#include "core/view.h"
+#include "elementwise.h"
+
+namespace xn {
+
+// Which leaf product the CPU backend uses. OpenBLAS is the library's; the
+// preload loop (seed 000, Figure 4: one running sum along k per entry, as a
+// GPU GEMM does) exists so tests can show, on the CPU, what the recursion does
+// to a preload leaf's error.
+enum class CpuLeaf { OpenBlas, PreloadLoop };
+
+template <class T> class CpuBackend {
+ public:
+  CpuBackend(T alpha, T beta, CpuLeaf leaf = CpuLeaf::OpenBlas)
+      : alpha_(alpha), beta_(beta), leaf_(leaf) {}
+
+  Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta,
+              MatView<T> C);
+  Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
+                 bool subtract);
+  Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
+              ScalarKind beta);
+  Status scale(MatView<T> C, ScalarKind beta);
+
+  std::int64_t leaf_calls() const { return leaf_calls_; }
+
+ private:
+  T value(ScalarKind k) const {
+    return k == ScalarKind::Zero ? T(0) : k == ScalarKind::One ? T(1) : beta_;
+  }
+  T alpha_, beta_;
+  CpuLeaf leaf_;
+  std::int64_t leaf_calls_ = 0;
+};
+
+// The whole CPU computation of C = alpha op(A) op(B) + beta C for valid,
+// non-trivial arguments (column-major, m, n > 0): level choice from the
+// options, workspace on the heap (fewer levels if it cannot be had),
+// non-negative check and quick returns. Used by the host API without a GPU,
+// and by tests with a chosen leaf and depth (levels < 0: automatic).
+template <class T>
+Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                 std::int64_t k, T alpha, const T *A, std::int64_t lda,
+                 const T *B, std::int64_t ldb, T beta, T *C, std::int64_t ldc,
+                 const Options &opt, int levels = -1,
+                 CpuLeaf leaf = CpuLeaf::OpenBlas, bool *used_fallback = nullptr);
+
+}  // namespace xn

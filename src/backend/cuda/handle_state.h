@@ -1,0 +1,79 @@
+// handle_state.h - what xNGEMM keeps per cublasHandle_t: options, the
+// workspace, device constants for pointer mode DEVICE, counters.
+//
+// State is created on first use of a handle and freed by xnRelease. Calls on
+// one handle are serialised by the state's mutex (they share the workspace);
+// calls on different handles run concurrently.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "core/options.h"
+#include "core/status.h"
+
+namespace xn {
+
+struct HandleState {
+  std::mutex mu;
+  Options opt;
+
+  // Workspace: owned (allocated here, stream-ordered) or supplied by the user.
+  void *ws = nullptr;
+  std::size_t ws_bytes = 0;
+  bool ws_owned = true;
+
+  // {0.f, 1.f} then {0.0, 1.0} in device memory: the 0 and 1 betas of the
+  // schedule's leaf GEMMs under CUBLAS_POINTER_MODE_DEVICE.
+  void *consts = nullptr;
+  // The non-negative scan's flag: device word and its pinned host mirror.
+  int *neg_flag_dev = nullptr;
+  int *neg_flag_host = nullptr;
+  std::uint64_t nonneg_fallbacks = 0;
+
+  // Stream of the last call that used the workspace, and an event recorded
+  // there after it: a call on another stream waits on it (stream order, not a
+  // device-wide synchronisation) before touching the same workspace.
+  cudaStream_t last_stream = nullptr;
+  cudaEvent_t last_done = nullptr;
+  bool has_last = false;
+
+  const float *zero_one_f() const { return static_cast<const float *>(consts); }
+  const double *zero_one_d() const {
+    return reinterpret_cast<const double *>(static_cast<const char *>(consts) + 16);
+  }
+};
+
+// The state of `handle`, created (from the process-wide defaults) if absent.
+// Never returns nullptr for a non-null handle unless memory is exhausted.
+HandleState *handle_state(cublasHandle_t handle);
+// The state if it exists, else nullptr.
+HandleState *find_handle_state(cublasHandle_t handle);
+// Frees the state and what it owns; false if there was none.
+bool release_handle_state(cublasHandle_t handle);
+
+// Device resources of a state that every call needs (constants, flag,
+// event), made on first use. Caller holds st.mu.
+Status ensure_device_resources(HandleState &st, cudaStream_t stream);
+
+// Orders `stream` after the last workspace user if that was another stream.
+Status order_after_last_call(HandleState &st, cudaStream_t stream);
+// Records the end of this call's use of the workspace on `stream`.
+Status mark_call_done(HandleState &st, cudaStream_t stream);
+
+// A workspace of at least `bytes`, or nullptr if none can be had within the
+// limit (the caller then runs with fewer levels). Grows an owned workspace
+// with stream-ordered allocation, never with a device-wide synchronisation.
+void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream);
+
+namespace testing {
+// Test hook: while set, every workspace allocation fails as if the device
+// were out of memory.
+void set_fail_workspace_allocations(bool fail);
+}  // namespace testing
+
+}  // namespace xn

@@ -1,0 +1,143 @@
+// executor.h - one executor for every recursive 2x2 schedule, over a backend.
+//
+// The algorithm is written once here; the CPU backend (OpenBLAS leaves + host
+// loops) and the CUDA backend (cuBLAS leaves + our kernels) supply four
+// primitives. A Backend for element type T provides:
+//
+//   Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta,
+//               MatView<T> C);
+//       C = alpha * A * B + beta * C with the call's alpha (products are
+//       linear, so alpha folds into every leaf) and beta as given. A and B
+//       may be transposed views; C never is. beta == Zero never reads C.
+//   Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
+//                  bool subtract);
+//       D = X + Y or X - Y, elementwise over the stored arrays (all three have
+//       the same orientation and shape; D may alias X or Y).
+//   Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
+//               ScalarKind beta);
+//       Di = X + beta * Di for D0 and, when D1.p != nullptr, D1
+//       (ew_fold in kernels/elementwise.h).
+//   Status scale(MatView<T> C, ScalarKind beta);
+//       C = beta * C (ew_scale).
+#pragma once
+
+#include "core/plan.h"
+#include "core/schedule.h"
+#include "core/status.h"
+#include "core/view.h"
+#include "elementwise.h"
+
+namespace xn {
+
+template <class T, class Backend> class ScheduleExecutor {
+ public:
+  ScheduleExecutor(Backend &backend, const Schedule &schedule, int levels)
+      : be_(backend), sched_(schedule), levels_(levels) {}
+
+  // C = alpha * A * B + beta * C over `levels` levels of the schedule below
+  // this one; every dimension must be divisible by 2^(levels - level).
+  // `ws` holds workspace_elems(...) elements for the remaining levels.
+  Status run(int level, MatView<const T> A, MatView<const T> B,
+             ScalarKind beta, MatView<T> C, T *ws) const {
+    if (level == levels_) return be_.gemm(A, B, beta, C);
+
+    const TempLayout lay = temp_layout(C.rows, C.cols, A.cols, A.trans, B.trans);
+    const MatView<T> S{ws + lay.s_off, A.rows / 2, A.cols / 2, lay.s_ld, A.trans};
+    const MatView<T> Tm{ws + lay.t_off, B.rows / 2, B.cols / 2, lay.t_ld, B.trans};
+    const MatView<T> U{ws + lay.u_off, C.rows / 2, C.cols / 2, lay.u_ld, false};
+    T *const deeper = ws + lay.elems;
+
+    // Every operand of the table, as a view of this level.
+    auto writable = [&](Operand o) -> MatView<T> {
+      switch (o) {
+        case Operand::C11: return C.quad(0, 0);
+        case Operand::C12: return C.quad(0, 1);
+        case Operand::C21: return C.quad(1, 0);
+        case Operand::C22: return C.quad(1, 1);
+        case Operand::S: return S;
+        case Operand::T: return Tm;
+        case Operand::U: return U;
+        default: return MatView<T>{};
+      }
+    };
+    auto readable = [&](Operand o) -> MatView<const T> {
+      switch (o) {
+        case Operand::A11: return A.quad(0, 0);
+        case Operand::A12: return A.quad(0, 1);
+        case Operand::A21: return A.quad(1, 0);
+        case Operand::A22: return A.quad(1, 1);
+        case Operand::B11: return B.quad(0, 0);
+        case Operand::B12: return B.quad(0, 1);
+        case Operand::B21: return B.quad(1, 0);
+        case Operand::B22: return B.quad(1, 1);
+        default: return writable(o).as_const();
+      }
+    };
+
+    for (std::size_t i = 0; i < sched_.count; ++i) {
+      const Step &st = sched_.steps[i];
+      // beta is the caller's at the (single) assignment to a quadrant of C,
+      // 0 at an assignment to a temporary, 1 at every accumulation.
+      const ScalarKind step_beta =
+          st.accumulate ? ScalarKind::One
+                        : (is_c_quadrant(st.dst) ? beta : ScalarKind::Zero);
+      Status s = Status::Ok;
+      switch (st.kind) {
+        case StepKind::Sum:
+        case StepKind::Diff:
+          s = be_.add_sub(writable(st.dst), readable(st.x), readable(st.y),
+                          st.kind == StepKind::Diff);
+          break;
+        case StepKind::Product:
+          s = run(level + 1, readable(st.x), readable(st.y), step_beta,
+                  writable(st.dst), deeper);
+          break;
+        case StepKind::Store:
+          s = be_.fold(writable(st.dst), writable(st.dst2), readable(st.x),
+                       step_beta);
+          break;
+      }
+      if (s != Status::Ok) return s;
+    }
+    return Status::Ok;
+  }
+
+ private:
+  Backend &be_;
+  const Schedule &sched_;
+  int levels_;
+};
+
+// C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
+// schedule on the largest part whose dimensions are multiples of 2^levels,
+// then thin leaf GEMMs for the peeled strips (ARCHITECTURE.md section 2,
+// "Odd and rectangular sizes"). `ws` must hold
+// workspace_elems(m, n, k, levels, A.trans, B.trans) elements.
+template <class T, class Backend>
+Status recursive_gemm(Backend &be, const Schedule &sched, int levels,
+                      MatView<const T> A, MatView<const T> B, ScalarKind beta,
+                      MatView<T> C, T *ws) {
+  const index_t m = C.rows, n = C.cols, k = A.cols;
+  if (m == 0 || n == 0) return Status::Ok;
+  if (k == 0) return be.scale(C, beta);
+  if (levels <= 0) return be.gemm(A, B, beta, C);
+
+  const CoreShape c = core_shape(m, n, k, levels);
+  ScheduleExecutor<T, Backend> exec(be, sched, levels);
+  Status s = exec.run(0, A.block(0, 0, c.m, c.k), B.block(0, 0, c.k, c.n), beta,
+                      C.block(0, 0, c.m, c.n), ws);
+  // The k-strip adds to the core of C, which now holds beta*C + its product.
+  if (s == Status::Ok && c.k < k)
+    s = be.gemm(A.block(0, c.k, c.m, k - c.k), B.block(c.k, 0, k - c.k, c.n),
+                ScalarKind::One, C.block(0, 0, c.m, c.n));
+  // The bottom strip of rows (full width), then the right strip of columns.
+  if (s == Status::Ok && c.m < m)
+    s = be.gemm(A.block(c.m, 0, m - c.m, k), B, beta,
+                C.block(c.m, 0, m - c.m, n));
+  if (s == Status::Ok && c.n < n)
+    s = be.gemm(A.block(0, 0, c.m, k), B.block(0, c.n, k, n - c.n), beta,
+                C.block(0, c.n, c.m, n - c.n));
+  return s;
+}
+
+}  // namespace xn

@@ -1,0 +1,36 @@
+// options.h - tuning and behaviour options (xnOption_t), per handle and
+// process-wide. Built-in defaults, then XN_* environment variables, then
+// explicit xnSetOption calls.
+#pragma once
+
+#include <cstdint>
+
+namespace xn {
+
+struct Options {
+  std::int64_t leaf_s = 4096;  // single-precision leaf (tuned on the H200)
+  std::int64_t leaf_d = 4096;  // double-precision leaf (tuned on the H200)
+  std::int64_t max_levels = 6;
+  std::int64_t check_nonneg = 0;
+  std::int64_t workspace_limit = -1;  // bytes; -1 = unlimited
+
+  std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
+};
+
+// Built-in values overridden by the environment, read once.
+Options options_from_environment();
+
+// The process-wide defaults: what new handles and the host API start from.
+Options default_options();
+void set_default_options(const Options &o);
+
+// Validates and applies one option; false for an unknown option or a value out
+// of range (the option is then unchanged).
+bool apply_option(Options &o, int option, std::int64_t value);
+bool read_option(const Options &o, int option, std::int64_t *value);
+
+// Which processor the host API uses (XN_DEVICE=cpu|gpu|auto).
+enum class HostDevice { Auto, Cpu, Gpu };
+HostDevice host_device_from_environment();
+
+}  // namespace xn

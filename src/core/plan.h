@@ -1,0 +1,82 @@
+// plan.h - recursion depth, peeling and workspace layout for a recursive GEMM.
+//
+// One source of truth for the shapes: the workspace-size query, the
+// allocation and the executor all call temp_layout(), so they cannot disagree.
+#pragma once
+
+#include <cstddef>
+
+#include "core/view.h"
+
+namespace xn {
+
+// Temporaries are stored with their leading dimension rounded up to this many
+// elements and each starts on this many elements: aligned vector accesses in
+// the elementwise kernels and aligned leaf GEMMs.
+constexpr index_t kTempAlign = 64;
+
+inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
+
+// Largest L <= max_levels such that every dimension halved L times is still at
+// least `leaf` ("recurse only while every dimension is at least twice the leaf
+// size", ARCHITECTURE.md section 2). 0 means the classical leaf product.
+inline int choose_levels(index_t m, index_t n, index_t k, index_t leaf,
+                         int max_levels) {
+  if (leaf < 1) leaf = 1;
+  int levels = 0;
+  while (levels < max_levels && (m >> (levels + 1)) >= leaf &&
+         (n >> (levels + 1)) >= leaf && (k >> (levels + 1)) >= leaf)
+    ++levels;
+  return levels;
+}
+
+// The part of an m x n x k product the schedule runs on: each dimension
+// rounded down to a multiple of 2^levels. The strips beyond are fixed up with
+// thin leaf GEMMs (peeling at the top).
+struct CoreShape {
+  index_t m, n, k;
+};
+inline CoreShape core_shape(index_t m, index_t n, index_t k, int levels) {
+  const index_t mask = ~((index_t(1) << levels) - 1);
+  return CoreShape{m & mask, n & mask, k & mask};
+}
+
+// Temporaries of one level of a 2x2 schedule whose product is m x n x k
+// (m, n, k even): S ~ a quadrant of op(A), stored with A's orientation;
+// T ~ a quadrant of op(B), B's orientation; U ~ a quadrant of C.
+struct TempLayout {
+  index_t s_ld, t_ld, u_ld;               // leading dimensions (elements)
+  index_t s_off, t_off, u_off;            // offsets from the level's base
+  index_t elems;                          // this level's total, aligned
+};
+
+inline TempLayout temp_layout(index_t m, index_t n, index_t k, bool a_trans,
+                              bool b_trans) {
+  const index_t hm = m / 2, hn = n / 2, hk = k / 2;
+  TempLayout t{};
+  // stored shape of S: (hm x hk) or, transposed, (hk x hm)
+  const index_t s_rows = a_trans ? hk : hm, s_cols = a_trans ? hm : hk;
+  const index_t t_rows = b_trans ? hn : hk, t_cols = b_trans ? hk : hn;
+  t.s_ld = round_up(s_rows, kTempAlign);
+  t.t_ld = round_up(t_rows, kTempAlign);
+  t.u_ld = round_up(hm, kTempAlign);
+  t.s_off = 0;
+  t.t_off = round_up(t.s_off + t.s_ld * s_cols, kTempAlign);
+  t.u_off = round_up(t.t_off + t.t_ld * t_cols, kTempAlign);
+  t.elems = round_up(t.u_off + t.u_ld * hn, kTempAlign);
+  return t;
+}
+
+// Elements of workspace for `levels` levels of recursion on the core of an
+// m x n x k product. Levels run one after the other, so each level needs one
+// set of temporaries: sum over levels, about (mk + kn + mn) / 3 in all.
+inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels,
+                               bool a_trans, bool b_trans) {
+  const CoreShape c = core_shape(m, n, k, levels);
+  index_t total = 0;
+  for (int l = 0; l < levels; ++l)
+    total += temp_layout(c.m >> l, c.n >> l, c.k >> l, a_trans, b_trans).elems;
+  return total;
+}
+
+}  // namespace xn

@@ -1,0 +1,205 @@
+// test_schedule.cpp - every schedule table against the classical product:
+// symbolically (as a bilinear form over the quadrants), and exactly on small
+// integer matrices through the real executor at 1, 2 and 3 levels.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/executor.h"
+#include "core/plan.h"
+#include "core/schedule.h"
+#include "support/test_support.h"
+
+namespace {
+
+using xn::Operand;
+using xn::StepKind;
+
+// A linear form over the four quadrants of A (or of B).
+using Lin = std::array<int, 4>;
+// A bilinear form: coefficient of A_p * B_q.
+using Bil = std::array<std::array<int, 4>, 4>;
+
+int quad_index(Operand o) {
+  const int v = static_cast<int>(o);
+  if (xn::is_a_quadrant(o)) return v - static_cast<int>(Operand::A11);
+  if (xn::is_b_quadrant(o)) return v - static_cast<int>(Operand::B11);
+  return v - static_cast<int>(Operand::C11);
+}
+
+struct Symbolic {
+  Lin S{}, T{};
+  Bil U{};
+  std::array<Bil, 4> C{};
+
+  Lin lin(Operand o) const {
+    if (o == Operand::S) return S;
+    if (o == Operand::T) return T;
+    Lin l{};
+    l[quad_index(o)] = 1;
+    return l;
+  }
+  Bil &bil(Operand o) { return o == Operand::U ? U : C[quad_index(o)]; }
+};
+
+// Runs a table on formal quadrants; returns the four C quadrants as forms.
+std::array<Bil, 4> evaluate(const xn::Schedule &s) {
+  Symbolic st;
+  for (std::size_t i = 0; i < s.count; ++i) {
+    const xn::Step &step = s.steps[i];
+    switch (step.kind) {
+      case StepKind::Sum:
+      case StepKind::Diff: {
+        const Lin x = st.lin(step.x), y = st.lin(step.y);
+        Lin r{};
+        for (int p = 0; p < 4; ++p)
+          r[p] = step.kind == StepKind::Sum ? x[p] + y[p] : x[p] - y[p];
+        (step.dst == Operand::S ? st.S : st.T) = r;
+        break;
+      }
+      case StepKind::Product: {
+        const Lin x = st.lin(step.x), y = st.lin(step.y);
+        Bil &d = st.bil(step.dst);
+        for (int p = 0; p < 4; ++p)
+          for (int q = 0; q < 4; ++q)
+            d[p][q] = (step.accumulate ? d[p][q] : 0) + x[p] * y[q];
+        break;
+      }
+      case StepKind::Store: {
+        const Bil u = st.U;
+        for (Operand dst : {step.dst, step.dst2}) {
+          if (dst == Operand::None) continue;
+          Bil &d = st.bil(dst);
+          for (int p = 0; p < 4; ++p)
+            for (int q = 0; q < 4; ++q)
+              d[p][q] = (step.accumulate ? d[p][q] : 0) + u[p][q];
+        }
+        break;
+      }
+    }
+  }
+  return st.C;
+}
+
+const xn::Schedule *all_schedules[] = {&xn::winograd_nonneg_schedule()};
+
+TEST(ScheduleTable, IsWellFormed) {
+  for (const xn::Schedule *s : all_schedules)
+    EXPECT_TRUE(xn::schedule_is_well_formed(*s)) << s->name;
+}
+
+TEST(ScheduleTable, SymbolicallyEqualsClassicalProduct) {
+  // Quadrant index p = 2 * row + col; C_ij = sum_l A_il B_lj.
+  for (const xn::Schedule *s : all_schedules) {
+    const std::array<Bil, 4> c = evaluate(*s);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        Bil expected{};
+        for (int l = 0; l < 2; ++l) expected[2 * i + l][2 * l + j] = 1;
+        EXPECT_EQ(c[2 * i + j], expected) << s->name << " quadrant C" << i + 1 << j + 1;
+      }
+  }
+}
+
+TEST(ScheduleTable, WinogradWritesCOnlyByAssignmentOrAddition) {
+  // Seed 000, section 4.2: no Diff step ever targets C or U, and every Store
+  // into C adds U (never subtracts). Structural, as the table allows no
+  // "C -= ...": a Store/Product into C is "=" or "+=" by construction; what
+  // must also hold is that the bilinear form stored in U is never negated.
+  const xn::Schedule &s = xn::winograd_nonneg_schedule();
+  for (std::size_t i = 0; i < s.count; ++i) {
+    const xn::Step &st = s.steps[i];
+    if (st.kind == StepKind::Sum || st.kind == StepKind::Diff) {
+      EXPECT_TRUE(st.dst == Operand::S || st.dst == Operand::T) << "step " << i;
+    }
+  }
+  EXPECT_EQ(s.products, 7);
+}
+
+TEST(ScheduleTable, MalformedTablesAreRejected) {
+  // Accumulating into C before assigning it, and reading U before writing it.
+  const xn::Step bad1[] = {
+      {StepKind::Product, Operand::C11, Operand::A11, Operand::B11, true, Operand::None}};
+  const xn::Step bad2[] = {
+      {StepKind::Store, Operand::C11, Operand::U, Operand::None, false, Operand::None}};
+  EXPECT_FALSE(xn::schedule_is_well_formed({"bad1", bad1, 1, 1}));
+  EXPECT_FALSE(xn::schedule_is_well_formed({"bad2", bad2, 1, 0}));
+}
+
+// The executor on integer matrices: with small integers every operation is
+// exact in double, so the result must equal the classical product bit for bit.
+struct IntCase {
+  int m, n, k;
+  bool ta, tb;
+  int levels;
+};
+
+void run_integer_case(const IntCase &c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int lda = (c.ta ? c.k : c.m) + 3, ldb = (c.tb ? c.n : c.k) + 2,
+            ldc = c.m + 1;
+  std::vector<double> A, B, C, ref;
+  xn_test::fill(A, c.ta ? c.k : c.m, c.ta ? c.m : c.k, lda, xn_test::Dist::SmallInt,
+                rng, std::nan(""));
+  xn_test::fill(B, c.tb ? c.n : c.k, c.tb ? c.k : c.n, ldb, xn_test::Dist::SmallInt,
+                rng, std::nan(""));
+  xn_test::fill(C, c.m, c.n, ldc, xn_test::Dist::SmallInt, rng, -7.0);
+  ref = C;
+  const double alpha = 2, beta = 3;
+  for (int j = 0; j < c.n; ++j)
+    for (int i = 0; i < c.m; ++i) {
+      double s = 0;
+      for (int p = 0; p < c.k; ++p)
+        s += (c.ta ? A[p + i * lda] : A[i + p * lda]) *
+             (c.tb ? B[j + p * ldb] : B[p + j * ldb]);
+      ref[i + j * ldc] = alpha * s + beta * ref[i + j * ldc];
+    }
+  xn::Options opt;
+  const xn::Status st = xn::cpu_ngemm<double>(
+      c.ta, c.tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta,
+      C.data(), ldc, opt, c.levels, xn::CpuLeaf::PreloadLoop);
+  ASSERT_EQ(st, xn::Status::Ok);
+  for (std::size_t i = 0; i < C.size(); ++i)
+    ASSERT_EQ(C[i], ref[i]) << "index " << i << " m=" << c.m << " n=" << c.n
+                            << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb
+                            << " levels=" << c.levels << "; "
+                            << xn_test::describe_seed(seed);
+}
+
+TEST(ScheduleExecutor, IntegerMatricesExactAtOneTwoThreeLevels) {
+  for (int levels = 1; levels <= 3; ++levels)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        const int s = 8 << levels;  // leaves of 8
+        run_integer_case({s, s, s, ta, tb, levels}, xn_test::fresh_seed());
+        // odd and rectangular: exercises the peeling at every depth
+        run_integer_case({s + 5, s + 3, s + 7, ta, tb, levels}, xn_test::fresh_seed());
+        run_integer_case({3 * s + 1, s - 1, 2 * s + 3, ta, tb, levels},
+                         xn_test::fresh_seed());
+      }
+}
+
+TEST(Plan, ChooseLevelsHalvesWhileEveryDimensionStaysAboveLeaf) {
+  EXPECT_EQ(xn::choose_levels(32768, 32768, 32768, 4096, 10), 3);
+  EXPECT_EQ(xn::choose_levels(8191, 8192, 8192, 4096, 10), 0);
+  EXPECT_EQ(xn::choose_levels(8192, 8192, 8192, 4096, 10), 1);
+  EXPECT_EQ(xn::choose_levels(32768, 8192, 32768, 4096, 10), 1);
+  EXPECT_EQ(xn::choose_levels(32768, 32768, 32768, 4096, 2), 2);
+  EXPECT_EQ(xn::choose_levels(1, 1, 1, 1, 10), 0);
+}
+
+TEST(Plan, WorkspaceStaysUnderAThirdOfTheOperandsPlusPadding) {
+  for (int n : {1000, 4096, 5003, 32768}) {
+    const double operands = 3.0 * n * double(n);
+    for (int levels = 1; levels <= 3; ++levels) {
+      const double ws = double(xn::workspace_elems(n, n, n, levels, false, true));
+      EXPECT_LE(ws, operands / 3 * 1.1 + 1e5) << n << " " << levels;
+    }
+  }
+}
+
+}  // namespace
