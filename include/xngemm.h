@@ -110,7 +110,14 @@ typedef enum {
   /** Largest workspace, in bytes, the library may allocate by itself for a
    *  handle; -1 = no limit (XN_WORKSPACE_LIMIT). A call that would need more
    *  runs with fewer levels. */
-  XN_OPT_WORKSPACE_LIMIT = 4
+  XN_OPT_WORKSPACE_LIMIT = 4,
+  /** Each leaf GEMM is run as this many GEMMs over consecutive chunks of k,
+   *  accumulated in C: a GPU GEMM sums along k in one long chain, and
+   *  chunking breaks it (seed 000, eq. 3.4), for one extra pass over the
+   *  leaf's C per chunk. 1 = off. Single precision (XN_KSPLIT_S). */
+  XN_OPT_LEAF_KSPLIT_S = 5,
+  /** The same for double precision (XN_KSPLIT_D). */
+  XN_OPT_LEAF_KSPLIT_D = 6
 } xnOption_t;
 
 /**
@@ -152,6 +159,13 @@ cublasStatus_t xnGetWorkspaceHeld(cublasHandle_t handle, size_t *bytes);
  */
 cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle,
                                         uint64_t *count);
+
+/**
+ * Recursion levels the last xnSngemm/xnDngemm call on this handle ran: 0 for
+ * the classical (cuBLAS) product, -1 before any call. Useful to see the effect
+ * of the leaf size, the workspace limit and the non-negative check.
+ */
+cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels);
 
 /**
  * Release the state xNGEMM attached to the handle (workspace, counters).

@@ -22,6 +22,7 @@ using idx = std::int64_t;
 
 constexpr int kThreads = 256;
 constexpr unsigned kMaxGridY = 65535;
+constexpr int kColUnroll = 4;  // columns per thread per iteration
 
 template <class T> struct VecWidth {
   static constexpr int value = 16 / sizeof(T);
@@ -60,6 +61,10 @@ __device__ __forceinline__ void store(T *p, const Pack<T, V> &r, idx rows_left,
   }
 }
 
+// Each thread loads the packs of kColUnroll columns before it stores any, so
+// 2 * kColUnroll independent 16-byte loads are in flight per thread. This is
+// also what makes in-place steps (S = S - A11) safe: every element is read
+// before the same thread writes it, and no other thread touches it.
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
     add_sub_kernel(idx rows, idx cols, T *d, idx ldd, const T *x, idx ldx,
@@ -67,17 +72,28 @@ __global__ void __launch_bounds__(kThreads)
   const idx i = (idx(blockIdx.x) * kThreads + threadIdx.x) * V;
   if (i >= rows) return;
   const idx left = rows - i;
-  for (idx j = blockIdx.y; j < cols; j += gridDim.y) {
-    const Pack<T, V> a = load<T, V>(x + i + j * ldx, left, vector_ok);
-    const Pack<T, V> b = load<T, V>(y + i + j * ldy, left, vector_ok);
-    Pack<T, V> r;
+  for (idx j0 = idx(blockIdx.y) * kColUnroll; j0 < cols;
+       j0 += idx(gridDim.y) * kColUnroll) {
+    Pack<T, V> a[kColUnroll], b[kColUnroll];
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-      r.v[e] = subtract ? ew_sub(a.v[e], b.v[e]) : ew_add(a.v[e], b.v[e]);
-    store<T, V>(d + i + j * ldd, r, left, vector_ok);
+    for (int u = 0; u < kColUnroll; ++u)
+      if (j0 + u < cols) {
+        a[u] = load<T, V>(x + i + (j0 + u) * ldx, left, vector_ok);
+        b[u] = load<T, V>(y + i + (j0 + u) * ldy, left, vector_ok);
+      }
+#pragma unroll
+    for (int u = 0; u < kColUnroll; ++u) {
+      if (j0 + u >= cols) break;
+      Pack<T, V> r;
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        r.v[e] = subtract ? ew_sub(a[u].v[e], b[u].v[e]) : ew_add(a[u].v[e], b[u].v[e]);
+      store<T, V>(d + i + (j0 + u) * ldd, r, left, vector_ok);
+    }
   }
 }
 
+// One read of X feeds one or two targets ("C12 = U, C22 = U" of Table 1).
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
     fold_kernel(idx rows, idx cols, T *d0, idx ldd0, T *d1, idx ldd1,
@@ -87,18 +103,29 @@ __global__ void __launch_bounds__(kThreads)
   const idx left = rows - i;
   const T beta = read_scalar(beta_arg);
   const bool read_d = beta != T(0);  // beta == 0 never reads C (BLAS)
-  for (idx j = blockIdx.y; j < cols; j += gridDim.y) {
-    const Pack<T, V> a = load<T, V>(x + i + j * ldx, left, vector_ok);
-    T *targets[2] = {d0 + i + j * ldd0, d1 ? d1 + i + j * ldd1 : nullptr};
+  for (idx j0 = idx(blockIdx.y) * kColUnroll; j0 < cols;
+       j0 += idx(gridDim.y) * kColUnroll) {
+    Pack<T, V> a[kColUnroll], c0[kColUnroll], c1[kColUnroll];
 #pragma unroll
-    for (int t = 0; t < 2; ++t) {
-      if (!targets[t]) continue;
-      Pack<T, V> c;
-      if (read_d) c = load<T, V>(targets[t], left, vector_ok);
+    for (int u = 0; u < kColUnroll; ++u)
+      if (j0 + u < cols) {
+        a[u] = load<T, V>(x + i + (j0 + u) * ldx, left, vector_ok);
+        if (read_d) {
+          c0[u] = load<T, V>(d0 + i + (j0 + u) * ldd0, left, vector_ok);
+          if (d1) c1[u] = load<T, V>(d1 + i + (j0 + u) * ldd1, left, vector_ok);
+        }
+      }
 #pragma unroll
-      for (int e = 0; e < V; ++e)
-        c.v[e] = ew_fold(a.v[e], beta, read_d ? c.v[e] : T(0));
-      store<T, V>(targets[t], c, left, vector_ok);
+    for (int u = 0; u < kColUnroll; ++u) {
+      if (j0 + u >= cols) break;
+      Pack<T, V> r0, r1;
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        r0.v[e] = ew_fold(a[u].v[e], beta, read_d ? c0[u].v[e] : T(0));
+        r1.v[e] = ew_fold(a[u].v[e], beta, read_d && d1 ? c1[u].v[e] : T(0));
+      }
+      store<T, V>(d0 + i + (j0 + u) * ldd0, r0, left, vector_ok);
+      if (d1) store<T, V>(d1 + i + (j0 + u) * ldd1, r1, left, vector_ok);
     }
   }
 }
@@ -161,7 +188,7 @@ template <class T> dim3 grid_for(idx rows, idx cols) {
   constexpr int V = VecWidth<T>::value;
   const idx per_block = idx(kThreads) * V;
   const idx gx = (rows + per_block - 1) / per_block;
-  const idx gy = std::min<idx>(cols, kMaxGridY);
+  const idx gy = std::min<idx>((cols + kColUnroll - 1) / kColUnroll, kMaxGridY);
   return dim3(unsigned(gx), unsigned(gy), 1);
 }
 

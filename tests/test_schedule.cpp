@@ -136,6 +136,7 @@ struct IntCase {
   int m, n, k;
   bool ta, tb;
   int levels;
+  int ksplit = 1;  // chunks of k per leaf (leaf_gemm)
 };
 
 void run_integer_case(const IntCase &c, std::uint64_t seed) {
@@ -159,6 +160,7 @@ void run_integer_case(const IntCase &c, std::uint64_t seed) {
       ref[i + j * ldc] = alpha * s + beta * ref[i + j * ldc];
     }
   xn::Options opt;
+  opt.ksplit_d = c.ksplit;
   const xn::Status st = xn::cpu_ngemm<double>(
       c.ta, c.tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta,
       C.data(), ldc, opt, c.levels, xn::CpuLeaf::PreloadLoop);
@@ -166,7 +168,7 @@ void run_integer_case(const IntCase &c, std::uint64_t seed) {
   for (std::size_t i = 0; i < C.size(); ++i)
     ASSERT_EQ(C[i], ref[i]) << "index " << i << " m=" << c.m << " n=" << c.n
                             << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb
-                            << " levels=" << c.levels << "; "
+                            << " levels=" << c.levels << " ksplit=" << c.ksplit << "; "
                             << xn_test::describe_seed(seed);
 }
 
@@ -180,16 +182,36 @@ TEST(ScheduleExecutor, IntegerMatricesExactAtOneTwoThreeLevels) {
         run_integer_case({s + 5, s + 3, s + 7, ta, tb, levels}, xn_test::fresh_seed());
         run_integer_case({3 * s + 1, s - 1, 2 * s + 3, ta, tb, levels},
                          xn_test::fresh_seed());
+        // leaves split along k (3 chunks, uneven last chunk), and the peels
+        run_integer_case({s + 5, s + 3, 3 * s + 7, ta, tb, levels, 3},
+                         xn_test::fresh_seed());
       }
 }
 
-TEST(Plan, ChooseLevelsHalvesWhileEveryDimensionStaysAboveLeaf) {
+TEST(ScheduleExecutor, LeafKSplitIsExactAndIgnoredWithoutRecursion) {
+  for (int ksplit : {2, 3, 7, 64}) {
+    run_integer_case({33, 21, 101, true, false, 0, ksplit}, xn_test::fresh_seed());
+    run_integer_case({34, 22, 202, true, false, 1, ksplit}, xn_test::fresh_seed());
+  }
+}
+
+TEST(Plan, ChooseLevelsHalvesWhileTheLeafStaysLargeEnough) {
+  // Square: every dimension at least twice the leaf.
   EXPECT_EQ(xn::choose_levels(32768, 32768, 32768, 4096, 10), 3);
-  EXPECT_EQ(xn::choose_levels(8191, 8192, 8192, 4096, 10), 0);
   EXPECT_EQ(xn::choose_levels(8192, 8192, 8192, 4096, 10), 1);
-  EXPECT_EQ(xn::choose_levels(32768, 8192, 32768, 4096, 10), 1);
+  EXPECT_EQ(xn::choose_levels(8191, 8191, 8191, 4096, 10), 0);
+  EXPECT_EQ(xn::choose_levels(6000, 6000, 6000, 4096, 10), 0);
   EXPECT_EQ(xn::choose_levels(32768, 32768, 32768, 4096, 2), 2);
+  // The smallest dimension may go down to leaf / 2, whichever it is.
+  EXPECT_EQ(xn::choose_levels(32768, 32768, 8192, 4096, 10), 2);
+  EXPECT_EQ(xn::choose_levels(32768, 8192, 32768, 4096, 10), 2);
+  EXPECT_EQ(xn::choose_levels(8192, 32768, 32768, 4096, 10), 2);
+  EXPECT_EQ(xn::choose_levels(8191, 8192, 8192, 4096, 10), 1);
+  // ... but not the second smallest.
+  EXPECT_EQ(xn::choose_levels(32768, 8192, 8192, 4096, 10), 1);
   EXPECT_EQ(xn::choose_levels(1, 1, 1, 1, 10), 0);
+  EXPECT_EQ(xn::choose_levels(4, 4, 2, 1, 10), 1);
+  EXPECT_EQ(xn::choose_levels(8, 8, 4, 2, 10), 2);
 }
 
 TEST(Plan, WorkspaceStaysUnderAThirdOfTheOperandsPlusPadding) {

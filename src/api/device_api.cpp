@@ -96,6 +96,7 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
   const MatView<const T> Av{A, m, k, lda, transa != CUBLAS_OP_N};
   const MatView<const T> Bv{B, k, n, ldb, transb != CUBLAS_OP_N};
 
+  hs->last_levels = 0;
   if (k == 0 || (!dev_scalars && *alpha == T(0))) {
     s = be.scale(Cv, beta_kind);  // BLAS quick return: A and B not read
   } else {
@@ -117,8 +118,9 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
         ws = static_cast<T *>(acquire_workspace(*hs, std::size_t(bytes), stream));
         if (ws) break;
       }
+      hs->last_levels = levels;
       s = recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv,
-                            beta_kind, Cv, ws);
+                            beta_kind, Cv, ws, hs->opt.ksplit_for(is_double));
     }
   }
   const Status done = mark_call_done(*hs, stream);
@@ -162,12 +164,9 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
 
 cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option,
                            int64_t value) {
-  if (!handle) {
-    Options o = default_options();
-    if (!apply_option(o, option, value)) return CUBLAS_STATUS_INVALID_VALUE;
-    set_default_options(o);
-    return CUBLAS_STATUS_SUCCESS;
-  }
+  if (!handle)
+    return update_default_option(option, value) ? CUBLAS_STATUS_SUCCESS
+                                                : CUBLAS_STATUS_INVALID_VALUE;
   HandleState *hs = handle_state(handle);
   if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;
   std::lock_guard<std::mutex> lock(hs->mu);
@@ -226,10 +225,7 @@ cublasStatus_t xnSetWorkspace(cublasHandle_t handle, void *ptr, size_t bytes) {
   HandleState *hs = handle_state(handle);
   if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;
   std::lock_guard<std::mutex> lock(hs->mu);
-  if (hs->ws && hs->ws_owned) {
-    cudaStream_t s = hs->has_last ? hs->last_stream : nullptr;
-    if (cudaFreeAsync(hs->ws, s) != cudaSuccess) cudaGetLastError();
-  }
+  release_workspace(*hs);
   hs->ws = ptr;
   hs->ws_bytes = bytes;
   hs->ws_owned = ptr == nullptr;
@@ -262,6 +258,19 @@ cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count) 
   }
   std::lock_guard<std::mutex> lock(hs->mu);
   *count = hs->nonneg_fallbacks;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!levels) return CUBLAS_STATUS_INVALID_VALUE;
+  HandleState *hs = find_handle_state(handle);
+  if (!hs) {
+    *levels = -1;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  std::lock_guard<std::mutex> lock(hs->mu);
+  *levels = hs->last_levels;
   return CUBLAS_STATUS_SUCCESS;
 }
 

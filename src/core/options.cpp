@@ -36,6 +36,8 @@ Options options_from_environment() {
   env_int("XN_MAX_LEVELS", e.max_levels);
   env_int("XN_CHECK_NONNEG", e.check_nonneg);
   env_int("XN_WORKSPACE_LIMIT", e.workspace_limit);
+  env_int("XN_KSPLIT_S", e.ksplit_s);
+  env_int("XN_KSPLIT_D", e.ksplit_d);
   // Apply through the validator so a bad environment value cannot break an
   // invariant; invalid ones are ignored.
   apply_option(o, XN_OPT_LEAF_SIZE_S, e.leaf_s);
@@ -43,6 +45,8 @@ Options options_from_environment() {
   apply_option(o, XN_OPT_MAX_LEVELS, e.max_levels);
   apply_option(o, XN_OPT_CHECK_NONNEG, e.check_nonneg);
   apply_option(o, XN_OPT_WORKSPACE_LIMIT, e.workspace_limit);
+  apply_option(o, XN_OPT_LEAF_KSPLIT_S, e.ksplit_s);
+  apply_option(o, XN_OPT_LEAF_KSPLIT_D, e.ksplit_d);
   return o;
 }
 
@@ -59,6 +63,12 @@ void set_default_options(const Options &o) {
   std::lock_guard<std::mutex> lock(g_defaults_mutex);
   g_defaults = o;
   g_defaults_ready = true;
+}
+
+bool update_default_option(int option, std::int64_t value) {
+  default_options();  // make sure the environment has been read
+  std::lock_guard<std::mutex> lock(g_defaults_mutex);
+  return apply_option(g_defaults, option, value);
 }
 
 bool apply_option(Options &o, int option, std::int64_t value) {
@@ -83,6 +93,11 @@ bool apply_option(Options &o, int option, std::int64_t value) {
       if (value < -1) return false;
       o.workspace_limit = value;
       return true;
+    case XN_OPT_LEAF_KSPLIT_S:
+    case XN_OPT_LEAF_KSPLIT_D:
+      if (value < 1 || value > 64) return false;
+      (option == XN_OPT_LEAF_KSPLIT_S ? o.ksplit_s : o.ksplit_d) = value;
+      return true;
     default:
       return false;
   }
@@ -96,6 +111,8 @@ bool read_option(const Options &o, int option, std::int64_t *value) {
     case XN_OPT_MAX_LEVELS: *value = o.max_levels; return true;
     case XN_OPT_CHECK_NONNEG: *value = o.check_nonneg; return true;
     case XN_OPT_WORKSPACE_LIMIT: *value = o.workspace_limit; return true;
+    case XN_OPT_LEAF_KSPLIT_S: *value = o.ksplit_s; return true;
+    case XN_OPT_LEAF_KSPLIT_D: *value = o.ksplit_d; return true;
     default: return false;
   }
 }

@@ -8,13 +8,20 @@
 namespace xn {
 
 struct Options {
-  std::int64_t leaf_s = 4096;  // single-precision leaf (tuned on the H200)
-  std::int64_t leaf_d = 4096;  // double-precision leaf (tuned on the H200)
+  // Leaf sizes and k-splits tuned on the H200 (docs/performance.md): single
+  // precision's elementwise passes move half the bytes, so one more level pays.
+  std::int64_t leaf_s = 2048;
+  std::int64_t leaf_d = 4096;
   std::int64_t max_levels = 6;
   std::int64_t check_nonneg = 0;
   std::int64_t workspace_limit = -1;  // bytes; -1 = unlimited
+  // Chunks of k per leaf GEMM: 2 halves the leaves' error chains (at least
+  // 5x more accurate than cuBLAS from n = 16384) for about 1% of the time.
+  std::int64_t ksplit_s = 2;
+  std::int64_t ksplit_d = 2;
 
   std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
+  int ksplit_for(bool is_double) const { return int(is_double ? ksplit_d : ksplit_s); }
 };
 
 // Built-in values overridden by the environment, read once.
@@ -23,6 +30,9 @@ Options options_from_environment();
 // The process-wide defaults: what new handles and the host API start from.
 Options default_options();
 void set_default_options(const Options &o);
+// Applies one option to the process-wide defaults atomically (validated as
+// apply_option); concurrent setters of different options never lose updates.
+bool update_default_option(int option, std::int64_t value);
 
 // Validates and applies one option; false for an unknown option or a value out
 // of range (the option is then unchanged).

@@ -5,28 +5,43 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 
 #include "core/view.h"
 
 namespace xn {
 
-// Temporaries are stored with their leading dimension rounded up to this many
-// elements and each starts on this many elements: aligned vector accesses in
-// the elementwise kernels and aligned leaf GEMMs.
+// Temporaries start on multiples of kTempAlign elements and their leading
+// dimensions are multiples of kLdAlign: every column starts 16-byte aligned
+// (vector accesses in the elementwise kernels), without the near-2x waste a
+// coarser rounding costs small odd halves.
 constexpr index_t kTempAlign = 64;
+constexpr index_t kLdAlign = 16;
 
 inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
 
-// Largest L <= max_levels such that every dimension halved L times is still at
-// least `leaf` ("recurse only while every dimension is at least twice the leaf
-// size", ARCHITECTURE.md section 2). 0 means the classical leaf product.
+// Largest L <= max_levels such that, halved L times, the two largest
+// dimensions are still at least `leaf` and the smallest at least leaf / 2.
+// For square shapes this is "recurse while every dimension is at least twice
+// the leaf size" (ARCHITECTURE.md section 2). The smallest dimension may go
+// lower because a level saves 1/8 of the product's flops while its
+// elementwise passes cost about (3mk + 3kn + 3.25mn) element moves: for
+// 32768 x 32768 x 8192 the second level still saves twice what it costs, and
+// a GEMM of 8192 x 8192 x 2048 runs at full speed (measured on the H200,
+// docs/performance.md). 0 means the classical leaf product.
 inline int choose_levels(index_t m, index_t n, index_t k, index_t leaf,
                          int max_levels) {
   if (leaf < 1) leaf = 1;
+  const index_t small_leaf = leaf / 2 > 0 ? leaf / 2 : 1;
+  auto fits = [&](int l) {
+    index_t a = m >> l, b = n >> l, c = k >> l;
+    if (a > b) std::swap(a, b);
+    if (b > c) std::swap(b, c);
+    if (a > b) std::swap(a, b);  // now a <= b <= c
+    return a >= small_leaf && b >= leaf;
+  };
   int levels = 0;
-  while (levels < max_levels && (m >> (levels + 1)) >= leaf &&
-         (n >> (levels + 1)) >= leaf && (k >> (levels + 1)) >= leaf)
-    ++levels;
+  while (levels < max_levels && fits(levels + 1)) ++levels;
   return levels;
 }
 
@@ -57,9 +72,9 @@ inline TempLayout temp_layout(index_t m, index_t n, index_t k, bool a_trans,
   // stored shape of S: (hm x hk) or, transposed, (hk x hm)
   const index_t s_rows = a_trans ? hk : hm, s_cols = a_trans ? hm : hk;
   const index_t t_rows = b_trans ? hn : hk, t_cols = b_trans ? hk : hn;
-  t.s_ld = round_up(s_rows, kTempAlign);
-  t.t_ld = round_up(t_rows, kTempAlign);
-  t.u_ld = round_up(hm, kTempAlign);
+  t.s_ld = round_up(s_rows, kLdAlign);
+  t.t_ld = round_up(t_rows, kLdAlign);
+  t.u_ld = round_up(hm, kLdAlign);
   t.s_off = 0;
   t.t_off = round_up(t.s_off + t.s_ld * s_cols, kTempAlign);
   t.u_off = round_up(t.t_off + t.t_ld * t_cols, kTempAlign);

@@ -30,8 +30,11 @@ std::uint64_t fresh_seed() {
   return std::uint64_t(t) * 0x9E3779B97F4A7C15ull + counter++;
 }
 
-double uniform01(std::mt19937_64 &rng) {
+template <> double uniform01<double>(std::mt19937_64 &rng) {
   return double(rng() >> 11) * 0x1.0p-53;
+}
+template <> double uniform01<float>(std::mt19937_64 &rng) {
+  return double(rng() >> 40) * 0x1.0p-24;  // exactly a float, never 1
 }
 
 template <class T>
@@ -42,8 +45,8 @@ void fill(std::vector<T> &a, std::int64_t rows, std::int64_t cols,
     for (std::int64_t i = 0; i < rows; ++i) {
       T v;
       switch (dist) {
-        case Dist::Uniform01: v = T(uniform01(rng)); break;
-        case Dist::UniformPm1: v = T(2 * uniform01(rng) - 1); break;
+        case Dist::Uniform01: v = T(uniform01<T>(rng)); break;
+        case Dist::UniformPm1: v = T(2 * uniform01<T>(rng) - 1); break;
         default: v = T(std::int64_t(rng() % 9));  // 0..8, exact products
       }
       a[std::size_t(i + j * ld)] = v;

@@ -30,8 +30,9 @@ template <class T>
 void fill(std::vector<T> &a, std::int64_t rows, std::int64_t cols,
           std::int64_t ld, Dist dist, std::mt19937_64 &rng, T pad);
 
-// Uniform [0,1) with 53 random bits (doubles) or 24 (floats).
-double uniform01(std::mt19937_64 &rng);
+// Uniform [0,1) with 53 random bits for T = double, 24 for T = float (so the
+// value is exactly representable in T and never rounds up to 1).
+template <class T = double> double uniform01(std::mt19937_64 &rng);
 
 std::string describe_seed(std::uint64_t seed);
 

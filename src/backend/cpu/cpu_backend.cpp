@@ -15,8 +15,10 @@ namespace xn {
 
 namespace {
 
-// Parallelise a loop over columns only when it has enough work to pay for the
-// threads.
+// The preload loop (a test leaf) is parallelised when it has enough work. The
+// elementwise loops are not: they are memory-bound, and OpenMP workers that
+// spin after a loop take the cores OpenBLAS's own threads need for the next
+// leaf (measured: a 1024^3 product 5x slower with them).
 constexpr index_t kParallelElems = index_t(1) << 16;
 
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, index_t m, index_t n,
@@ -65,7 +67,6 @@ template <class T>
 Status CpuBackend<T>::add_sub(MatView<T> D, MatView<const T> X,
                               MatView<const T> Y, bool subtract) {
   const index_t rows = D.stored_rows(), cols = D.stored_cols();
-#pragma omp parallel for schedule(static) if (rows * cols > kParallelElems)
   for (index_t j = 0; j < cols; ++j) {
     T *d = D.p + j * D.ld;
     const T *x = X.p + j * X.ld, *y = Y.p + j * Y.ld;
@@ -84,7 +85,6 @@ Status CpuBackend<T>::fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
   const index_t rows = X.stored_rows(), cols = X.stored_cols();
   for (MatView<T> D : {D0, D1}) {
     if (D.p == nullptr) continue;
-#pragma omp parallel for schedule(static) if (rows * cols > kParallelElems)
     for (index_t j = 0; j < cols; ++j) {
       T *d = D.p + j * D.ld;
       const T *x = X.p + j * X.ld;
@@ -157,7 +157,7 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
     }
   }
   return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv,
-                           beta_kind, Cv, ws.data());
+                           beta_kind, Cv, ws.data(), opt.ksplit_for(is_double));
 }
 
 template class CpuBackend<float>;

@@ -21,10 +21,21 @@ std::unordered_map<cublasHandle_t, std::unique_ptr<HandleState>> &registry() {
 
 std::atomic<bool> g_fail_allocations{false};
 
-void free_workspace(HandleState &st) {
+// Frees an owned workspace. Inside a call, `stream` is the call's stream,
+// already ordered after every earlier use, and the free is stream-ordered.
+// Outside a call (stream == nullptr: xnRelease, xnSetWorkspace) the stream of
+// the last call may no longer exist (the user may have destroyed it), so we
+// wait for our own event recorded after that call, then free.
+void free_workspace(HandleState &st, cudaStream_t stream) {
   if (st.ws && st.ws_owned) {
-    cudaStream_t s = st.has_last ? st.last_stream : nullptr;
-    if (cudaFreeAsync(st.ws, s) != cudaSuccess) cudaGetLastError();
+    cudaError_t e;
+    if (stream) {
+      e = cudaFreeAsync(st.ws, stream);
+    } else {
+      if (st.has_last) cudaEventSynchronize(st.last_done);
+      e = cudaFree(st.ws);
+    }
+    if (e != cudaSuccess) cudaGetLastError();
   }
   st.ws = nullptr;
   st.ws_bytes = 0;
@@ -67,10 +78,11 @@ bool release_handle_state(cublasHandle_t handle) {
     r.erase(it);
   }
   std::lock_guard<std::mutex> lock(st->mu);
-  free_workspace(*st);
+  free_workspace(*st, nullptr);
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_dev && cudaFree(st->neg_flag_dev) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess) cudaGetLastError();
+  if (st->has_last) cudaEventSynchronize(st->last_done);
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();
   return true;
 }
@@ -103,8 +115,9 @@ Status ensure_device_resources(HandleState &st, cudaStream_t stream) {
 }
 
 Status order_after_last_call(HandleState &st, cudaStream_t stream) {
-  if (st.has_last && st.last_stream != stream &&
-      cudaStreamWaitEvent(stream, st.last_done, 0) != cudaSuccess)
+  // Always, not only when the stream differs: a destroyed stream's handle
+  // value can be reused by a new stream. On the same stream it is a no-op.
+  if (st.has_last && cudaStreamWaitEvent(stream, st.last_done, 0) != cudaSuccess)
     return Status::ExecutionFailed;
   return Status::Ok;
 }
@@ -112,10 +125,11 @@ Status order_after_last_call(HandleState &st, cudaStream_t stream) {
 Status mark_call_done(HandleState &st, cudaStream_t stream) {
   if (cudaEventRecord(st.last_done, stream) != cudaSuccess)
     return Status::ExecutionFailed;
-  st.last_stream = stream;
   st.has_last = true;
   return Status::Ok;
 }
+
+void release_workspace(HandleState &st) { free_workspace(st, nullptr); }
 
 void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return st.ws;  // nothing needed; any pointer will do
@@ -125,15 +139,17 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream)
       bytes > static_cast<std::size_t>(st.opt.workspace_limit))
     return nullptr;
   if (g_fail_allocations) return nullptr;
-  // Grow: free the old one in stream order, then allocate in stream order.
-  // Both are ordered after every earlier use on this stream (and, through
-  // order_after_last_call, on the previous stream).
-  free_workspace(st);
+  // Grow in stream order, ordered after every earlier use on this stream
+  // (and, through order_after_last_call, on the previous stream). The old
+  // workspace is freed only once the new one exists: if the allocation fails
+  // the caller runs with fewer levels in the old one, and the next call does
+  // not repeat a free/alloc cycle.
   void *p = nullptr;
   if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) {
     cudaGetLastError();  // out-of-memory is not sticky; clear it
     return nullptr;
   }
+  free_workspace(st, stream);
   st.ws = p;
   st.ws_bytes = bytes;
   return p;

@@ -34,11 +34,11 @@ struct HandleState {
   int *neg_flag_dev = nullptr;
   int *neg_flag_host = nullptr;
   std::uint64_t nonneg_fallbacks = 0;
+  int last_levels = -1;  // levels the last call ran (xnGetLastLevels)
 
-  // Stream of the last call that used the workspace, and an event recorded
-  // there after it: a call on another stream waits on it (stream order, not a
-  // device-wide synchronisation) before touching the same workspace.
-  cudaStream_t last_stream = nullptr;
+  // An event recorded after the last call on its stream: the next call's
+  // stream waits on it (stream order, not a device-wide synchronisation)
+  // before touching the same workspace, whatever stream it runs on.
   cudaEvent_t last_done = nullptr;
   bool has_last = false;
 
@@ -60,7 +60,7 @@ bool release_handle_state(cublasHandle_t handle);
 // event), made on first use. Caller holds st.mu.
 Status ensure_device_resources(HandleState &st, cudaStream_t stream);
 
-// Orders `stream` after the last workspace user if that was another stream.
+// Orders `stream` after the handle's last call.
 Status order_after_last_call(HandleState &st, cudaStream_t stream);
 // Records the end of this call's use of the workspace on `stream`.
 Status mark_call_done(HandleState &st, cudaStream_t stream);
@@ -69,6 +69,10 @@ Status mark_call_done(HandleState &st, cudaStream_t stream);
 // limit (the caller then runs with fewer levels). Grows an owned workspace
 // with stream-ordered allocation, never with a device-wide synchronisation.
 void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream);
+
+// Frees an owned workspace outside a call (waits for the handle's last call
+// first; the stream it ran on may be gone). A supplied one is only dropped.
+void release_workspace(HandleState &st);
 
 namespace testing {
 // Test hook: while set, every workspace allocation fails as if the device

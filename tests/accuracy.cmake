@@ -1,0 +1,22 @@
+# accuracy.cmake - the exact MPFR oracle and the accuracy suites (included by
+# tests/CMakeLists.txt).
+
+# MPFR and GMP (Debian: libmpfr-dev, libgmp-dev; gmp.h lives in the
+# multiarch include folder).
+find_path(XN_MPFR_INCLUDE_DIR mpfr.h REQUIRED)
+find_path(XN_GMP_INCLUDE_DIR gmp.h
+  HINTS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE} REQUIRED)
+find_library(XN_MPFR_LIBRARY mpfr REQUIRED)
+find_library(XN_GMP_LIBRARY gmp REQUIRED)
+
+target_sources(xn_test_support PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/support/mpfr_oracle.cpp)
+target_include_directories(xn_test_support PUBLIC
+  ${XN_MPFR_INCLUDE_DIR} ${XN_GMP_INCLUDE_DIR})
+target_link_libraries(xn_test_support PUBLIC
+  ${XN_MPFR_LIBRARY} ${XN_GMP_LIBRARY})
+
+# The oracle's self-tests are fast and exact: unit. (gtest_discover_tests
+# cannot take a list of labels through xn_add_test, so one label each.)
+xn_add_test(test_oracle LABELS unit SOURCES test_oracle.cpp)
+xn_add_test(test_accuracy_cpu LABELS accuracy SOURCES test_accuracy_cpu.cpp)

@@ -1,0 +1,70 @@
+# api.cmake - API suites (label "api"): argument checkers, the host BLAS
+# extension on the CPU path, the Fortran 77 rename example and the
+# install/find_package round trip. Included by tests/CMakeLists.txt.
+
+xn_add_test(test_api_args LABELS api unit SOURCES test_api_args.cpp)
+xn_add_test(test_api_host LABELS api SOURCES test_api_host.cpp)
+
+# ------------------------------------------------ Fortran 77 rename example
+# docs/examples/dgemm_example.f calls DGEMM (linked to OpenBLAS);
+# dngemm_example.f is the same program with the call renamed DNGEMM (linked
+# to xngemm). The test runs both and compares what they print.
+#
+# Fortran is optional: check_language() probes for a compiler in a separate
+# CMake run, so a machine without one configures cleanly and just skips the
+# example. enable_language() is legal here: include() keeps us at the file
+# scope of tests/, the highest directory holding Fortran targets.
+include(CheckLanguage)
+check_language(Fortran)
+if(CMAKE_Fortran_COMPILER)
+  enable_language(Fortran)
+  set(xn_examples ${PROJECT_SOURCE_DIR}/docs/examples)
+  add_executable(dgemm_example ${xn_examples}/dgemm_example.f)
+  target_link_libraries(dgemm_example PRIVATE BLAS::BLAS)
+  add_executable(dngemm_example ${xn_examples}/dngemm_example.f)
+  target_link_libraries(dngemm_example PRIVATE xngemm)
+  if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+    # Fixed form with the compiler's full warnings; -std=legacy accepts
+    # Fortran 77's conventions without noise.
+    target_compile_options(dgemm_example PRIVATE -Wall -std=legacy)
+    target_compile_options(dngemm_example PRIVATE -Wall -std=legacy)
+  endif()
+
+  # XN_LEAF_D=1 makes the 7x6x9 product recurse (two levels, with peeling of
+  # the odd edges), so the comparison tests Winograd, not just the leaf GEMM.
+  add_test(NAME api_fortran_dngemm_example
+    COMMAND ${CMAKE_COMMAND}
+      -DREF_EXE=$<TARGET_FILE:dgemm_example>
+      -DNEW_EXE=$<TARGET_FILE:dngemm_example>
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/api_compare_output.cmake)
+  # The comparator's self-test: one entry altered in DNGEMM's output must be
+  # reported as a mismatch (matching the message, not just any failure).
+  add_test(NAME api_fortran_compare_detects_mismatch
+    COMMAND ${CMAKE_COMMAND}
+      -DREF_EXE=$<TARGET_FILE:dgemm_example>
+      -DNEW_EXE=$<TARGET_FILE:dngemm_example> -DPERTURB=ON
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/api_compare_output.cmake)
+  set_tests_properties(api_fortran_dngemm_example
+    api_fortran_compare_detects_mismatch PROPERTIES
+    LABELS api ENVIRONMENT "XN_DEVICE=cpu;XN_LEAF_D=1" TIMEOUT 60)
+  set_tests_properties(api_fortran_compare_detects_mismatch PROPERTIES
+    PASS_REGULAR_EXPRESSION "entry 0: DGEMM printed [0-9.]+, DNGEMM [0-9.]+")
+else()
+  message(STATUS "No Fortran compiler: skipping the DGEMM/DNGEMM example test")
+endif()
+
+# ------------------------------------------------ install + find_package
+# Installs this build into a scratch prefix and builds a C consumer against
+# it with find_package(xngemm) / xngemm::xngemm. Serial: it runs a build of
+# the library targets (a no-op when up to date) and must not race another
+# test that does the same.
+add_test(NAME api_install_find_package
+  COMMAND ${CMAKE_COMMAND}
+    -DBUILD_DIR=${PROJECT_BINARY_DIR}
+    -DCONSUMER_DIR=${CMAKE_CURRENT_SOURCE_DIR}/install_consumer
+    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_test
+    -DCONFIG=$<CONFIG>
+    -DC_COMPILER=${CMAKE_C_COMPILER}
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
+set_tests_properties(api_install_find_package PROPERTIES
+  LABELS api TIMEOUT 120 RUN_SERIAL TRUE)

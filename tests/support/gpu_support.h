@@ -1,0 +1,106 @@
+// gpu_support.h - device buffers and typed cuBLAS/xNGEMM calls for the GPU
+// suites. Every CUDA call is checked; failures abort the test with the call.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "xngemm.h"
+
+namespace xn_test {
+
+#define XN_CUDA_OK(call)                                                     \
+  do {                                                                       \
+    const cudaError_t e_ = (call);                                           \
+    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_);   \
+  } while (0)
+
+#define XN_CUBLAS_OK(call)                                  \
+  do {                                                      \
+    const cublasStatus_t s_ = (call);                       \
+    ASSERT_EQ(s_, CUBLAS_STATUS_SUCCESS) << #call;          \
+  } while (0)
+
+template <class T> class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t n) { resize(n); }
+  ~DeviceBuffer() {
+    if (p_) cudaFree(p_);
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  void resize(std::size_t n) {
+    if (p_) cudaFree(p_);
+    p_ = nullptr;
+    n_ = n;
+    if (cudaMalloc(&p_, (n ? n : 1) * sizeof(T)) != cudaSuccess) {
+      p_ = nullptr;
+      n_ = 0;
+    }
+  }
+  void upload(const std::vector<T> &h, cudaStream_t s = nullptr) {
+    resize_if_needed(h.size());
+    if (cudaMemcpyAsync(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(s) != cudaSuccess)
+      ADD_FAILURE() << "upload failed";
+  }
+  std::vector<T> download(cudaStream_t s = nullptr) const {
+    std::vector<T> h(n_);
+    if (cudaMemcpyAsync(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost, s) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(s) != cudaSuccess)
+      ADD_FAILURE() << "download failed";
+    return h;
+  }
+  T *get() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void resize_if_needed(std::size_t n) {
+    if (n != n_ || !p_) resize(n);
+  }
+  T *p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+inline cublasStatus_t xn_gemm(cublasHandle_t h, cublasOperation_t ta,
+                              cublasOperation_t tb, int m, int n, int k,
+                              const float *alpha, const float *A, int lda,
+                              const float *B, int ldb, const float *beta,
+                              float *C, int ldc) {
+  return xnSngemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline cublasStatus_t xn_gemm(cublasHandle_t h, cublasOperation_t ta,
+                              cublasOperation_t tb, int m, int n, int k,
+                              const double *alpha, const double *A, int lda,
+                              const double *B, int ldb, const double *beta,
+                              double *C, int ldc) {
+  return xnDngemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline cublasStatus_t ref_gemm(cublasHandle_t h, cublasOperation_t ta,
+                               cublasOperation_t tb, int m, int n, int k,
+                               const float *alpha, const float *A, int lda,
+                               const float *B, int ldb, const float *beta,
+                               float *C, int ldc) {
+  return cublasSgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline cublasStatus_t ref_gemm(cublasHandle_t h, cublasOperation_t ta,
+                               cublasOperation_t tb, int m, int n, int k,
+                               const double *alpha, const double *A, int lda,
+                               const double *B, int ldb, const double *beta,
+                               double *C, int ldc) {
+  return cublasDgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <class T> bool same_bits(const std::vector<T> &a, const std::vector<T> &b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+}  // namespace xn_test

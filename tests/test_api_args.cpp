@@ -1,0 +1,339 @@
+// test_api_args.cpp - the pure argument checkers of src/core/args.h, table
+// driven, and the NULL-handle path of the device entry points (the only part
+// of the device API that runs without a GPU).
+//
+// Oracles: cublas?gemm's documented checks for the device API; reference
+// DGEMM (its INFO order) for the Fortran API; reference CBLAS cblas_dgemm,
+// which checks layout and transposes itself and then calls DGEMM with m/n,
+// A/B and lda/ldb swapped for row-major, mapping DGEMM's INFO back through
+// its xerbla, for the CBLAS API.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/args.h"
+#include "xngemm.h"
+
+namespace {
+
+using xn::check_gemm_cblas_args;
+using xn::check_gemm_device_args;
+using xn::check_gemm_fortran_args;
+
+const cublasStatus_t kOk = CUBLAS_STATUS_SUCCESS;
+const cublasStatus_t kBad = CUBLAS_STATUS_INVALID_VALUE;
+const cublasStatus_t kNoInit = CUBLAS_STATUS_NOT_INITIALIZED;
+const cublasOperation_t N = CUBLAS_OP_N, T = CUBLAS_OP_T, C = CUBLAS_OP_C;
+// Not a real handle: the checker only compares it with NULL.
+const void *const kHandle = &kHandle;
+
+// ------------------------------------------------------------ device checks
+
+struct DeviceCase {
+  const char *what;
+  bool null_handle;
+  cublasOperation_t ta, tb;
+  int m, n, k, lda, ldb, ldc;
+  cublasStatus_t want;
+};
+
+std::string describe(const DeviceCase &c) {
+  return std::string(c.what) + " (ta=" + std::to_string(int(c.ta)) +
+         " tb=" + std::to_string(int(c.tb)) + " m=" + std::to_string(c.m) +
+         " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+         " lda=" + std::to_string(c.lda) + " ldb=" + std::to_string(c.ldb) +
+         " ldc=" + std::to_string(c.ldc) + ")";
+}
+
+const cublasOperation_t kConjg = CUBLAS_OP_CONJG;
+const cublasOperation_t kJunkOp = static_cast<cublasOperation_t>(7);
+const cublasOperation_t kNegOp = static_cast<cublasOperation_t>(-1);
+
+const DeviceCase kDeviceCases[] = {
+    // Valid calls, including the smallest legal leading dimensions.
+    {"NN minimal ld", false, N, N, 4, 5, 6, 4, 6, 4, kOk},
+    {"TN minimal ld", false, T, N, 4, 5, 6, 6, 6, 4, kOk},
+    {"NT minimal ld", false, N, T, 4, 5, 6, 4, 5, 4, kOk},
+    {"TT minimal ld", false, T, T, 4, 5, 6, 6, 5, 4, kOk},
+    {"CC is T for real data", false, C, C, 4, 5, 6, 6, 5, 4, kOk},
+    {"large ld", false, N, N, 4, 5, 6, 100, 100, 100, kOk},
+    {"m=0, lda=ldc=1", false, N, N, 0, 5, 6, 1, 6, 1, kOk},
+    {"n=0, ldb=1 for T", false, N, T, 4, 0, 6, 4, 1, 4, kOk},
+    {"k=0, lda (T) = 1, ldb = 1", false, T, N, 4, 5, 0, 1, 1, 4, kOk},
+    {"all zero, all ld 1", false, N, N, 0, 0, 0, 1, 1, 1, kOk},
+    // The handle is checked before anything else.
+    {"NULL handle", true, N, N, 4, 5, 6, 4, 6, 4, kNoInit},
+    {"NULL handle wins over bad args", true, kJunkOp, N, -1, -1, -1, 0, 0, 0,
+     kNoInit},
+    // Operations.
+    {"transa CONJG", false, kConjg, N, 4, 5, 6, 6, 6, 4, kBad},
+    {"transb CONJG", false, N, kConjg, 4, 5, 6, 4, 6, 4, kBad},
+    {"transa out of range", false, kJunkOp, N, 4, 5, 6, 6, 6, 4, kBad},
+    {"transb out of range", false, N, kJunkOp, 4, 5, 6, 4, 6, 4, kBad},
+    {"transa negative", false, kNegOp, N, 4, 5, 6, 6, 6, 4, kBad},
+    // Dimensions.
+    {"m < 0", false, N, N, -1, 5, 6, 4, 6, 4, kBad},
+    {"n < 0", false, N, N, 4, -1, 6, 4, 6, 4, kBad},
+    {"k < 0", false, N, N, 4, 5, -1, 4, 6, 4, kBad},
+    // lda: m rows for N, k rows for T; at least 1.
+    {"lda < m (N)", false, N, N, 4, 5, 6, 3, 6, 4, kBad},
+    {"lda < k (T)", false, T, N, 4, 5, 6, 5, 6, 4, kBad},
+    {"lda = m but T needs k", false, T, N, 4, 5, 6, 4, 6, 4, kBad},
+    {"lda = 0 with m = 0", false, N, N, 0, 5, 6, 0, 6, 1, kBad},
+    {"lda negative", false, N, N, 4, 5, 6, -4, 6, 4, kBad},
+    // ldb: k rows for N, n rows for T; at least 1.
+    {"ldb < k (N)", false, N, N, 4, 5, 6, 4, 5, 4, kBad},
+    {"ldb < n (T)", false, N, T, 4, 5, 6, 4, 4, 4, kBad},
+    {"ldb = n but N needs k", false, N, N, 4, 5, 6, 4, 5, 4, kBad},
+    {"ldb = 0 with k = 0", false, N, N, 4, 5, 0, 4, 0, 4, kBad},
+    // ldc: at least max(1, m), whatever the operations.
+    {"ldc < m", false, N, N, 4, 5, 6, 4, 6, 3, kBad},
+    {"ldc < m (TT)", false, T, T, 4, 5, 6, 6, 5, 3, kBad},
+    {"ldc = 0 with m = 0", false, N, N, 0, 5, 6, 1, 6, 0, kBad},
+};
+
+TEST(ApiArgs, DeviceChecksTable) {
+  for (const DeviceCase &c : kDeviceCases) {
+    const void *h = c.null_handle ? nullptr : kHandle;
+    EXPECT_EQ(check_gemm_device_args(h, c.ta, c.tb, c.m, c.n, c.k, c.lda,
+                                     c.ldb, c.ldc),
+              c.want)
+        << describe(c);
+  }
+}
+
+// Public entry points: a NULL handle is reported before anything is touched.
+// C is a host array here; the library must neither read nor write it.
+template <class U, class F>
+void check_null_handle(F gemm) {
+  const U nan = std::numeric_limits<U>::quiet_NaN();
+  std::vector<U> A(16, U(1)), B(16, U(2)), Cm = {nan, U(-0.0), U(3), U(7)};
+  Cm.resize(16, U(5));
+  const std::vector<U> before = Cm;
+  const U alpha = 1, beta = 0;
+  EXPECT_EQ(gemm(nullptr, N, N, 4, 4, 4, &alpha, A.data(), 4, B.data(), 4,
+                 &beta, Cm.data(), 4),
+            kNoInit);
+  // Bad arguments too: the handle is still what is reported.
+  EXPECT_EQ(gemm(nullptr, kConjg, N, -1, 4, 4, &alpha, A.data(), 0, B.data(),
+                 4, &beta, Cm.data(), 0),
+            kNoInit);
+  // NULL scalars and matrices: must not be dereferenced either.
+  EXPECT_EQ(gemm(nullptr, N, N, 4, 4, 4, nullptr, nullptr, 4, nullptr, 4,
+                 nullptr, nullptr, 4),
+            kNoInit);
+  EXPECT_EQ(std::memcmp(before.data(), Cm.data(), Cm.size() * sizeof(U)), 0);
+}
+
+TEST(ApiArgs, DeviceEntryPointsNullHandle) {
+  check_null_handle<double>(xnDngemm);
+  check_null_handle<float>(xnSngemm);
+}
+
+// The handle-state calls that must refuse a NULL handle without CUDA.
+TEST(ApiArgs, HandleCallsNullHandle) {
+  size_t bytes = 123;
+  EXPECT_EQ(xnSetWorkspace(nullptr, nullptr, 0), kNoInit);
+  EXPECT_EQ(xnGetWorkspaceHeld(nullptr, &bytes), kNoInit);
+  EXPECT_EQ(bytes, 123u);
+  EXPECT_EQ(xnRelease(nullptr), kNoInit);
+  // The workspace query is pure for a NULL handle: bad precision or
+  // arguments are INVALID_VALUE, a valid query succeeds.
+  EXPECT_EQ(xnGetWorkspaceSize(nullptr, 'z', N, N, 4, 4, 4, &bytes), kBad);
+  EXPECT_EQ(xnGetWorkspaceSize(nullptr, 'd', N, N, -1, 4, 4, &bytes), kBad);
+  EXPECT_EQ(xnGetWorkspaceSize(nullptr, 'd', kConjg, N, 4, 4, 4, &bytes), kBad);
+  EXPECT_EQ(xnGetWorkspaceSize(nullptr, 'd', N, N, 4, 4, 4, nullptr), kBad);
+  EXPECT_EQ(xnGetWorkspaceSize(nullptr, 's', T, T, 4, 4, 4, &bytes), kOk);
+}
+
+// ----------------------------------------------------------- Fortran checks
+
+struct FortranCase {
+  const char *what;
+  char ta, tb;
+  int m, n, k, lda, ldb, ldc;
+  int want;  // reference DGEMM's INFO
+};
+
+const FortranCase kFortranCases[] = {
+    {"NN minimal", 'N', 'N', 4, 5, 6, 4, 6, 4, 0},
+    {"TT minimal", 'T', 'T', 4, 5, 6, 6, 5, 4, 0},
+    {"CC minimal", 'C', 'C', 4, 5, 6, 6, 5, 4, 0},
+    {"lowercase n t", 'n', 't', 4, 5, 6, 4, 5, 4, 0},
+    {"lowercase c n", 'c', 'n', 4, 5, 6, 6, 6, 4, 0},
+    {"m=0 lda=ldc=1", 'N', 'N', 0, 5, 6, 1, 6, 1, 0},
+    {"k=0 lda(T)=ldb=1", 'T', 'N', 4, 5, 0, 1, 1, 4, 0},
+    {"all zero", 'N', 'N', 0, 0, 0, 1, 1, 1, 0},
+    // One bad parameter at a time.
+    {"transa X", 'X', 'N', 4, 5, 6, 4, 6, 4, 1},
+    {"transa blank", ' ', 'N', 4, 5, 6, 4, 6, 4, 1},
+    {"transa R (conj, no trans) is not DGEMM's", 'R', 'N', 4, 5, 6, 4, 6, 4, 1},
+    {"transb X", 'N', 'x', 4, 5, 6, 4, 6, 4, 2},
+    {"m<0", 'N', 'N', -1, 5, 6, 4, 6, 4, 3},
+    {"n<0", 'N', 'N', 4, -1, 6, 4, 6, 4, 4},
+    {"k<0", 'N', 'N', 4, 5, -1, 4, 6, 4, 5},
+    {"lda<m (N)", 'N', 'N', 4, 5, 6, 3, 6, 4, 8},
+    {"lda<k (T)", 't', 'N', 4, 5, 6, 4, 6, 4, 8},
+    {"lda=0 m=0", 'N', 'N', 0, 5, 6, 0, 6, 1, 8},
+    {"ldb<k (N)", 'N', 'N', 4, 5, 6, 4, 5, 4, 10},
+    {"ldb<n (T)", 'N', 'c', 4, 5, 6, 4, 4, 4, 10},
+    {"ldb=0 k=0", 'N', 'N', 4, 5, 0, 4, 0, 4, 10},
+    {"ldc<m", 'N', 'N', 4, 5, 6, 4, 6, 3, 13},
+    {"ldc=0 m=0", 'N', 'N', 0, 5, 6, 1, 6, 0, 13},
+    // Several bad: the first in DGEMM's order wins.
+    {"everything bad", 'X', 'X', -1, -1, -1, 0, 0, 0, 1},
+    {"transb then dims", 'N', 'X', -1, -1, -1, 0, 0, 0, 2},
+    {"m before n, k", 'N', 'N', -1, -1, -1, 0, 0, 0, 3},
+    {"n before k", 'N', 'N', 4, -1, -1, 0, 0, 0, 4},
+    {"k before lds", 'N', 'N', 4, 5, -1, 0, 0, 0, 5},
+    {"lda before ldb, ldc", 'N', 'N', 4, 5, 6, 3, 5, 3, 8},
+    {"ldb before ldc", 'N', 'N', 4, 5, 6, 4, 5, 3, 10},
+};
+
+TEST(ApiArgs, FortranChecksTable) {
+  for (const FortranCase &c : kFortranCases)
+    EXPECT_EQ(check_gemm_fortran_args(c.ta, c.tb, c.m, c.n, c.k, c.lda, c.ldb,
+                                      c.ldc),
+              c.want)
+        << c.what;
+}
+
+TEST(ApiArgs, FortranTransFlag) {
+  EXPECT_FALSE(xn::fortran_trans('N'));
+  EXPECT_FALSE(xn::fortran_trans('n'));
+  for (char t : {'T', 't', 'C', 'c'}) EXPECT_TRUE(xn::fortran_trans(t)) << t;
+}
+
+// ------------------------------------------------------------- CBLAS checks
+
+const int kRow = 101, kCol = 102, kN = 111, kT = 112, kC = 113;
+
+struct CblasCase {
+  const char *what;
+  int layout, ta, tb, m, n, k, lda, ldb, ldc;
+  int want;  // reference CBLAS position (layout = 1)
+};
+
+// Shapes used below: m = 4, n = 5, k = 6.
+// Column-major: lda >= (N ? m : k), ldb >= (N ? k : n), ldc >= m.
+// Row-major:    lda >= (N ? k : m), ldb >= (N ? n : k), ldc >= n.
+const CblasCase kCblasCases[] = {
+    {"col NN minimal", kCol, kN, kN, 4, 5, 6, 4, 6, 4, 0},
+    {"col TT minimal", kCol, kT, kT, 4, 5, 6, 6, 5, 4, 0},
+    {"col CC minimal", kCol, kC, kC, 4, 5, 6, 6, 5, 4, 0},
+    {"row NN minimal", kRow, kN, kN, 4, 5, 6, 6, 5, 5, 0},
+    {"row TT minimal", kRow, kT, kT, 4, 5, 6, 4, 6, 5, 0},
+    {"row TN minimal", kRow, kT, kN, 4, 5, 6, 4, 5, 5, 0},
+    {"row NC minimal", kRow, kN, kC, 4, 5, 6, 6, 6, 5, 0},
+    {"row m=0 lda,ldb,ldc", kRow, kT, kN, 0, 5, 6, 1, 5, 5, 0},
+    {"row n=0 ldc=1", kRow, kN, kN, 4, 0, 6, 6, 1, 1, 0},
+    {"col all zero", kCol, kN, kN, 0, 0, 0, 1, 1, 1, 0},
+    {"row all zero", kRow, kN, kN, 0, 0, 0, 1, 1, 1, 0},
+    // Layout, transposes.
+    {"layout 0", 0, kN, kN, 4, 5, 6, 4, 6, 4, 1},
+    {"layout 103", 103, kN, kN, 4, 5, 6, 4, 6, 4, 1},
+    {"layout wins over all", 100, 0, 0, -1, -1, -1, 0, 0, 0, 1},
+    {"col transa 114", kCol, 114, kN, 4, 5, 6, 4, 6, 4, 2},
+    {"row transa 110", kRow, 110, kN, 4, 5, 6, 6, 5, 5, 2},
+    {"col transb 0", kCol, kN, 0, 4, 5, 6, 4, 6, 4, 3},
+    {"row transb 'N'", kRow, kN, 'N', 4, 5, 6, 6, 5, 5, 3},
+    {"row transa before transb", kRow, 1, 1, 4, 5, 6, 6, 5, 5, 2},
+    // Column-major: DGEMM's order, positions shifted by one.
+    {"col m<0", kCol, kN, kN, -1, 5, 6, 4, 6, 4, 4},
+    {"col n<0", kCol, kN, kN, 4, -1, 6, 4, 6, 4, 5},
+    {"col k<0", kCol, kN, kN, 4, 5, -1, 4, 6, 4, 6},
+    {"col lda<m (N)", kCol, kN, kN, 4, 5, 6, 3, 6, 4, 9},
+    {"col lda<k (T)", kCol, kT, kN, 4, 5, 6, 5, 6, 4, 9},
+    {"col ldb<k (N)", kCol, kN, kN, 4, 5, 6, 4, 5, 4, 11},
+    {"col ldb<n (T)", kCol, kN, kT, 4, 5, 6, 4, 4, 4, 11},
+    {"col ldc<m", kCol, kN, kN, 4, 5, 6, 4, 6, 3, 14},
+    {"col m before n", kCol, kN, kN, -1, -1, 6, 4, 6, 4, 4},
+    {"col lda before ldb", kCol, kN, kN, 4, 5, 6, 3, 5, 4, 9},
+    // Row-major: the single bad parameter, with row-major meaning.
+    {"row m<0", kRow, kN, kN, -1, 5, 6, 6, 5, 5, 4},
+    {"row n<0", kRow, kN, kN, 4, -1, 6, 6, 5, 5, 5},
+    {"row k<0", kRow, kN, kN, 4, 5, -1, 6, 5, 5, 6},
+    {"row lda<k (N)", kRow, kN, kN, 4, 5, 6, 5, 5, 5, 9},
+    {"row lda=m is too small for N", kRow, kN, kN, 4, 5, 6, 4, 5, 5, 9},
+    {"row lda<m (T)", kRow, kT, kN, 4, 5, 6, 3, 5, 5, 9},
+    {"row ldb<n (N)", kRow, kN, kN, 4, 5, 6, 6, 4, 5, 11},
+    {"row ldb<k (T)", kRow, kN, kT, 4, 5, 6, 6, 5, 5, 11},
+    {"row ldc<n", kRow, kN, kN, 4, 5, 6, 6, 5, 4, 14},
+    {"row ldc=m is too small", kRow, kT, kT, 6, 7, 2, 6, 2, 6, 14},
+    {"row ldc=0 n=0", kRow, kN, kN, 4, 0, 6, 6, 1, 0, 14},
+    // Row-major order: reference CBLAS calls DGEMM(TB, TA, N, M, K, ..., B,
+    // LDB, A, LDA, ..., C, LDC), so N is checked before M, LDB before LDA.
+    {"row n before m", kRow, kN, kN, -1, -1, 6, 6, 5, 5, 5},
+    {"row m before k", kRow, kN, kN, -1, 5, -1, 6, 5, 5, 4},
+    {"row ldb before lda", kRow, kN, kN, 4, 5, 6, 5, 4, 5, 11},
+    {"row ldb before lda (TT)", kRow, kT, kT, 4, 5, 6, 3, 5, 4, 11},
+    {"row lda before ldc", kRow, kN, kN, 4, 5, 6, 5, 5, 4, 9},
+    {"row dims before lds", kRow, kN, kN, 4, 5, -1, 0, 0, 0, 6},
+};
+
+TEST(ApiArgs, CblasChecksTable) {
+  for (const CblasCase &c : kCblasCases)
+    EXPECT_EQ(check_gemm_cblas_args(c.layout, c.ta, c.tb, c.m, c.n, c.k,
+                                    c.lda, c.ldb, c.ldc),
+              c.want)
+        << c.what;
+}
+
+// Exhaustive check on a small grid against an oracle written from the
+// row-major and column-major meaning of each argument (not from
+// check_gemm_fortran_args), in reference CBLAS's reporting order.
+int cblas_oracle(int layout, int ta, int tb, int m, int n, int k, int lda,
+                 int ldb, int ldc) {
+  auto at_least = [](int ld, int rows) { return ld >= (rows > 1 ? rows : 1); };
+  if (layout == kCol) {
+    if (m < 0) return 4;
+    if (n < 0) return 5;
+    if (k < 0) return 6;
+    if (!at_least(lda, ta == kN ? m : k)) return 9;
+    if (!at_least(ldb, tb == kN ? k : n)) return 11;
+    if (!at_least(ldc, m)) return 14;
+    return 0;
+  }
+  // Row-major: A is M x K (N) or K x M (T) stored by rows, so its leading
+  // dimension is its column count; likewise B and C.
+  if (n < 0) return 5;
+  if (m < 0) return 4;
+  if (k < 0) return 6;
+  if (!at_least(ldb, tb == kN ? n : k)) return 11;
+  if (!at_least(lda, ta == kN ? k : m)) return 9;
+  if (!at_least(ldc, n)) return 14;
+  return 0;
+}
+
+TEST(ApiArgs, CblasMatchesOracleOnGrid) {
+  int checked = 0, bad = 0;
+  for (int layout : {kRow, kCol})
+    for (int ta : {kN, kT, kC})
+      for (int tb : {kN, kT, kC})
+        for (int m : {-1, 0, 2})
+          for (int n : {-1, 0, 3})
+            for (int k : {-1, 0, 2})
+              for (int lda : {0, 1, 2, 3})
+                for (int ldb : {0, 1, 2, 3})
+                  for (int ldc : {0, 1, 2, 3}) {
+                    const int want =
+                        cblas_oracle(layout, ta, tb, m, n, k, lda, ldb, ldc);
+                    ASSERT_EQ(check_gemm_cblas_args(layout, ta, tb, m, n, k,
+                                                    lda, ldb, ldc),
+                              want)
+                        << "layout " << layout << " ta " << ta << " tb " << tb
+                        << " m " << m << " n " << n << " k " << k << " lda "
+                        << lda << " ldb " << ldb << " ldc " << ldc;
+                    ++checked;
+                    bad += want != 0;
+                  }
+  // The grid exercises both outcomes.
+  EXPECT_GT(bad, 0);
+  EXPECT_LT(bad, checked);
+}
+
+}  // namespace

@@ -1,0 +1,537 @@
+// test_gpu_ngemm.cpp - the CUDA backend through the public device API
+// (label gpu; every test skips cleanly without a device).
+//
+// Outputs are poisoned (NaN) before every run, inputs are fresh random draws,
+// padding between rows and leading dimensions is NaN in A and B (a read of it
+// shows up) and a sentinel in C (a write to it shows up).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/handle_state.h"
+#include "core/plan.h"
+#include "support/gpu_support.h"
+#include "support/mpfr_oracle.h"
+#include "support/test_support.h"
+
+namespace {
+
+using namespace xn_test;
+
+constexpr double kCSentinel = -777.25;  // C padding must keep this value
+
+template <class T> double unit_roundoff() {
+  return sizeof(T) == sizeof(double) ? 0x1p-53 : 0x1p-24;
+}
+
+// Allowed |C - C_exact| / (gamma_k * (|alpha||A||B| + |beta||C|)) for a
+// recursion of `levels` levels on non-negative inputs. Each level's pre- and
+// post-additions at most double the magnitude of the operands of a product
+// (|S| <= |A_i1| + |A_i2|, at most three terms), and add O(1) roundings
+// relative to that magnitude; 2 * 4^L is a generous envelope that still
+// catches any wrong entry (whose error is O(1), not O(k u)).
+double allowance(int levels) { return 2.0 * std::pow(4.0, levels); }
+
+struct Case {
+  int m, n, k;
+  cublasOperation_t ta, tb;
+  double alpha, beta;
+  int pad;  // extra rows in lda, ldb, ldc
+};
+
+const char *op_name(cublasOperation_t o) { return o == CUBLAS_OP_N ? "N" : "T"; }
+
+class GpuNgemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    XN_REQUIRE_GPU();
+    ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    if (h_) {
+      xnRelease(h_);
+      cublasDestroy(h_);
+    }
+  }
+
+  // Runs one case on the handle and checks every entry against the MPFR
+  // oracle; `device_scalars` puts alpha and beta in device memory.
+  template <class T>
+  void run(const Case &c, bool device_scalars = false, cudaStream_t stream = nullptr,
+           int expected_levels = -1) {
+    const std::uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    const bool ta = c.ta != CUBLAS_OP_N, tb = c.tb != CUBLAS_OP_N;
+    const int ra = ta ? c.k : c.m, ca = ta ? c.m : c.k;
+    const int rb = tb ? c.n : c.k, cb = tb ? c.k : c.n;
+    const int lda = std::max(1, ra) + c.pad, ldb = std::max(1, rb) + c.pad,
+              ldc = std::max(1, c.m) + c.pad;
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    std::vector<T> A, B, C0;
+    fill<T>(A, ra, ca, lda, Dist::Uniform01, rng, nan);
+    fill<T>(B, rb, cb, ldb, Dist::Uniform01, rng, nan);
+    fill<T>(C0, c.m, c.n, ldc, Dist::Uniform01, rng, T(kCSentinel));
+    const T alpha = T(c.alpha), beta = T(c.beta);
+    if (beta == T(0))  // beta = 0 must not read C: poison its live part
+      for (int j = 0; j < c.n; ++j)
+        for (int i = 0; i < c.m; ++i) C0[std::size_t(i + j * ldc)] = nan;
+
+    DeviceBuffer<T> dA, dB, dC, dScalars(2);
+    dA.upload(A);
+    dB.upload(B);
+    dC.upload(C0);
+    const T host_scalars[2] = {alpha, beta};
+    XN_CUDA_OK(cudaMemcpy(dScalars.get(), host_scalars, sizeof(host_scalars),
+                          cudaMemcpyHostToDevice));
+    XN_CUBLAS_OK(cublasSetStream(h_, stream));
+    XN_CUBLAS_OK(cublasSetPointerMode(
+        h_, device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
+    const T *pa = device_scalars ? dScalars.get() : &alpha;
+    const T *pb = device_scalars ? dScalars.get() + 1 : &beta;
+    XN_CUBLAS_OK(xn_gemm(h_, c.ta, c.tb, c.m, c.n, c.k, pa, dA.get(), lda,
+                         dB.get(), ldb, pb, dC.get(), ldc));
+    XN_CUDA_OK(cudaStreamSynchronize(stream));
+    XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
+    XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
+    const std::vector<T> C = dC.download();
+
+    std::int64_t leaf = 0, max_levels = 0;
+    xnGetOption(h_, sizeof(T) == 8 ? XN_OPT_LEAF_SIZE_D : XN_OPT_LEAF_SIZE_S, &leaf);
+    xnGetOption(h_, XN_OPT_MAX_LEVELS, &max_levels);
+    const int levels = expected_levels >= 0
+                           ? expected_levels
+                           : xn::choose_levels(c.m, c.n, c.k, leaf, int(max_levels));
+
+    std::vector<ExactEntry> exact;
+    exact_gemm<T>(ta, tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb,
+                  beta, C0.data(), ldc, exact);
+    const double gamma = c.k * unit_roundoff<T>() / (1 - c.k * unit_roundoff<T>());
+    const double allowed = allowance(levels) * gamma;
+    const std::string what = "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
+                             " k=" + std::to_string(c.k) + " " + op_name(c.ta) +
+                             op_name(c.tb) + " alpha=" + std::to_string(c.alpha) +
+                             " beta=" + std::to_string(c.beta) +
+                             " levels=" + std::to_string(levels) + "; " +
+                             describe_seed(seed);
+    for (int j = 0; j < c.n; ++j) {
+      for (int i = 0; i < ldc; ++i) {
+        const T got = C[std::size_t(i + j * ldc)];
+        if (i >= c.m) {  // padding of C: never written
+          ASSERT_EQ(got, T(kCSentinel)) << "wrote C padding at " << i << "," << j << " " << what;
+          continue;
+        }
+        const ExactEntry &e = exact[std::size_t(i + j * c.m)];
+        ASSERT_TRUE(std::isfinite(double(got))) << i << "," << j << " " << what;
+        ASSERT_LE(abs_error(double(got), e), allowed * e.magnitude + 1e-300)
+            << "entry " << i << "," << j << " got " << got << " exact " << e.hi << " "
+            << what;
+      }
+    }
+  }
+
+  cublasHandle_t h_ = nullptr;
+};
+
+const cublasOperation_t kOps[] = {CUBLAS_OP_N, CUBLAS_OP_T};
+
+TEST_F(GpuNgemm, SizeTransposeAndScalarSweepMatchesOracle) {
+  // A small leaf so that CI-sized problems run 1-3 levels on the device.
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 16), CUBLAS_STATUS_SUCCESS);
+  const int sizes[][3] = {{0, 5, 5},    {5, 0, 5},     {5, 5, 0},    {1, 1, 1},
+                          {2, 2, 2},    {3, 3, 3},     {5, 5, 5},    {9, 9, 9},
+                          {15, 15, 15}, {16, 16, 16},  {17, 17, 17}, {31, 33, 32},
+                          {63, 64, 65}, {64, 64, 64},  {65, 63, 64}, {37, 101, 131},
+                          {131, 37, 101}, {1, 200, 3}, {200, 1, 150}, {7, 130, 260},
+                          {128, 128, 128}, {129, 127, 131}};
+  for (const auto &s : sizes)
+    for (cublasOperation_t ta : kOps)
+      for (cublasOperation_t tb : kOps) {
+        run<double>({s[0], s[1], s[2], ta, tb, 1.0, 0.0, 3});
+        run<float>({s[0], s[1], s[2], ta, tb, 1.0, 0.0, 0});
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST_F(GpuNgemm, AlphaBetaIncludingZeroAndOne) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 16), CUBLAS_STATUS_SUCCESS);
+  // Leaves split along k as well: the first chunk takes beta, the rest add.
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KSPLIT_D, 3), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KSPLIT_S, 2), CUBLAS_STATUS_SUCCESS);
+  const double scalars[][2] = {{1, 0}, {1, 1}, {0.75, 0}, {0.75, 1}, {1, 0.5},
+                               {2.5, -1.5}, {0, 0}, {0, 2}};
+  for (const auto &ab : scalars)
+    for (cublasOperation_t ta : kOps) {
+      run<double>({70, 67, 69, ta, CUBLAS_OP_T, ab[0], ab[1], 2});
+      run<float>({70, 67, 69, ta, CUBLAS_OP_N, ab[0], ab[1], 1});
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST_F(GpuNgemm, DevicePointerModeForAlphaAndBeta) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 16), CUBLAS_STATUS_SUCCESS);
+  for (double beta : {0.0, 1.0, 0.5}) {
+    run<double>({97, 66, 80, CUBLAS_OP_N, CUBLAS_OP_N, 1.25, beta, 1}, true);
+    run<float>({66, 97, 80, CUBLAS_OP_T, CUBLAS_OP_T, 1.25, beta, 0}, true);
+    if (HasFatalFailure()) return;
+  }
+  // k == 0 with device scalars: C = beta * C via the scale kernel.
+  run<double>({33, 17, 0, CUBLAS_OP_N, CUBLAS_OP_N, 1.0, 0.5, 1}, true);
+}
+
+TEST_F(GpuNgemm, NonDefaultStreamIsUsedInOrder) {
+  // Inputs are copied on a non-blocking stream right before the call, and the
+  // result copied back on it; only that stream is synchronised. A library
+  // that ran anywhere else would race with the copies.
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 64), CUBLAS_STATUS_SUCCESS);
+  cudaStream_t s;
+  XN_CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const int n = 512;
+  std::mt19937_64 rng(fresh_seed());
+  std::vector<double> A, B;
+  fill<double>(A, n, n, n, Dist::Uniform01, rng, 0.0);
+  fill<double>(B, n, n, n, Dist::Uniform01, rng, 0.0);
+  double *hA, *hB, *hC;
+  XN_CUDA_OK(cudaMallocHost(&hA, sizeof(double) * n * n));
+  XN_CUDA_OK(cudaMallocHost(&hB, sizeof(double) * n * n));
+  XN_CUDA_OK(cudaMallocHost(&hC, sizeof(double) * n * n));
+  std::copy(A.begin(), A.end(), hA);
+  std::copy(B.begin(), B.end(), hB);
+  DeviceBuffer<double> dA(n * n), dB(n * n), dC(n * n);
+  XN_CUBLAS_OK(cublasSetStream(h_, s));
+  for (int rep = 0; rep < 3; ++rep) {
+    XN_CUDA_OK(cudaMemsetAsync(dC.get(), 0xff, sizeof(double) * n * n, s));  // NaN
+    XN_CUDA_OK(cudaMemcpyAsync(dA.get(), hA, sizeof(double) * n * n, cudaMemcpyHostToDevice, s));
+    XN_CUDA_OK(cudaMemcpyAsync(dB.get(), hB, sizeof(double) * n * n, cudaMemcpyHostToDevice, s));
+    const double one = 1, zero = 0;
+    XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n,
+                          dB.get(), n, &zero, dC.get(), n));
+    XN_CUDA_OK(cudaMemcpyAsync(hC, dC.get(), sizeof(double) * n * n, cudaMemcpyDeviceToHost, s));
+    XN_CUDA_OK(cudaStreamSynchronize(s));
+    std::vector<double> ref(std::size_t(n) * n);
+    xn::Options opt;
+    ASSERT_EQ(xn::cpu_ngemm<double>(false, false, n, n, n, 1.0, A.data(), n, B.data(), n,
+                                    0.0, ref.data(), n, opt, 0),
+              xn::Status::Ok);
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_NEAR(hC[i], ref[i], 1e-11 * ref[i]) << i;
+  }
+  XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
+  cudaFreeHost(hA);
+  cudaFreeHost(hB);
+  cudaFreeHost(hC);
+  cudaStreamDestroy(s);
+}
+
+TEST_F(GpuNgemm, SwitchingStreamsOnOneHandleKeepsTheWorkspaceOrdered) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 32), CUBLAS_STATUS_SUCCESS);
+  cudaStream_t s1, s2;
+  XN_CUDA_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  XN_CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  for (int rep = 0; rep < 2; ++rep) {
+    run<double>({200, 180, 190, CUBLAS_OP_N, CUBLAS_OP_N, 1, 0, 0}, false, s1);
+    run<double>({200, 180, 190, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, s2);
+  }
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
+TEST_F(GpuNgemm, BadArgumentsGiveCublasStatusAndLeaveCUntouched) {
+  const int m = 8, n = 6, k = 7;
+  DeviceBuffer<double> dA(64 * 64), dB(64 * 64), dC(64 * 64);
+  std::vector<double> pattern(64 * 64);
+  for (std::size_t i = 0; i < pattern.size(); ++i) pattern[i] = double(i) * 0.5;
+  pattern[3] = std::nan("");
+  const double one = 1, zero = 0;
+  struct Bad {
+    cublasOperation_t ta, tb;
+    int m, n, k, lda, ldb, ldc;
+  };
+  const Bad cases[] = {
+      {cublasOperation_t(7), CUBLAS_OP_N, m, n, k, m, k, m},
+      {CUBLAS_OP_N, cublasOperation_t(-1), m, n, k, m, k, m},
+      {CUBLAS_OP_CONJG, CUBLAS_OP_N, m, n, k, m, k, m},
+      {CUBLAS_OP_N, CUBLAS_OP_CONJG, m, n, k, m, k, m},
+      {CUBLAS_OP_N, CUBLAS_OP_N, -1, n, k, m, k, m},
+      {CUBLAS_OP_N, CUBLAS_OP_N, m, -1, k, m, k, m},
+      {CUBLAS_OP_N, CUBLAS_OP_N, m, n, -1, m, k, m},
+      {CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, m - 1, k, m},
+      {CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, k - 1, k, m},
+      {CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, m, k - 1, m},
+      {CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, m, n - 1, m},
+      {CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, m, k, m - 1},
+      {CUBLAS_OP_N, CUBLAS_OP_N, 0, n, k, 0, k, 0},
+      {CUBLAS_OP_N, CUBLAS_OP_N, m, n, 0, m, 0, m},
+      {CUBLAS_OP_C, CUBLAS_OP_C, m, n, k, k, n, m},  // valid: C means T
+      {CUBLAS_OP_N, CUBLAS_OP_N, 0, 0, 0, 1, 1, 1},  // valid, empty
+  };
+  for (const Bad &b : cases) {
+    dC.upload(pattern);
+    const cublasStatus_t want = cublasDgemm(h_, b.ta, b.tb, b.m, b.n, b.k, &one, dA.get(),
+                                            b.lda, dB.get(), b.ldb, &zero, dC.get(), b.ldc);
+    XN_CUDA_OK(cudaDeviceSynchronize());
+    dC.upload(pattern);
+    const cublasStatus_t got = xnDngemm(h_, b.ta, b.tb, b.m, b.n, b.k, &one, dA.get(), b.lda,
+                                        dB.get(), b.ldb, &zero, dC.get(), b.ldc);
+    XN_CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_EQ(got, want) << "ta=" << b.ta << " tb=" << b.tb << " m=" << b.m << " n=" << b.n
+                         << " k=" << b.k << " lda=" << b.lda << " ldb=" << b.ldb
+                         << " ldc=" << b.ldc;
+    if (got != CUBLAS_STATUS_SUCCESS) {
+      EXPECT_TRUE(same_bits(dC.download(), pattern));
+    }
+    float fone = 1, fzero = 0;
+    const cublasStatus_t fwant =
+        cublasSgemm(h_, b.ta, b.tb, b.m, b.n, b.k, &fone, reinterpret_cast<float *>(dA.get()),
+                    b.lda, reinterpret_cast<float *>(dB.get()), b.ldb, &fzero,
+                    reinterpret_cast<float *>(dC.get()), b.ldc);
+    XN_CUDA_OK(cudaDeviceSynchronize());
+    dC.upload(pattern);
+    const cublasStatus_t fgot =
+        xnSngemm(h_, b.ta, b.tb, b.m, b.n, b.k, &fone, reinterpret_cast<float *>(dA.get()),
+                 b.lda, reinterpret_cast<float *>(dB.get()), b.ldb, &fzero,
+                 reinterpret_cast<float *>(dC.get()), b.ldc);
+    XN_CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_EQ(fgot, fwant) << "float, ta=" << b.ta << " m=" << b.m;
+    if (fgot != CUBLAS_STATUS_SUCCESS) {
+      EXPECT_TRUE(same_bits(dC.download(), pattern));
+    }
+  }
+  EXPECT_EQ(xnDngemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.get(), m, dB.get(),
+                     k, &zero, dC.get(), m),
+            CUBLAS_STATUS_NOT_INITIALIZED);
+}
+
+TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 64), CUBLAS_STATUS_SUCCESS);
+  const int n = 512;  // 3 levels with leaf 64
+  size_t query = 0, held = 0;
+  XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &query));
+  EXPECT_EQ(query, size_t(xn::workspace_elems(n, n, n, 3, false, true)) * sizeof(double));
+  // At most half of A, B and C together (issue's budget).
+  EXPECT_LE(query, 3u * n * n * sizeof(double) / 2);
+  run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 0}, false, nullptr, 3);
+  XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
+  EXPECT_EQ(held, query);
+  // Same shape again: nothing new is allocated.
+  run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 0}, false, nullptr, 3);
+  size_t held2 = 0;
+  XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held2));
+  EXPECT_EQ(held2, held);
+
+  // A user-supplied workspace is used as is; one too small for 3 levels
+  // makes the call run with fewer.
+  DeviceBuffer<char> user(query);
+  XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), query));
+  run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 3);
+  const size_t two_levels = size_t(xn::workspace_elems(n, n, n, 2, false, true)) * 8;
+  XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), two_levels));
+  run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 2);
+  XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
+  EXPECT_EQ(held, two_levels);
+  XN_CUBLAS_OK(xnSetWorkspace(h_, nullptr, 0));
+  EXPECT_EQ(xnSetWorkspace(h_, user.get() + 1, 64), CUBLAS_STATUS_INVALID_VALUE);
+}
+
+TEST_F(GpuNgemm, FailedOrForbiddenWorkspaceStillGivesTheProduct) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 32), CUBLAS_STATUS_SUCCESS);
+  xn::testing::set_fail_workspace_allocations(true);
+  run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 0, 0}, false, nullptr, 0);
+  xn::testing::set_fail_workspace_allocations(false);
+  size_t held = 1;
+  XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
+  EXPECT_EQ(held, 0u);
+  // A tiny budget: the same.
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, 1024), CUBLAS_STATUS_SUCCESS);
+  run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 0);
+  // A budget for exactly one level.
+  const size_t one_level = size_t(xn::workspace_elems(300, 260, 280, 1, true, false)) * 8;
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(one_level)), CUBLAS_STATUS_SUCCESS);
+  run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 1);
+}
+
+TEST_F(GpuNgemm, NonNegativeCheckFallsBackAndCounts) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_CHECK_NONNEG, 1), CUBLAS_STATUS_SUCCESS);
+  const int n = 100;
+  std::mt19937_64 rng(fresh_seed());
+  std::vector<double> A, B;
+  fill<double>(A, n, n, n, Dist::Uniform01, rng, 0.0);
+  fill<double>(B, n, n, n, Dist::Uniform01, rng, 0.0);
+  DeviceBuffer<double> dA, dB, dC(n * n);
+  dA.upload(A);
+  dB.upload(B);
+  const double one = 1, zero = 0;
+  uint64_t count = 99;
+  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(), n,
+                        &zero, dC.get(), n));
+  XN_CUBLAS_OK(xnGetNonNegFallbackCount(h_, &count));
+  EXPECT_EQ(count, 0u);
+  A[5 + 7 * n] = -0.5;  // one negative entry
+  dA.upload(A);
+  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(), n,
+                        &zero, dC.get(), n));
+  XN_CUBLAS_OK(xnGetNonNegFallbackCount(h_, &count));
+  EXPECT_EQ(count, 1u);
+  // The fallback is cuBLAS's own product: bitwise equal to cublasDgemm.
+  DeviceBuffer<double> dRef(n * n);
+  XN_CUBLAS_OK(cublasDgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(),
+                           n, &zero, dRef.get(), n));
+  EXPECT_TRUE(same_bits(dC.download(), dRef.download()));
+}
+
+TEST_F(GpuNgemm, NanAndInfInInputsAreNeverLost) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
+  const int n = 96;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int trial = 0; trial < 4; ++trial) {
+    std::mt19937_64 rng(fresh_seed());
+    std::vector<double> A, B;
+    fill<double>(A, n, n, n, Dist::Uniform01, rng, 0.0);
+    fill<double>(B, n, n, n, Dist::Uniform01, rng, 0.0);
+    const int i = int(rng() % n), p = int(rng() % n);
+    (trial % 2 ? B : A)[std::size_t(i + p * n)] = trial < 2 ? inf : std::nan("");
+    DeviceBuffer<double> dA, dB, dC(n * n);
+    dA.upload(A);
+    dB.upload(B);
+    const double one = 1, zero = 0;
+    XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(),
+                          n, &zero, dC.get(), n));
+    const std::vector<double> C = dC.download();
+    std::vector<double> ref(std::size_t(n) * n);
+    xn::Options opt;
+    ASSERT_EQ(xn::cpu_ngemm<double>(false, false, n, n, n, 1.0, A.data(), n, B.data(), n, 0.0,
+                                    ref.data(), n, opt, 0, xn::CpuLeaf::PreloadLoop),
+              xn::Status::Ok);
+    int nonfinite = 0;
+    for (std::size_t e = 0; e < ref.size(); ++e)
+      if (!std::isfinite(ref[e])) {
+        ++nonfinite;
+        ASSERT_FALSE(std::isfinite(C[e])) << "lost a non-finite value at " << e;
+      }
+    EXPECT_GT(nonfinite, 0);
+  }
+}
+
+TEST_F(GpuNgemm, AgreesWithTheCpuBackendAtEqualDepth) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 64), CUBLAS_STATUS_SUCCESS);
+  const int m = 515, n = 389, k = 777;  // odd: peeling at the top
+  std::mt19937_64 rng(fresh_seed());
+  std::vector<double> A, B, C0;
+  fill<double>(A, k, m, k, Dist::Uniform01, rng, 0.0);  // transposed A
+  fill<double>(B, k, n, k, Dist::Uniform01, rng, 0.0);
+  fill<double>(C0, m, n, m, Dist::Uniform01, rng, 0.0);
+  DeviceBuffer<double> dA, dB, dC;
+  dA.upload(A);
+  dB.upload(B);
+  dC.upload(C0);
+  const double alpha = 0.5, beta = 2;
+  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, dA.get(), k, dB.get(),
+                        k, &beta, dC.get(), m));
+  const std::vector<double> C = dC.download();
+  std::vector<double> ref = C0;
+  xn::Options opt;
+  opt.leaf_d = 64;
+  ASSERT_EQ(xn::cpu_ngemm<double>(true, false, m, n, k, alpha, A.data(), k, B.data(), k, beta,
+                                  ref.data(), m, opt),
+            xn::Status::Ok);
+  for (std::size_t e = 0; e < ref.size(); ++e)
+    ASSERT_NEAR(C[e], ref[e], 64 * k * 0x1p-53 * std::fabs(ref[e])) << e;
+}
+
+TEST(GpuNgemmThreads, SeparateHandlesOnSeveralHostThreadsRunCorrectly) {
+  XN_REQUIRE_GPU();
+  const int threads = 4, n = 384;
+  std::vector<std::thread> pool;
+  std::vector<int> failures(threads, 0);
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([t, n, &failures] {
+      cublasHandle_t h;
+      cudaStream_t s;
+      if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS ||
+          cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        failures[t] = -1;
+        return;
+      }
+      cublasSetStream(h, s);
+      xnSetOption(h, XN_OPT_LEAF_SIZE_D, 48);
+      std::mt19937_64 rng(fresh_seed());
+      for (int rep = 0; rep < 3; ++rep) {
+        std::vector<double> A, B;
+        fill<double>(A, n, n, n, Dist::Uniform01, rng, 0.0);
+        fill<double>(B, n, n, n, Dist::Uniform01, rng, 0.0);
+        double *d;
+        if (cudaMalloc(&d, sizeof(double) * 3 * n * n) != cudaSuccess) {
+          failures[t] = -2;
+          break;
+        }
+        cudaMemcpyAsync(d, A.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice, s);
+        cudaMemcpyAsync(d + n * n, B.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice, s);
+        const double one = 1, zero = 0;
+        if (xnDngemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, d, n, d + n * n, n, &zero,
+                     d + 2 * n * n, n) != CUBLAS_STATUS_SUCCESS)
+          ++failures[t];
+        std::vector<double> C(std::size_t(n) * n), ref(std::size_t(n) * n);
+        cudaMemcpyAsync(C.data(), d + 2 * n * n, sizeof(double) * n * n, cudaMemcpyDeviceToHost,
+                        s);
+        cudaStreamSynchronize(s);
+        cudaFree(d);
+        xn::Options opt;
+        xn::cpu_ngemm<double>(false, false, n, n, n, 1.0, A.data(), n, B.data(), n, 0.0,
+                              ref.data(), n, opt, 0);
+        for (std::size_t e = 0; e < C.size(); ++e)
+          if (!(std::fabs(C[e] - ref[e]) <= 1e-11 * ref[e])) {
+            ++failures[t];
+            break;
+          }
+      }
+      xnRelease(h);
+      cublasDestroy(h);
+      cudaStreamDestroy(s);
+    });
+  for (auto &th : pool) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+TEST(GpuHostApi, DngemmUsesTheGpuAndMatchesTheOracle) {
+  XN_REQUIRE_GPU();
+  setenv("XN_DEVICE", "gpu", 1);
+  std::int64_t old_leaf = 0;
+  xnGetOption(nullptr, XN_OPT_LEAF_SIZE_D, &old_leaf);
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_LEAF_SIZE_D, 32), CUBLAS_STATUS_SUCCESS);
+  const int m = 150, n = 130, k = 140, lda = 152, ldb = 141, ldc = 155;
+  std::mt19937_64 rng(fresh_seed());
+  std::vector<double> A, B, C;
+  fill<double>(A, m, k, lda, Dist::Uniform01, rng, std::nan(""));
+  fill<double>(B, k, n, ldb, Dist::Uniform01, rng, std::nan(""));
+  fill<double>(C, m, n, ldc, Dist::Uniform01, rng, kCSentinel);
+  const std::vector<double> C0 = C;
+  const double alpha = 1.5, beta = 0.25;
+  dngemm_("N", "N", &m, &n, &k, &alpha, A.data(), &lda, B.data(), &ldb, &beta, C.data(), &ldc);
+  std::vector<ExactEntry> exact;
+  exact_gemm<double>(false, false, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta,
+                     C0.data(), ldc, exact);
+  const double gamma = k * 0x1p-53;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < ldc; ++i) {
+      const double got = C[std::size_t(i + j * ldc)];
+      if (i >= m) {
+        ASSERT_EQ(got, kCSentinel);
+        continue;
+      }
+      const ExactEntry &e = exact[std::size_t(i + j * m)];
+      ASSERT_LE(abs_error(got, e), allowance(2) * gamma * e.magnitude) << i << "," << j;
+    }
+  xnSetOption(nullptr, XN_OPT_LEAF_SIZE_D, old_leaf);
+  unsetenv("XN_DEVICE");
+}
+
+}  // namespace
