@@ -81,13 +81,7 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
   HandleState *hs = handle_state(handle);
   if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;
   std::lock_guard<std::mutex> lock(hs->mu);
-  Status s = ensure_device_resources(*hs, stream);
-  if (s == Status::Ok) s = order_after_last_call(*hs, stream);
-  if (s != Status::Ok) return to_cublas(s);
 
-  const T *zero_one = dev_scalars ? device_zero_one(*hs, static_cast<T *>(nullptr))
-                                  : host_zero_one<T>();
-  CudaBackend<T> be(handle, stream, dev_scalars, alpha, beta, zero_one);
   // With device scalars their values are unknown on the host: the kernels
   // read beta on the device (beta == 0 still never reads C) and cuBLAS does
   // the same for the leaves.
@@ -95,20 +89,38 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
   const MatView<T> Cv{C, m, n, ldc, false};
   const MatView<const T> Av{A, m, k, lda, transa != CUBLAS_OP_N};
   const MatView<const T> Bv{B, k, n, ldb, transb != CUBLAS_OP_N};
-
+  const bool is_double = sizeof(T) == sizeof(double);
+  const bool quick = k == 0 || (!dev_scalars && *alpha == T(0));
+  int levels = quick ? 0
+                     : choose_levels(m, n, k, hs->opt.leaf_for(is_double),
+                                     int(hs->opt.max_levels));
   hs->last_levels = 0;
-  if (k == 0 || (!dev_scalars && *alpha == T(0))) {
+
+  // Below the crossover, and for the quick return, the call is exactly one
+  // cuBLAS GEMM (or one scaling kernel): no workspace, so no ordering events
+  // either, and nothing added to cuBLAS's own cost.
+  if (levels == 0 && !hs->opt.check_nonneg) {
+    CudaBackend<T> plain(handle, stream, dev_scalars, alpha, beta, nullptr);
+    return to_cublas(quick ? plain.scale(Cv, beta_kind)
+                           : plain.gemm(Av, Bv, beta_kind, Cv));
+  }
+
+  Status s = ensure_device_resources(*hs, stream);
+  if (s == Status::Ok) s = order_after_last_call(*hs, stream);
+  if (s != Status::Ok) return to_cublas(s);
+  const T *zero_one = dev_scalars ? device_zero_one(*hs, static_cast<T *>(nullptr))
+                                  : host_zero_one<T>();
+  CudaBackend<T> be(handle, stream, dev_scalars, alpha, beta, zero_one);
+
+  bool negative = false;
+  if (quick) {
     s = be.scale(Cv, beta_kind);  // BLAS quick return: A and B not read
   } else {
-    bool negative = false;
     if (hs->opt.check_nonneg) s = scan_for_negative<T>(*hs, stream, Av, Bv, &negative);
     if (s == Status::Ok && negative) {
       ++hs->nonneg_fallbacks;
       s = be.gemm(Av, Bv, beta_kind, Cv);
     } else if (s == Status::Ok) {
-      const bool is_double = sizeof(T) == sizeof(double);
-      int levels = choose_levels(m, n, k, hs->opt.leaf_for(is_double),
-                                 int(hs->opt.max_levels));
       T *ws = nullptr;
       // Fewer levels when the workspace cannot be had: never fail for lack
       // of scratch memory the classical product does not need.
