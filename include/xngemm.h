@@ -111,13 +111,22 @@ typedef enum {
    *  handle; -1 = no limit (XN_WORKSPACE_LIMIT). A call that would need more
    *  runs with fewer levels. */
   XN_OPT_WORKSPACE_LIMIT = 4,
-  /** Each leaf GEMM is run as this many GEMMs over consecutive chunks of k,
-   *  accumulated in C: a GPU GEMM sums along k in one long chain, and
-   *  chunking breaks it (seed 000, eq. 3.4), for one extra pass over the
-   *  leaf's C per chunk. 1 = off. Single precision (XN_KSPLIT_S). */
-  XN_OPT_LEAF_KSPLIT_S = 5,
-  /** The same for double precision (XN_KSPLIT_D). */
-  XN_OPT_LEAF_KSPLIT_D = 6
+  /** Longest stretch of k a leaf GEMM may sum in one chain when the call
+   *  recurses: a leaf with a longer k runs as ceil(k / this) GEMMs over
+   *  consecutive chunks of k, accumulated in C. A GPU GEMM sums along k in
+   *  one running sum per entry; chunking breaks that chain (seed 000, eq.
+   *  3.4) for one extra pass over the leaf's C per chunk. 0 = never split.
+   *  Single precision (XN_KCHAIN_S). */
+  XN_OPT_LEAF_KCHAIN_S = 5,
+  /** The same for double precision (XN_KCHAIN_D). */
+  XN_OPT_LEAF_KCHAIN_D = 6,
+  /** No recursion at all for products with m*n*k below this value cubed
+   *  (cuBLAS is called as is): the crossover, for sizes where the first
+   *  level's leaves would be shapes cuBLAS runs slowly. Single precision
+   *  (XN_MIN_SIZE_S). */
+  XN_OPT_MIN_SIZE_S = 7,
+  /** The same for double precision (XN_MIN_SIZE_D). */
+  XN_OPT_MIN_SIZE_D = 8
 } xnOption_t;
 
 /**

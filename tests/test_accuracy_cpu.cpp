@@ -666,14 +666,18 @@ class HostApiOnCpu : public ::testing::Test {
  protected:
   static constexpr xnOption_t kOptions[] = {XN_OPT_LEAF_SIZE_S, XN_OPT_LEAF_SIZE_D,
                                             XN_OPT_MAX_LEVELS, XN_OPT_CHECK_NONNEG,
-                                            XN_OPT_WORKSPACE_LIMIT};
+                                            XN_OPT_WORKSPACE_LIMIT, XN_OPT_MIN_SIZE_S,
+                                            XN_OPT_MIN_SIZE_D};
   void SetUp() override {
     const char *d = std::getenv("XN_DEVICE");
     had_device_ = d != nullptr;
     if (d) device_ = d;
     setenv("XN_DEVICE", "cpu", 1);
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < kCount; ++i)
       ASSERT_EQ(xnGetOption(nullptr, kOptions[i], &saved_[i]), CUBLAS_STATUS_SUCCESS);
+    // No crossover: the small leaf alone decides the depth.
+    ASSERT_EQ(xnSetOption(nullptr, XN_OPT_MIN_SIZE_S, 0), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(nullptr, XN_OPT_MIN_SIZE_D, 0), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_LEAF_SIZE_S, kLeaf), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_LEAF_SIZE_D, kLeaf), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_MAX_LEVELS, kMaxLevels), CUBLAS_STATUS_SUCCESS);
@@ -681,7 +685,7 @@ class HostApiOnCpu : public ::testing::Test {
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_WORKSPACE_LIMIT, -1), CUBLAS_STATUS_SUCCESS);
   }
   void TearDown() override {
-    for (int i = 0; i < 5; ++i) xnSetOption(nullptr, kOptions[i], saved_[i]);
+    for (int i = 0; i < kCount; ++i) xnSetOption(nullptr, kOptions[i], saved_[i]);
     if (had_device_)
       setenv("XN_DEVICE", device_.c_str(), 1);
     else
@@ -702,7 +706,8 @@ class HostApiOnCpu : public ::testing::Test {
   }
 
   std::uint64_t seed_ = xn_test::fresh_seed();
-  std::int64_t saved_[5] = {};
+  static constexpr int kCount = sizeof(kOptions) / sizeof(kOptions[0]);
+  std::int64_t saved_[kCount] = {};
   bool had_device_ = false;
   std::string device_;
 };

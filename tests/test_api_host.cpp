@@ -57,6 +57,11 @@ namespace {
 // The host API reads XN_DEVICE on every call; force the CPU path before any
 // test runs so results do not depend on the machine.
 const bool kCpuForced = [] { return setenv("XN_DEVICE", "cpu", 1) == 0; }();
+// The tests force recursion with small leaves: no crossover size on top.
+const bool kNoCrossover = [] {
+  return xnSetOption(nullptr, XN_OPT_MIN_SIZE_S, 0) == CUBLAS_STATUS_SUCCESS &&
+         xnSetOption(nullptr, XN_OPT_MIN_SIZE_D, 0) == CUBLAS_STATUS_SUCCESS;
+}();
 
 using xn_test::Dist;
 
@@ -81,7 +86,7 @@ class OptionGuard {
   OptionGuard &operator=(const OptionGuard &) = delete;
 
  private:
-  static constexpr int kCount = XN_OPT_LEAF_KSPLIT_D + 1;
+  static constexpr int kCount = XN_OPT_MIN_SIZE_D + 1;
   std::int64_t saved_[kCount] = {};
 };
 
@@ -603,7 +608,8 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
                          {XN_OPT_MAX_LEVELS, 3},      {XN_OPT_CHECK_NONNEG, 1},
                          {XN_OPT_CHECK_NONNEG, 0},    {XN_OPT_WORKSPACE_LIMIT, -1},
                          {XN_OPT_WORKSPACE_LIMIT, 0}, {XN_OPT_WORKSPACE_LIMIT, 1 << 20},
-                         {XN_OPT_LEAF_KSPLIT_S, 1},   {XN_OPT_LEAF_KSPLIT_D, 4}};
+                         {XN_OPT_LEAF_KCHAIN_S, 0},   {XN_OPT_LEAF_KCHAIN_D, 512},
+                         {XN_OPT_MIN_SIZE_S, 0},      {XN_OPT_MIN_SIZE_D, 9000}};
   for (const Valid &v : valid) {
     std::int64_t got = -99;
     EXPECT_EQ(xnSetOption(nullptr, v.opt, v.value), CUBLAS_STATUS_SUCCESS)
@@ -615,8 +621,8 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
   const Valid invalid[] = {{XN_OPT_LEAF_SIZE_S, 0},  {XN_OPT_LEAF_SIZE_D, 0},
                            {XN_OPT_LEAF_SIZE_D, -8}, {XN_OPT_MAX_LEVELS, -1},
                            {XN_OPT_CHECK_NONNEG, 2}, {XN_OPT_CHECK_NONNEG, -1},
-                           {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KSPLIT_S, 0},
-                           {XN_OPT_LEAF_KSPLIT_D, 65}};
+                           {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KCHAIN_S, -1},
+                           {XN_OPT_MIN_SIZE_D, -5}};
   for (const Valid &v : invalid) {
     std::int64_t before = 0, after = 0;
     ASSERT_EQ(xnGetOption(nullptr, v.opt, &before), CUBLAS_STATUS_SUCCESS);
@@ -628,7 +634,7 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
 
   // Unknown options, and a NULL output pointer.
   std::int64_t v = 42;
-  for (int bad : {-1, XN_OPT_LEAF_KSPLIT_D + 1, 99}) {
+  for (int bad : {-1, XN_OPT_MIN_SIZE_D + 1, 99}) {
     EXPECT_EQ(xnSetOption(nullptr, xnOption_t(bad), 1), CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(xnGetOption(nullptr, xnOption_t(bad), &v), CUBLAS_STATUS_INVALID_VALUE);
   }
@@ -720,6 +726,7 @@ TEST(HostApiThreads, ConcurrentCallsAreCorrect) {
 
 TEST(HostApiEnvironment, CpuPathForced) {
   ASSERT_TRUE(kCpuForced);
+  ASSERT_TRUE(kNoCrossover);
   const char *d = std::getenv("XN_DEVICE");
   ASSERT_NE(d, nullptr);
   EXPECT_STREQ(d, "cpu");

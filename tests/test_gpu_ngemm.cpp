@@ -52,6 +52,9 @@ class GpuNgemm : public ::testing::Test {
   void SetUp() override {
     XN_REQUIRE_GPU();
     ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
+    // Tests choose small leaves to recurse at test sizes: no crossover on top.
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_MIN_SIZE_S, 0), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_MIN_SIZE_D, 0), CUBLAS_STATUS_SUCCESS);
   }
   void TearDown() override {
     if (h_) {
@@ -163,8 +166,8 @@ TEST_F(GpuNgemm, AlphaBetaIncludingZeroAndOne) {
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 16), CUBLAS_STATUS_SUCCESS);
   // Leaves split along k as well: the first chunk takes beta, the rest add.
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KSPLIT_D, 3), CUBLAS_STATUS_SUCCESS);
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KSPLIT_S, 2), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_D, 12), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_S, 16), CUBLAS_STATUS_SUCCESS);
   const double scalars[][2] = {{1, 0}, {1, 1}, {0.75, 0}, {0.75, 1}, {1, 0.5},
                                {2.5, -1.5}, {0, 0}, {0, 2}};
   for (const auto &ab : scalars)

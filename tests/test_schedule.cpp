@@ -136,7 +136,7 @@ struct IntCase {
   int m, n, k;
   bool ta, tb;
   int levels;
-  int ksplit = 1;  // chunks of k per leaf (leaf_gemm)
+  int kchain = 0;  // longest k per leaf GEMM (leaf_gemm); 0 = no split
 };
 
 void run_integer_case(const IntCase &c, std::uint64_t seed) {
@@ -160,7 +160,7 @@ void run_integer_case(const IntCase &c, std::uint64_t seed) {
       ref[i + j * ldc] = alpha * s + beta * ref[i + j * ldc];
     }
   xn::Options opt;
-  opt.ksplit_d = c.ksplit;
+  opt.kchain_d = c.kchain;
   const xn::Status st = xn::cpu_ngemm<double>(
       c.ta, c.tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta,
       C.data(), ldc, opt, c.levels, xn::CpuLeaf::PreloadLoop);
@@ -168,7 +168,7 @@ void run_integer_case(const IntCase &c, std::uint64_t seed) {
   for (std::size_t i = 0; i < C.size(); ++i)
     ASSERT_EQ(C[i], ref[i]) << "index " << i << " m=" << c.m << " n=" << c.n
                             << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb
-                            << " levels=" << c.levels << " ksplit=" << c.ksplit << "; "
+                            << " levels=" << c.levels << " kchain=" << c.kchain << "; "
                             << xn_test::describe_seed(seed);
 }
 
@@ -182,17 +182,24 @@ TEST(ScheduleExecutor, IntegerMatricesExactAtOneTwoThreeLevels) {
         run_integer_case({s + 5, s + 3, s + 7, ta, tb, levels}, xn_test::fresh_seed());
         run_integer_case({3 * s + 1, s - 1, 2 * s + 3, ta, tb, levels},
                          xn_test::fresh_seed());
-        // leaves split along k (3 chunks, uneven last chunk), and the peels
-        run_integer_case({s + 5, s + 3, 3 * s + 7, ta, tb, levels, 3},
+        // leaves split along k (uneven last chunk), and the peels
+        run_integer_case({s + 5, s + 3, 3 * s + 7, ta, tb, levels, 9},
                          xn_test::fresh_seed());
       }
 }
 
-TEST(ScheduleExecutor, LeafKSplitIsExactAndIgnoredWithoutRecursion) {
-  for (int ksplit : {2, 3, 7, 64}) {
-    run_integer_case({33, 21, 101, true, false, 0, ksplit}, xn_test::fresh_seed());
-    run_integer_case({34, 22, 202, true, false, 1, ksplit}, xn_test::fresh_seed());
+TEST(ScheduleExecutor, LeafKChainIsExactAndIgnoredWithoutRecursion) {
+  for (int kchain : {1, 8, 30, 64, 500}) {
+    run_integer_case({33, 21, 101, true, false, 0, kchain}, xn_test::fresh_seed());
+    run_integer_case({34, 22, 202, true, false, 1, kchain}, xn_test::fresh_seed());
   }
+}
+
+TEST(Plan, MinSizeTurnsRecursionOffBelowTheCrossover) {
+  EXPECT_EQ(xn::choose_levels(6144, 6144, 6144, 2048, 10, 7168), 0);
+  EXPECT_EQ(xn::choose_levels(7168, 7168, 7168, 2048, 10, 7168), 1);
+  EXPECT_EQ(xn::choose_levels(8192, 8192, 8192, 2048, 10, 7168), 2);
+  EXPECT_EQ(xn::choose_levels(8192, 8192, 8192, 2048, 10, 0), 2);
 }
 
 TEST(Plan, ChooseLevelsHalvesWhileTheLeafStaysLargeEnough) {

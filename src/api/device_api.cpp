@@ -93,16 +93,19 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
   const bool quick = k == 0 || (!dev_scalars && *alpha == T(0));
   int levels = quick ? 0
                      : choose_levels(m, n, k, hs->opt.leaf_for(is_double),
-                                     int(hs->opt.max_levels));
+                                     int(hs->opt.max_levels),
+                                     hs->opt.min_size_for(is_double));
   hs->last_levels = 0;
 
   // Below the crossover, and for the quick return, the call is exactly one
   // cuBLAS GEMM (or one scaling kernel): no workspace, so no ordering events
   // either, and nothing added to cuBLAS's own cost.
+  // The caller's own alpha and beta pointers go to cuBLAS as they are
+  // (ScalarKind::User), so no constants are needed.
   if (levels == 0 && !hs->opt.check_nonneg) {
     CudaBackend<T> plain(handle, stream, dev_scalars, alpha, beta, nullptr);
     return to_cublas(quick ? plain.scale(Cv, beta_kind)
-                           : plain.gemm(Av, Bv, beta_kind, Cv));
+                           : plain.gemm(Av, Bv, ScalarKind::User, Cv));
   }
 
   Status s = ensure_device_resources(*hs, stream);
@@ -132,7 +135,7 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
       }
       hs->last_levels = levels;
       s = recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv,
-                            beta_kind, Cv, ws, hs->opt.ksplit_for(is_double));
+                            beta_kind, Cv, ws, hs->opt.kchain_for(is_double));
     }
   }
   const Status done = mark_call_done(*hs, stream);
@@ -222,7 +225,8 @@ cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
     o = hs->opt;
   }
   const bool is_double = precision == 'd';
-  const int levels = choose_levels(m, n, k, o.leaf_for(is_double), int(o.max_levels));
+  const int levels = choose_levels(m, n, k, o.leaf_for(is_double), int(o.max_levels),
+                                   o.min_size_for(is_double));
   *bytes = std::size_t(workspace_elems(m, n, k, levels, transa != CUBLAS_OP_N,
                                        transb != CUBLAS_OP_N)) *
            (is_double ? sizeof(double) : sizeof(float));

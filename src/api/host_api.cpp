@@ -124,7 +124,7 @@ bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
   }
   // The thread's handle follows the process-wide options.
   const Options o = default_options();
-  for (int opt = XN_OPT_LEAF_SIZE_S; opt <= XN_OPT_LEAF_KSPLIT_D; ++opt) {
+  for (int opt = XN_OPT_LEAF_SIZE_S; opt <= XN_OPT_MIN_SIZE_D; ++opt) {
     std::int64_t v = 0;
     read_option(o, opt, &v);
     xnSetOption(t_gpu.handle, xnOption_t(opt), v);

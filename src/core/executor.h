@@ -29,20 +29,22 @@
 
 namespace xn {
 
-// A leaf product C = alpha A B + beta C as `ksplit` GEMMs over consecutive
-// chunks of k, the first with beta and the others accumulating (beta = 1).
+// A leaf product C = alpha A B + beta C as GEMMs over consecutive chunks of
+// k no longer than `kchain` (0: one GEMM), the first with beta and the
+// others accumulating (beta = 1).
 // A GPU GEMM sums along k in one running sum per entry ("preload", seed 000
 // section 3.4, Figure 4); a BLAS GEMM adds alpha*sum into beta*C only at the
 // end, so chunking k turns the leaf into the "postload" order of Figure 5 and
-// cuts its error chain from k to k/ksplit + ksplit terms (eq. 3.4), for one
-// extra read and write of the leaf's C per extra chunk.
+// cuts its error chain from k to about kchain + k/kchain terms (eq. 3.4), for
+// one extra read and write of the leaf's C per extra chunk.
 template <class T, class Backend>
-Status leaf_gemm(Backend &be, int ksplit, MatView<const T> A, MatView<const T> B,
-                 ScalarKind beta, MatView<T> C) {
+Status leaf_gemm(Backend &be, index_t kchain, MatView<const T> A,
+                 MatView<const T> B, ScalarKind beta, MatView<T> C) {
   const index_t k = A.cols;
-  if (ksplit <= 1 || k < 2 * ksplit) return be.gemm(A, B, beta, C);
-  // Chunks of equal size rounded to 8 so that chunk boundaries stay aligned.
-  const index_t chunk = round_up((k + ksplit - 1) / ksplit, 8);
+  if (kchain <= 0 || k <= kchain) return be.gemm(A, B, beta, C);
+  // Equal chunks, rounded up to 8 so that chunk boundaries stay aligned.
+  const index_t chunks = (k + kchain - 1) / kchain;
+  const index_t chunk = round_up((k + chunks - 1) / chunks, 8);
   for (index_t p0 = 0; p0 < k; p0 += chunk) {
     const index_t kc = p0 + chunk <= k ? chunk : k - p0;
     const Status s = be.gemm(A.block(0, p0, A.rows, kc), B.block(p0, 0, kc, B.cols),
@@ -55,15 +57,15 @@ Status leaf_gemm(Backend &be, int ksplit, MatView<const T> A, MatView<const T> B
 template <class T, class Backend> class ScheduleExecutor {
  public:
   ScheduleExecutor(Backend &backend, const Schedule &schedule, int levels,
-                   int ksplit = 1)
-      : be_(backend), sched_(schedule), levels_(levels), ksplit_(ksplit) {}
+                   index_t kchain = 0)
+      : be_(backend), sched_(schedule), levels_(levels), kchain_(kchain) {}
 
   // C = alpha * A * B + beta * C over `levels` levels of the schedule below
   // this one; every dimension must be divisible by 2^(levels - level).
   // `ws` holds workspace_elems(...) elements for the remaining levels.
   Status run(int level, MatView<const T> A, MatView<const T> B,
              ScalarKind beta, MatView<T> C, T *ws) const {
-    if (level == levels_) return leaf_gemm<T>(be_, ksplit_, A, B, beta, C);
+    if (level == levels_) return leaf_gemm<T>(be_, kchain_, A, B, beta, C);
 
     const TempLayout lay = temp_layout(C.rows, C.cols, A.cols, A.trans, B.trans);
     const MatView<T> S{ws + lay.s_off, A.rows / 2, A.cols / 2, lay.s_ld, A.trans};
@@ -130,7 +132,7 @@ template <class T, class Backend> class ScheduleExecutor {
   Backend &be_;
   const Schedule &sched_;
   int levels_;
-  int ksplit_;
+  index_t kchain_;
 };
 
 // C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
@@ -139,11 +141,11 @@ template <class T, class Backend> class ScheduleExecutor {
 // "Odd and rectangular sizes"). `ws` must hold
 // workspace_elems(m, n, k, levels, A.trans, B.trans) elements. When levels >
 // 0, every leaf product (recursion leaves and the peeled strips alike) is
-// split into `ksplit` chunks of k (leaf_gemm).
+// split into chunks of k of at most `kchain` (leaf_gemm).
 template <class T, class Backend>
 Status recursive_gemm(Backend &be, const Schedule &sched, int levels,
                       MatView<const T> A, MatView<const T> B, ScalarKind beta,
-                      MatView<T> C, T *ws, int ksplit = 1) {
+                      MatView<T> C, T *ws, index_t kchain = 0) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   if (k == 0) return be.scale(C, beta);
@@ -152,7 +154,7 @@ Status recursive_gemm(Backend &be, const Schedule &sched, int levels,
   if (levels <= 0) return be.gemm(A, B, beta, C);
 
   const CoreShape c = core_shape(m, n, k, levels);
-  ScheduleExecutor<T, Backend> exec(be, sched, levels, ksplit);
+  ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain);
   Status s = exec.run(0, A.block(0, 0, c.m, c.k), B.block(0, 0, c.k, c.n), beta,
                       C.block(0, 0, c.m, c.n), ws);
   // The k-strip adds to the core of C, which now holds beta*C + its product.
@@ -161,10 +163,10 @@ Status recursive_gemm(Backend &be, const Schedule &sched, int levels,
                 ScalarKind::One, C.block(0, 0, c.m, c.n));
   // The bottom strip of rows (full width), then the right strip of columns.
   if (s == Status::Ok && c.m < m)
-    s = leaf_gemm<T>(be, ksplit, A.block(c.m, 0, m - c.m, k), B, beta,
+    s = leaf_gemm<T>(be, kchain, A.block(c.m, 0, m - c.m, k), B, beta,
                      C.block(c.m, 0, m - c.m, n));
   if (s == Status::Ok && c.n < n)
-    s = leaf_gemm<T>(be, ksplit, A.block(0, 0, c.m, k), B.block(0, c.n, k, n - c.n),
+    s = leaf_gemm<T>(be, kchain, A.block(0, 0, c.m, k), B.block(0, c.n, k, n - c.n),
                      beta, C.block(0, c.n, c.m, n - c.n));
   return s;
 }

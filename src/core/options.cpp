@@ -36,8 +36,10 @@ Options options_from_environment() {
   env_int("XN_MAX_LEVELS", e.max_levels);
   env_int("XN_CHECK_NONNEG", e.check_nonneg);
   env_int("XN_WORKSPACE_LIMIT", e.workspace_limit);
-  env_int("XN_KSPLIT_S", e.ksplit_s);
-  env_int("XN_KSPLIT_D", e.ksplit_d);
+  env_int("XN_KCHAIN_S", e.kchain_s);
+  env_int("XN_KCHAIN_D", e.kchain_d);
+  env_int("XN_MIN_SIZE_S", e.min_size_s);
+  env_int("XN_MIN_SIZE_D", e.min_size_d);
   // Apply through the validator so a bad environment value cannot break an
   // invariant; invalid ones are ignored.
   apply_option(o, XN_OPT_LEAF_SIZE_S, e.leaf_s);
@@ -45,8 +47,10 @@ Options options_from_environment() {
   apply_option(o, XN_OPT_MAX_LEVELS, e.max_levels);
   apply_option(o, XN_OPT_CHECK_NONNEG, e.check_nonneg);
   apply_option(o, XN_OPT_WORKSPACE_LIMIT, e.workspace_limit);
-  apply_option(o, XN_OPT_LEAF_KSPLIT_S, e.ksplit_s);
-  apply_option(o, XN_OPT_LEAF_KSPLIT_D, e.ksplit_d);
+  apply_option(o, XN_OPT_LEAF_KCHAIN_S, e.kchain_s);
+  apply_option(o, XN_OPT_LEAF_KCHAIN_D, e.kchain_d);
+  apply_option(o, XN_OPT_MIN_SIZE_S, e.min_size_s);
+  apply_option(o, XN_OPT_MIN_SIZE_D, e.min_size_d);
   return o;
 }
 
@@ -93,10 +97,15 @@ bool apply_option(Options &o, int option, std::int64_t value) {
       if (value < -1) return false;
       o.workspace_limit = value;
       return true;
-    case XN_OPT_LEAF_KSPLIT_S:
-    case XN_OPT_LEAF_KSPLIT_D:
-      if (value < 1 || value > 64) return false;
-      (option == XN_OPT_LEAF_KSPLIT_S ? o.ksplit_s : o.ksplit_d) = value;
+    case XN_OPT_LEAF_KCHAIN_S:
+    case XN_OPT_LEAF_KCHAIN_D:
+      if (value < 0) return false;
+      (option == XN_OPT_LEAF_KCHAIN_S ? o.kchain_s : o.kchain_d) = value;
+      return true;
+    case XN_OPT_MIN_SIZE_S:
+    case XN_OPT_MIN_SIZE_D:
+      if (value < 0 || value > (std::int64_t(1) << 31)) return false;
+      (option == XN_OPT_MIN_SIZE_S ? o.min_size_s : o.min_size_d) = value;
       return true;
     default:
       return false;
@@ -111,8 +120,10 @@ bool read_option(const Options &o, int option, std::int64_t *value) {
     case XN_OPT_MAX_LEVELS: *value = o.max_levels; return true;
     case XN_OPT_CHECK_NONNEG: *value = o.check_nonneg; return true;
     case XN_OPT_WORKSPACE_LIMIT: *value = o.workspace_limit; return true;
-    case XN_OPT_LEAF_KSPLIT_S: *value = o.ksplit_s; return true;
-    case XN_OPT_LEAF_KSPLIT_D: *value = o.ksplit_d; return true;
+    case XN_OPT_LEAF_KCHAIN_S: *value = o.kchain_s; return true;
+    case XN_OPT_LEAF_KCHAIN_D: *value = o.kchain_d; return true;
+    case XN_OPT_MIN_SIZE_S: *value = o.min_size_s; return true;
+    case XN_OPT_MIN_SIZE_D: *value = o.min_size_d; return true;
     default: return false;
   }
 }

@@ -15,13 +15,20 @@ struct Options {
   std::int64_t max_levels = 6;
   std::int64_t check_nonneg = 0;
   std::int64_t workspace_limit = -1;  // bytes; -1 = unlimited
-  // Chunks of k per leaf GEMM: 2 halves the leaves' error chains (at least
-  // 5x more accurate than cuBLAS from n = 16384) for about 1% of the time.
-  std::int64_t ksplit_s = 2;
-  std::int64_t ksplit_d = 2;
+  // Longest k a leaf GEMM sums in one chain (0 = no split): at least 5x more
+  // accurate than cuBLAS from n = 16384 for 1-2% of the time.
+  std::int64_t kchain_s = 1024;
+  std::int64_t kchain_d = 2048;
+  // No recursion below (m n k)^(1/3) = min_size: single-precision leaves of
+  // 2560-3072 run slowly in cuBLAS, so one level first pays at 7168.
+  std::int64_t min_size_s = 7168;
+  std::int64_t min_size_d = 0;
 
   std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
-  int ksplit_for(bool is_double) const { return int(is_double ? ksplit_d : ksplit_s); }
+  std::int64_t kchain_for(bool is_double) const { return is_double ? kchain_d : kchain_s; }
+  std::int64_t min_size_for(bool is_double) const {
+    return is_double ? min_size_d : min_size_s;
+  }
 };
 
 // Built-in values overridden by the environment, read once.

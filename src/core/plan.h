@@ -29,9 +29,13 @@ inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
 // 32768 x 32768 x 8192 the second level still saves twice what it costs, and
 // a GEMM of 8192 x 8192 x 2048 runs at full speed (measured on the H200,
 // docs/performance.md). 0 means the classical leaf product.
+// No recursion at all when m n k < min_size^3 (the crossover option).
 inline int choose_levels(index_t m, index_t n, index_t k, index_t leaf,
-                         int max_levels) {
+                         int max_levels, index_t min_size = 0) {
   if (leaf < 1) leaf = 1;
+  if (min_size > 0 && double(m) * double(n) * double(k) <
+                          double(min_size) * double(min_size) * double(min_size))
+    return 0;
   const index_t small_leaf = leaf / 2 > 0 ? leaf / 2 : 1;
   auto fits = [&](int l) {
     index_t a = m >> l, b = n >> l, c = k >> l;

@@ -140,7 +140,8 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
 
   const bool is_double = sizeof(T) == sizeof(double);
   if (levels < 0)
-    levels = choose_levels(m, n, k, opt.leaf_for(is_double), int(opt.max_levels));
+    levels = choose_levels(m, n, k, opt.leaf_for(is_double), int(opt.max_levels),
+                           opt.min_size_for(is_double));
   // Fewer levels when the workspace would pass the limit or cannot be had:
   // the classical product never fails for lack of scratch memory.
   std::vector<T> ws;
@@ -157,7 +158,7 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
     }
   }
   return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv,
-                           beta_kind, Cv, ws.data(), opt.ksplit_for(is_double));
+                           beta_kind, Cv, ws.data(), opt.kchain_for(is_double));
 }
 
 template class CpuBackend<float>;

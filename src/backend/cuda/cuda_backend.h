@@ -31,7 +31,7 @@ template <class T> class CudaBackend {
  public:
   // alpha/beta point to host or device memory as the handle's pointer mode
   // says (`device_scalars`); zero_one points to {0, 1} of type T in memory of
-  // the same kind.
+  // the same kind, and may be null if only ScalarKind::User is ever used.
   CudaBackend(cublasHandle_t handle, cudaStream_t stream, bool device_scalars,
               const T *alpha, const T *beta, const T *zero_one)
       : h_(handle), s_(stream), dev_(device_scalars), alpha_(alpha),
