@@ -197,6 +197,8 @@ TEST(ScheduleExecutor, LeafKChainIsExactAndIgnoredWithoutRecursion) {
 
 TEST(Plan, MinSizeTurnsRecursionOffBelowTheCrossover) {
   EXPECT_EQ(xn::choose_levels(6144, 6144, 6144, 2048, 10, 7168), 0);
+  EXPECT_EQ(xn::choose_levels(13312, 13312, 13312, 2048, 10, 14336), 0);
+  EXPECT_EQ(xn::choose_levels(14336, 14336, 14336, 2048, 10, 14336), 2);
   EXPECT_EQ(xn::choose_levels(7168, 7168, 7168, 2048, 10, 7168), 1);
   EXPECT_EQ(xn::choose_levels(8192, 8192, 8192, 2048, 10, 7168), 2);
   EXPECT_EQ(xn::choose_levels(8192, 8192, 8192, 2048, 10, 0), 2);

@@ -19,9 +19,10 @@ struct Options {
   // accurate than cuBLAS from n = 16384 for 1-2% of the time.
   std::int64_t kchain_s = 1024;
   std::int64_t kchain_d = 2048;
-  // No recursion below (m n k)^(1/3) = min_size: single-precision leaves of
-  // 2560-3072 run slowly in cuBLAS, so one level first pays at 7168.
-  std::int64_t min_size_s = 7168;
+  // No recursion below (m n k)^(1/3) = min_size. Single precision with one
+  // or two levels (n = 7168..13312, leaves of 2304-3584) measured 0.97-1.09x
+  // of cuBLAS on the H200; from 14336 up, 1.04-1.36x (docs/performance.md).
+  std::int64_t min_size_s = 14336;
   std::int64_t min_size_d = 0;
 
   std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
