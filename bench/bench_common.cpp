@@ -9,9 +9,8 @@ namespace xnb {
 
 const char *dist_name(Dist d) { return d == Dist::U01 ? "u01" : "upm1"; }
 
-void choose_samples(std::int64_t m, std::int64_t n, bool full,
-                    std::int64_t count, std::uint64_t seed,
-                    std::vector<std::int64_t> *rows,
+void choose_samples(std::int64_t m, std::int64_t n, bool full, std::int64_t count,
+                    std::uint64_t seed, std::vector<std::int64_t> *rows,
                     std::vector<std::int64_t> *cols) {
   rows->clear();
   cols->clear();
@@ -44,10 +43,8 @@ void choose_samples(std::int64_t m, std::int64_t n, bool full,
   while (std::int64_t(rows->size()) < count) add(di(rng), dj(rng));
 }
 
-ErrStats error_stats(const std::vector<double> &ref_hi,
-                     const std::vector<double> &ref_lo,
-                     const std::vector<double> &values,
-                     std::int64_t nonfinite) {
+ErrStats error_stats(const std::vector<double> &ref_hi, const std::vector<double> &ref_lo,
+                     const std::vector<double> &values, std::int64_t nonfinite) {
   ErrStats e;
   e.nonfinite = nonfinite;
   double max_rel = 0, sum_rel = 0, max_abs = 0;
@@ -95,11 +92,13 @@ int auto_reps(double pair_seconds, double budget) {
   return int(std::clamp(r, 3.0, 25.0));
 }
 
-template <> double draw<double>(std::mt19937_64 &rng, Dist d) {
+template <>
+double draw<double>(std::mt19937_64 &rng, Dist d) {
   const double u = double(rng() >> 11) * 0x1.0p-53;
   return d == Dist::U01 ? u : 2 * u - 1;  // both exact
 }
-template <> float draw<float>(std::mt19937_64 &rng, Dist d) {
+template <>
+float draw<float>(std::mt19937_64 &rng, Dist d) {
   const float u = float(rng() >> 40) * 0x1.0p-24f;
   return d == Dist::U01 ? u : 2 * u - 1;
 }

@@ -27,11 +27,11 @@ struct CaseSpec {
   std::int64_t m = 0, n = 0, k = 0;
   Dist dist = Dist::U01;
   std::uint64_t seed = 0;
-  int reps = 0;              // timed calls per routine; 0 = automatic
-  int warmup = 1;            // untimed calls per routine before timing
-  double time_budget = 1.0;  // seconds of timed calls when reps is automatic
-  int levels = -1;           // XN_OPT_MAX_LEVELS; -1 = library default
-  std::int64_t leaf = -1;    // XN_OPT_LEAF_SIZE_S/_D; -1 = library default
+  int reps = 0;                    // timed calls per routine; 0 = automatic
+  int warmup = 1;                  // untimed calls per routine before timing
+  double time_budget = 1.0;        // seconds of timed calls when reps is automatic
+  int levels = -1;                 // XN_OPT_MAX_LEVELS; -1 = library default
+  std::int64_t leaf = -1;          // XN_OPT_LEAF_SIZE_S/_D; -1 = library default
   std::int64_t ref_samples = 512;  // sampled entries; <= 0 = all entries
   bool baseline = true;
   CpuLeafKind cpu_leaf = CpuLeafKind::OpenBlas;  // CPU runner only
@@ -39,9 +39,9 @@ struct CaseSpec {
 
 // Errors of one result against the double-double reference.
 struct ErrStats {
-  double max_rel = kNaN;   // max |c - ref| / |ref| over checked entries, ref != 0
-  double mean_rel = kNaN;  // mean of the same
-  double max_abs = kNaN;   // max |c - ref| over checked entries
+  double max_rel = kNaN;       // max |c - ref| / |ref| over checked entries, ref != 0
+  double mean_rel = kNaN;      // mean of the same
+  double max_abs = kNaN;       // max |c - ref| over checked entries
   std::int64_t checked = 0;    // finite entries compared
   std::int64_t zero_ref = 0;   // entries with ref == 0 (no relative error)
   std::int64_t nonfinite = 0;  // NaN/Inf entries in the whole of C
@@ -55,12 +55,12 @@ struct CaseResult {
   double t_ours = kNaN, t_base = kNaN;  // median seconds per call
   double t_ours_min = kNaN, t_base_min = kNaN;
   ErrStats ours, base;
-  int levels = -1;              // recursion levels our routine ran with
-  std::int64_t leaf = -1;       // leaf size in effect for this precision
-  std::int64_t max_levels = -1; // XN_OPT_MAX_LEVELS in effect
-  std::uint64_t ws_bytes = 0;   // workspace the call needs at `levels`
-  std::uint64_t ws_held = 0;    // GPU: xnGetWorkspaceHeld after the case
-  bool ref_full = false;        // reference on every entry (else sampled)
+  int levels = -1;               // recursion levels our routine ran with
+  std::int64_t leaf = -1;        // leaf size in effect for this precision
+  std::int64_t max_levels = -1;  // XN_OPT_MAX_LEVELS in effect
+  std::uint64_t ws_bytes = 0;    // workspace the call needs at `levels`
+  std::uint64_t ws_held = 0;     // GPU: xnGetWorkspaceHeld after the case
+  bool ref_full = false;         // reference on every entry (else sampled)
   std::int64_t ref_entries = 0;
   std::uint64_t seed = 0;
 };
@@ -89,17 +89,14 @@ int cuda_device_count();
 // Entries (i, j) at which results are compared with the reference: all of
 // them (column-major order) when `full`, else `count` distinct random ones
 // including the four corners, drawn from a generator seeded with `seed`.
-void choose_samples(std::int64_t m, std::int64_t n, bool full,
-                    std::int64_t count, std::uint64_t seed,
-                    std::vector<std::int64_t> *rows,
+void choose_samples(std::int64_t m, std::int64_t n, bool full, std::int64_t count,
+                    std::uint64_t seed, std::vector<std::int64_t> *rows,
                     std::vector<std::int64_t> *cols);
 
 // Statistics of values[s] against ref_hi[s] + ref_lo[s]; `nonfinite` is the
 // count of NaN/Inf entries in the whole result (stored as is).
-ErrStats error_stats(const std::vector<double> &ref_hi,
-                     const std::vector<double> &ref_lo,
-                     const std::vector<double> &values,
-                     std::int64_t nonfinite);
+ErrStats error_stats(const std::vector<double> &ref_hi, const std::vector<double> &ref_lo,
+                     const std::vector<double> &values, std::int64_t nonfinite);
 
 // Median and minimum of a non-empty vector.
 double median_of(std::vector<double> v);
@@ -110,6 +107,7 @@ double min_of(const std::vector<double> &v);
 int auto_reps(double pair_seconds, double budget);
 
 // Stream of 53-bit (double) or 24-bit (float) uniforms in [0,1), or [-1,1).
-template <class T> T draw(std::mt19937_64 &rng, Dist d);
+template <class T>
+T draw(std::mt19937_64 &rng, Dist d);
 
 }  // namespace xnb

@@ -56,31 +56,34 @@ std::uint64_t host_available_bytes() {
   return 0;
 }
 
-template <class T> struct Blas;
-template <> struct Blas<double> {
-  static void gemm(bool ta, bool tb, int m, int n, int k, const double *A,
-                   int lda, const double *B, int ldb, double *C, int ldc) {
+template <class T>
+struct Blas;
+template <>
+struct Blas<double> {
+  static void gemm(bool ta, bool tb, int m, int n, int k, const double *A, int lda,
+                   const double *B, int ldb, double *C, int ldc) {
     cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, A, lda, B, ldb,
-                0.0, C, ldc);
+                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, A, lda, B, ldb, 0.0, C,
+                ldc);
   }
-  static void ngemm(bool ta, bool tb, int m, int n, int k, const double *A,
-                    int lda, const double *B, int ldb, double *C, int ldc) {
-    cblas_dngemm(XnColMajor, ta ? XnTrans : XnNoTrans, tb ? XnTrans : XnNoTrans,
-                 m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+  static void ngemm(bool ta, bool tb, int m, int n, int k, const double *A, int lda,
+                    const double *B, int ldb, double *C, int ldc) {
+    cblas_dngemm(XnColMajor, ta ? XnTrans : XnNoTrans, tb ? XnTrans : XnNoTrans, m, n, k,
+                 1.0, A, lda, B, ldb, 0.0, C, ldc);
   }
 };
-template <> struct Blas<float> {
-  static void gemm(bool ta, bool tb, int m, int n, int k, const float *A,
-                   int lda, const float *B, int ldb, float *C, int ldc) {
+template <>
+struct Blas<float> {
+  static void gemm(bool ta, bool tb, int m, int n, int k, const float *A, int lda,
+                   const float *B, int ldb, float *C, int ldc) {
     cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, A, lda, B, ldb,
-                0.0f, C, ldc);
+                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C,
+                ldc);
   }
-  static void ngemm(bool ta, bool tb, int m, int n, int k, const float *A,
-                    int lda, const float *B, int ldb, float *C, int ldc) {
-    cblas_sngemm(XnColMajor, ta ? XnTrans : XnNoTrans, tb ? XnTrans : XnNoTrans,
-                 m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+  static void ngemm(bool ta, bool tb, int m, int n, int k, const float *A, int lda,
+                    const float *B, int ldb, float *C, int ldc) {
+    cblas_sngemm(XnColMajor, ta ? XnTrans : XnNoTrans, tb ? XnTrans : XnNoTrans, m, n, k,
+                 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
   }
 };
 
@@ -93,9 +96,8 @@ class CpuRunner final : public Runner {
   std::string device_name() const override { return "CPU: " + cpu_model(); }
   std::string describe() const override {
     std::ostringstream o;
-    o << "device: CPU " << cpu_model() << ", OpenBLAS "
-      << openblas_get_config() << " (" << openblas_get_num_threads()
-      << " threads)\n";
+    o << "device: CPU " << cpu_model() << ", OpenBLAS " << openblas_get_config() << " ("
+      << openblas_get_num_threads() << " threads)\n";
     return o.str();
   }
   std::string ours_name(const CaseSpec &c) const override {
@@ -128,10 +130,12 @@ class CpuRunner final : public Runner {
  private:
   bool preload_ = false;
 
-  template <class T> CaseResult run_t(const CaseSpec &c);
+  template <class T>
+  CaseResult run_t(const CaseSpec &c);
 };
 
-template <class T> CaseResult CpuRunner::run_t(const CaseSpec &c) {
+template <class T>
+CaseResult CpuRunner::run_t(const CaseSpec &c) {
   CaseResult r;
   r.seed = c.seed;
   const bool is_d = sizeof(T) == sizeof(double);
@@ -167,8 +171,8 @@ template <class T> CaseResult CpuRunner::run_t(const CaseSpec &c) {
     if (opt.workspace_limit < 0 || bytes <= opt.workspace_limit) break;
   }
   r.levels = levels;
-  r.ws_bytes = std::uint64_t(xn::workspace_elems(m, n, k, levels, c.ta, c.tb)) *
-               sizeof(T);
+  r.ws_bytes =
+      std::uint64_t(xn::workspace_elems(m, n, k, levels, c.ta, c.tb)) * sizeof(T);
 
   const std::uint64_t need =
       std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T) + r.ws_bytes;
@@ -202,16 +206,16 @@ template <class T> CaseResult CpuRunner::run_t(const CaseSpec &c) {
     std::vector<T> Ar(std::size_t(m * k)), Bc(std::size_t(k * n));
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t p = 0; p < k; ++p)
-        Ar[std::size_t(p + i * k)] = c.ta ? A[std::size_t(p + i * lda)]
-                                          : A[std::size_t(i + p * lda)];
+        Ar[std::size_t(p + i * k)] =
+            c.ta ? A[std::size_t(p + i * lda)] : A[std::size_t(i + p * lda)];
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t p = 0; p < k; ++p)
-        Bc[std::size_t(p + j * k)] = c.tb ? B[std::size_t(j + p * ldb)]
-                                          : B[std::size_t(p + j * ldb)];
+        Bc[std::size_t(p + j * k)] =
+            c.tb ? B[std::size_t(j + p * ldb)] : B[std::size_t(p + j * ldb)];
 #pragma omp parallel for schedule(dynamic, 64)
     for (std::int64_t s = 0; s < S; ++s) {
-      const xn::DD d = xn::dd_dot<T>(k, Ar.data() + si[s] * k, 1,
-                                      Bc.data() + sj[s] * k, 1);
+      const xn::DD d =
+          xn::dd_dot<T>(k, Ar.data() + si[s] * k, 1, Bc.data() + sj[s] * k, 1);
       ref_hi[std::size_t(s)] = d.hi;
       ref_lo[std::size_t(s)] = d.lo;
     }
@@ -234,20 +238,18 @@ template <class T> CaseResult CpuRunner::run_t(const CaseSpec &c) {
   const int im = int(m), in = int(n), ik = int(k);
   auto call_ours = [&] {
     if (preload_) {
-      xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb,
-                       T(0), C.data(), ldc, opt, -1, xn::CpuLeaf::PreloadLoop);
+      xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
+                       C.data(), ldc, opt, -1, xn::CpuLeaf::PreloadLoop);
     } else {
-      Blas<T>::ngemm(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb,
-                     C.data(), ldc);
+      Blas<T>::ngemm(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
     }
   };
   auto call_base = [&] {
     if (preload_) {
-      xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb,
-                       T(0), C.data(), ldc, opt, 0, xn::CpuLeaf::PreloadLoop);
+      xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
+                       C.data(), ldc, opt, 0, xn::CpuLeaf::PreloadLoop);
     } else {
-      Blas<T>::gemm(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb,
-                    C.data(), ldc);
+      Blas<T>::gemm(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
     }
   };
 

@@ -36,11 +36,10 @@ struct CaseFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::string cuda_message(const char *expr, cudaError_t e, const char *file,
-                         int line) {
+std::string cuda_message(const char *expr, cudaError_t e, const char *file, int line) {
   std::ostringstream o;
-  o << expr << ": " << cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
-    << ") at " << file << ":" << line;
+  o << expr << ": " << cudaGetErrorName(e) << " (" << cudaGetErrorString(e) << ") at "
+    << file << ":" << line;
   return o.str();
 }
 std::string cublas_message(const char *expr, cublasStatus_t s, const char *file,
@@ -57,11 +56,11 @@ std::string cublas_message(const char *expr, cublasStatus_t s, const char *file,
       throw CudaFatal(cuda_message(#expr, xnb_e_, __FILE__, __LINE__)); \
   } while (0)
 
-#define XNB_CUBLAS(expr)                                                     \
-  do {                                                                       \
-    const cublasStatus_t xnb_s_ = (expr);                                    \
-    if (xnb_s_ != CUBLAS_STATUS_SUCCESS)                                     \
-      throw CaseFailure(cublas_message(#expr, xnb_s_, __FILE__, __LINE__));  \
+#define XNB_CUBLAS(expr)                                                    \
+  do {                                                                      \
+    const cublasStatus_t xnb_s_ = (expr);                                   \
+    if (xnb_s_ != CUBLAS_STATUS_SUCCESS)                                    \
+      throw CaseFailure(cublas_message(#expr, xnb_s_, __FILE__, __LINE__)); \
   } while (0)
 
 // Device memory freed on scope exit (errors ignored: the run is ending or
@@ -74,7 +73,10 @@ struct DevMem {
   ~DevMem() {
     if (p) cudaFree(p);
   }
-  template <class U> U *as() const { return static_cast<U *>(p); }
+  template <class U>
+  U *as() const {
+    return static_cast<U *>(p);
+  }
 };
 
 // Skips the case (returns false) when the device is out of memory; any other
@@ -139,11 +141,10 @@ __global__ void __launch_bounds__(kBlock)
 
 template <class T>
 __global__ void __launch_bounds__(kBlock)
-    gather_kernel(const T *c, long long ldc, const long long *si,
-                  const long long *sj, long long count, double *out) {
+    gather_kernel(const T *c, long long ldc, const long long *si, const long long *sj,
+                  long long count, double *out) {
   const long long stride = (long long)gridDim.x * kBlock;
-  for (long long s = (long long)blockIdx.x * kBlock + threadIdx.x; s < count;
-       s += stride)
+  for (long long s = (long long)blockIdx.x * kBlock + threadIdx.x; s < count; s += stride)
     out[s] = double(c[si[s] + sj[s] * ldc]);
 }
 
@@ -161,9 +162,8 @@ struct Operands {
 };
 
 template <class T>
-__device__ inline void row_col(const Operands &o, long long i, long long j,
-                               const T **x, long long *incx, const T **y,
-                               long long *incy) {
+__device__ inline void row_col(const Operands &o, long long i, long long j, const T **x,
+                               long long *incx, const T **y, long long *incy) {
   const T *A = static_cast<const T *>(o.a);
   const T *B = static_cast<const T *>(o.b);
   *x = o.ta ? A + i * o.lda : A + i;
@@ -206,8 +206,8 @@ __global__ void __launch_bounds__(kBlock)
     long long incx, incy;
     row_col<T>(o, si[s], sj[s], &x, &incx, &y, &incy);
     const long long terms = lane < o.k ? (o.k - lane + 31) / 32 : 0;
-    xn::DD acc = xn::dd_dot<T>(terms, x + lane * incx, 32 * incx,
-                               y + lane * incy, 32 * incy);
+    xn::DD acc =
+        xn::dd_dot<T>(terms, x + lane * incx, 32 * incx, y + lane * incy, 32 * incy);
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
       xn::DD other;
@@ -229,37 +229,36 @@ unsigned grid_for(long long items, long long per_block, long long cap) {
 
 // ------------------------------------------------------------------ routines
 
-template <class T> struct Gemm;
-template <> struct Gemm<double> {
-  static cublasStatus_t ours(cublasHandle_t h, cublasOperation_t ta,
-                             cublasOperation_t tb, int m, int n, int k,
-                             const double *al, const double *A, int lda,
-                             const double *B, int ldb, const double *be,
+template <class T>
+struct Gemm;
+template <>
+struct Gemm<double> {
+  static cublasStatus_t ours(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                             int m, int n, int k, const double *al, const double *A,
+                             int lda, const double *B, int ldb, const double *be,
                              double *C, int ldc) {
     return xnDngemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
   }
-  static cublasStatus_t base(cublasHandle_t h, cublasOperation_t ta,
-                             cublasOperation_t tb, int m, int n, int k,
-                             const double *al, const double *A, int lda,
-                             const double *B, int ldb, const double *be,
+  static cublasStatus_t base(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                             int m, int n, int k, const double *al, const double *A,
+                             int lda, const double *B, int ldb, const double *be,
                              double *C, int ldc) {
     return cublasDgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
   }
   static constexpr const char *ours_name = "xnDngemm";
   static constexpr const char *base_name = "cublasDgemm";
 };
-template <> struct Gemm<float> {
-  static cublasStatus_t ours(cublasHandle_t h, cublasOperation_t ta,
-                             cublasOperation_t tb, int m, int n, int k,
-                             const float *al, const float *A, int lda,
-                             const float *B, int ldb, const float *be, float *C,
+template <>
+struct Gemm<float> {
+  static cublasStatus_t ours(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                             int m, int n, int k, const float *al, const float *A,
+                             int lda, const float *B, int ldb, const float *be, float *C,
                              int ldc) {
     return xnSngemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
   }
-  static cublasStatus_t base(cublasHandle_t h, cublasOperation_t ta,
-                             cublasOperation_t tb, int m, int n, int k,
-                             const float *al, const float *A, int lda,
-                             const float *B, int ldb, const float *be, float *C,
+  static cublasStatus_t base(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                             int m, int n, int k, const float *al, const float *A,
+                             int lda, const float *B, int ldb, const float *be, float *C,
                              int ldc) {
     return cublasSgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
   }
@@ -292,8 +291,9 @@ class GpuRunner final : public Runner {
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
       cudaGetLastError();
-      *why = e != cudaSuccess ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
-                              : "no CUDA device";
+      *why = e != cudaSuccess
+                 ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
+                 : "no CUDA device";
       return false;
     }
     e = cudaGetDevice(&dev_);
@@ -324,12 +324,11 @@ class GpuRunner final : public Runner {
 
   std::string describe() const override {
     std::ostringstream o;
-    o << "device: GPU " << dev_ << " " << prop_.name << ", "
-      << prop_.multiProcessorCount << " SMs, " << fmt_gib(double(prop_.totalGlobalMem))
-      << " GiB, compute capability " << prop_.major << "." << prop_.minor
-      << "\n        CUDA runtime " << runtime_version_ / 1000 << "."
-      << runtime_version_ % 1000 / 10 << ", driver " << driver_version_ / 1000
-      << "." << driver_version_ % 1000 / 10 << ", cuBLAS "
+    o << "device: GPU " << dev_ << " " << prop_.name << ", " << prop_.multiProcessorCount
+      << " SMs, " << fmt_gib(double(prop_.totalGlobalMem)) << " GiB, compute capability "
+      << prop_.major << "." << prop_.minor << "\n        CUDA runtime "
+      << runtime_version_ / 1000 << "." << runtime_version_ % 1000 / 10 << ", driver "
+      << driver_version_ / 1000 << "." << driver_version_ % 1000 / 10 << ", cuBLAS "
       << cublas_version_ / 10000 << "." << cublas_version_ % 10000 / 100 << "."
       << cublas_version_ % 100 << " (math mode " << int(math_mode_)
       << (math_mode_ == CUBLAS_DEFAULT_MATH ? " = default" : "") << ")\n";
@@ -386,7 +385,8 @@ class GpuRunner final : public Runner {
     return b;
   }
 
-  template <class T> CaseResult run_t(const CaseSpec &c);
+  template <class T>
+  CaseResult run_t(const CaseSpec &c);
 
   int dev_ = 0;
   cudaDeviceProp prop_{};
@@ -398,7 +398,8 @@ class GpuRunner final : public Runner {
   cublasMath_t math_mode_ = CUBLAS_DEFAULT_MATH;
 };
 
-template <class T> CaseResult GpuRunner::run_t(const CaseSpec &c) {
+template <class T>
+CaseResult GpuRunner::run_t(const CaseSpec &c) {
   CaseResult r;
   r.seed = c.seed;
   const bool is_d = sizeof(T) == sizeof(double);
@@ -425,8 +426,7 @@ template <class T> CaseResult GpuRunner::run_t(const CaseSpec &c) {
     XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_S, c.leaf));
   }
   std::int64_t leaf = 0, max_levels = 0;
-  XNB_CUBLAS(xnGetOption(handle_, is_d ? XN_OPT_LEAF_SIZE_D : XN_OPT_LEAF_SIZE_S,
-                         &leaf));
+  XNB_CUBLAS(xnGetOption(handle_, is_d ? XN_OPT_LEAF_SIZE_D : XN_OPT_LEAF_SIZE_S, &leaf));
   XNB_CUBLAS(xnGetOption(handle_, XN_OPT_MAX_LEVELS, &max_levels));
   r.leaf = leaf;
   r.max_levels = max_levels;
@@ -457,8 +457,10 @@ template <class T> CaseResult GpuRunner::run_t(const CaseSpec &c) {
   if (!try_alloc(A, std::size_t(ra * ca) * sizeof(T), &why) ||
       !try_alloc(B, std::size_t(rb * cb) * sizeof(T), &why) ||
       !try_alloc(C, std::size_t(m * n) * sizeof(T), &why) ||
-      !try_alloc(dsi, std::size_t(S) * 8, &why) || !try_alloc(dsj, std::size_t(S) * 8, &why) ||
-      !try_alloc(dhi, std::size_t(S) * 8, &why) || !try_alloc(dlo, std::size_t(S) * 8, &why) ||
+      !try_alloc(dsi, std::size_t(S) * 8, &why) ||
+      !try_alloc(dsj, std::size_t(S) * 8, &why) ||
+      !try_alloc(dhi, std::size_t(S) * 8, &why) ||
+      !try_alloc(dlo, std::size_t(S) * 8, &why) ||
       !try_alloc(dvals, std::size_t(S) * 8, &why)) {
     r.status = "skipped";
     r.message = why;
@@ -481,32 +483,37 @@ template <class T> CaseResult GpuRunner::run_t(const CaseSpec &c) {
   choose_samples(m, n, r.ref_full, S, c.seed, &si, &sj);
   r.ref_entries = S;
   static_assert(sizeof(std::int64_t) == sizeof(long long), "64-bit indices");
-  XNB_CUDA(cudaMemcpyAsync(dsi.p, si.data(), std::size_t(S) * 8, cudaMemcpyHostToDevice, stream_));
-  XNB_CUDA(cudaMemcpyAsync(dsj.p, sj.data(), std::size_t(S) * 8, cudaMemcpyHostToDevice, stream_));
+  XNB_CUDA(cudaMemcpyAsync(dsi.p, si.data(), std::size_t(S) * 8, cudaMemcpyHostToDevice,
+                           stream_));
+  XNB_CUDA(cudaMemcpyAsync(dsj.p, sj.data(), std::size_t(S) * 8, cudaMemcpyHostToDevice,
+                           stream_));
   const Operands ops{A.p, lda, c.ta ? 1 : 0, B.p, ldb, c.tb ? 1 : 0, k};
   if (r.ref_full)
     reference_thread_kernel<T><<<grid_for(S, kBlock, 1 << 16), kBlock, 0, stream_>>>(
         ops, dsi.as<long long>(), dsj.as<long long>(), S, dhi.as<double>(),
         dlo.as<double>());
   else
-    reference_warp_kernel<T><<<grid_for(S, kWarpsPerBlock, 1 << 16), kBlock, 0, stream_>>>(
-        ops, dsi.as<long long>(), dsj.as<long long>(), S, dhi.as<double>(),
-        dlo.as<double>());
+    reference_warp_kernel<T>
+        <<<grid_for(S, kWarpsPerBlock, 1 << 16), kBlock, 0, stream_>>>(
+            ops, dsi.as<long long>(), dsj.as<long long>(), S, dhi.as<double>(),
+            dlo.as<double>());
   XNB_CUDA(cudaGetLastError());
   const std::size_t nS = static_cast<std::size_t>(S);
   std::vector<double> ref_hi(nS), ref_lo(nS);
-  XNB_CUDA(cudaMemcpyAsync(ref_hi.data(), dhi.p, std::size_t(S) * 8, cudaMemcpyDeviceToHost, stream_));
-  XNB_CUDA(cudaMemcpyAsync(ref_lo.data(), dlo.p, std::size_t(S) * 8, cudaMemcpyDeviceToHost, stream_));
+  XNB_CUDA(cudaMemcpyAsync(ref_hi.data(), dhi.p, std::size_t(S) * 8,
+                           cudaMemcpyDeviceToHost, stream_));
+  XNB_CUDA(cudaMemcpyAsync(ref_lo.data(), dlo.p, std::size_t(S) * 8,
+                           cudaMemcpyDeviceToHost, stream_));
   XNB_CUDA(cudaStreamSynchronize(stream_));
 
   const T one = T(1), zero = T(0);
   auto call_ours = [&] {
-    return Gemm<T>::ours(handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
-                         B.as<T>(), ldb, &zero, C.as<T>(), ldc);
+    return Gemm<T>::ours(handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda, B.as<T>(),
+                         ldb, &zero, C.as<T>(), ldc);
   };
   auto call_base = [&] {
-    return Gemm<T>::base(handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
-                         B.as<T>(), ldb, &zero, C.as<T>(), ldc);
+    return Gemm<T>::base(handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda, B.as<T>(),
+                         ldb, &zero, C.as<T>(), ldc);
   };
   auto check = [](cublasStatus_t s, const char *name) {
     if (s != CUBLAS_STATUS_SUCCESS)
@@ -523,12 +530,12 @@ template <class T> CaseResult GpuRunner::run_t(const CaseSpec &c) {
         C.as<T>(), m * n, counter_);
     XNB_CUDA(cudaGetLastError());
     gather_kernel<T><<<grid_for(S, kBlock, 1 << 16), kBlock, 0, stream_>>>(
-        C.as<T>(), ldc, dsi.as<long long>(), dsj.as<long long>(), S,
-        dvals.as<double>());
+        C.as<T>(), ldc, dsi.as<long long>(), dsj.as<long long>(), S, dvals.as<double>());
     XNB_CUDA(cudaGetLastError());
     unsigned long long bad = 0;
     std::vector<double> vals(nS);
-    XNB_CUDA(cudaMemcpyAsync(&bad, counter_, sizeof bad, cudaMemcpyDeviceToHost, stream_));
+    XNB_CUDA(
+        cudaMemcpyAsync(&bad, counter_, sizeof bad, cudaMemcpyDeviceToHost, stream_));
     XNB_CUDA(cudaMemcpyAsync(vals.data(), dvals.p, std::size_t(S) * 8,
                              cudaMemcpyDeviceToHost, stream_));
     XNB_CUDA(cudaStreamSynchronize(stream_));

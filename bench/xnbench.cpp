@@ -7,6 +7,8 @@
 // The runners (bench_gpu.cu, bench_cpu.cpp) do the work; this file parses the
 // command line, builds the list of cases, prints the table and progress, and
 // writes the CSV and JSON records.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -23,15 +25,14 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "bench_common.h"
 #include "xngemm.h"
 
 namespace xnb {
 namespace {
 
-const char *kUsage = R"(xnbench - speed and accuracy of xNGEMM against the vendor GEMM, same run
+const char *kUsage =
+    R"(xnbench - speed and accuracy of xNGEMM against the vendor GEMM, same run
 
 usage:
   xnbench gemm [options]    time and check a list of GEMM cases, print a table
@@ -104,8 +105,7 @@ std::vector<std::string> split(const std::string &s, char sep) {
   return out;
 }
 
-long long parse_int(const std::string &s, const char *what, long long lo,
-                    long long hi) {
+long long parse_int(const std::string &s, const char *what, long long lo, long long hi) {
   errno = 0;
   char *end = nullptr;
   const long long v = std::strtoll(s.c_str(), &end, 10);
@@ -214,10 +214,18 @@ std::string json_str(const std::string &s) {
   std::string o = "\"";
   for (const char ch : s) {
     switch (ch) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20) {
           char b[8];
@@ -315,13 +323,18 @@ Options parse_args(int argc, char **argv) {
       usage_error("demo takes only --device, --seed, --csv, --json, --quiet");
     } else if (key == "--routine") {
       o.routine = value();
-      if (o.routine != "ngemm") usage_error("unknown routine '" + o.routine + "' (known: ngemm)");
+      if (o.routine != "ngemm")
+        usage_error("unknown routine '" + o.routine + "' (known: ngemm)");
     } else if (key == "--prec") {
       const std::string p = value();
-      if (p == "d") o.precs = {'d'};
-      else if (p == "s") o.precs = {'s'};
-      else if (p == "both") o.precs = {'d', 's'};
-      else usage_error("--prec must be d, s or both");
+      if (p == "d")
+        o.precs = {'d'};
+      else if (p == "s")
+        o.precs = {'s'};
+      else if (p == "both")
+        o.precs = {'d', 's'};
+      else
+        usage_error("--prec must be d, s or both");
     } else if (key == "--sizes") {
       parse_sizes(value(), &o.shapes);
     } else if (key == "--shape") {
@@ -337,9 +350,12 @@ Options parse_args(int argc, char **argv) {
       if (o.trans.empty()) usage_error("--trans is empty");
     } else if (key == "--dist") {
       const std::string d = value();
-      if (d == "u01") o.dist = Dist::U01;
-      else if (d == "upm1") o.dist = Dist::Upm1;
-      else usage_error("--dist must be u01 or upm1");
+      if (d == "u01")
+        o.dist = Dist::U01;
+      else if (d == "upm1")
+        o.dist = Dist::Upm1;
+      else
+        usage_error("--dist must be u01 or upm1");
     } else if (key == "--reps") {
       o.reps = int(parse_int(value(), "reps", 1, 100000));
     } else if (key == "--time-budget") {
@@ -355,9 +371,12 @@ Options parse_args(int argc, char **argv) {
       o.ref_samples = v == "all" ? 0 : parse_int(v, "ref-samples", 1, LLONG_MAX);
     } else if (key == "--cpu-leaf") {
       const std::string v = value();
-      if (v == "openblas") o.cpu_leaf = CpuLeafKind::OpenBlas;
-      else if (v == "preload") o.cpu_leaf = CpuLeafKind::Preload;
-      else usage_error("--cpu-leaf must be openblas or preload");
+      if (v == "openblas")
+        o.cpu_leaf = CpuLeafKind::OpenBlas;
+      else if (v == "preload")
+        o.cpu_leaf = CpuLeafKind::Preload;
+      else
+        usage_error("--cpu-leaf must be openblas or preload");
     } else if (key == "--no-baseline") {
       flag();
       o.baseline = false;
@@ -395,12 +414,12 @@ class Reporter {
   }
 
   void table_header() const {
-    std::printf("%-4s %-5s %-18s %3s %9s %10s %10s %8s %8s %7s | %11s %11s %11s | "
-                "%11s %11s %11s | %8s %5s\n",
-                "prec", "trans", "m x n x k", "lvl", "ws_MiB", "ours_ms", "base_ms",
-                "ours_TF", "base_TF", "speedup", "ours_maxrel", "ours_meanrel",
-                "ours_maxabs", "base_maxrel", "base_meanrel", "base_maxabs",
-                "acc_gain", "ref");
+    std::printf(
+        "%-4s %-5s %-18s %3s %9s %10s %10s %8s %8s %7s | %11s %11s %11s | "
+        "%11s %11s %11s | %8s %5s\n",
+        "prec", "trans", "m x n x k", "lvl", "ws_MiB", "ours_ms", "base_ms", "ours_TF",
+        "base_TF", "speedup", "ours_maxrel", "ours_meanrel", "ours_maxabs", "base_maxrel",
+        "base_meanrel", "base_maxabs", "acc_gain", "ref");
     std::fflush(stdout);
   }
 
@@ -414,18 +433,21 @@ class Reporter {
       const double flops = 2.0 * double(c.m) * double(c.n) * double(c.k);
       const double tf_o = flops / r.t_ours * 1e-12, tf_b = flops / r.t_base * 1e-12;
       const std::string ref = r.ref_full ? "all" : std::to_string(r.ref_entries);
-      std::printf("%-4c %-5s %-18s %3d %9.1f %10.4g %10s %8.4g %8s %7s | %11s %11s %11s | "
-                  "%11s %11s %11s | %8s %5s",
-                  c.prec, tr.c_str(), shape.c_str(), r.levels,
-                  double(r.ws_bytes) / double(1 << 20), r.t_ours * 1e3,
-                  num(r.t_base * 1e3, "%.4g").c_str(), tf_o, num(tf_b, "%.4g").c_str(),
-                  num(r.t_base / r.t_ours, "%.3fx").c_str(),
-                  num(r.ours.max_rel, "%.2e").c_str(), num(r.ours.mean_rel, "%.2e").c_str(),
-                  num(r.ours.max_abs, "%.2e").c_str(), num(r.base.max_rel, "%.2e").c_str(),
-                  num(r.base.mean_rel, "%.2e").c_str(), num(r.base.max_abs, "%.2e").c_str(),
-                  num(r.base.max_rel / r.ours.max_rel, "%.2f").c_str(), ref.c_str());
-      if (r.status == "error") std::printf("  ERROR: %s", r.message.c_str());
-      else if (!r.message.empty()) std::printf("  note: %s", r.message.c_str());
+      std::printf(
+          "%-4c %-5s %-18s %3d %9.1f %10.4g %10s %8.4g %8s %7s | %11s %11s %11s | "
+          "%11s %11s %11s | %8s %5s",
+          c.prec, tr.c_str(), shape.c_str(), r.levels,
+          double(r.ws_bytes) / double(1 << 20), r.t_ours * 1e3,
+          num(r.t_base * 1e3, "%.4g").c_str(), tf_o, num(tf_b, "%.4g").c_str(),
+          num(r.t_base / r.t_ours, "%.3fx").c_str(), num(r.ours.max_rel, "%.2e").c_str(),
+          num(r.ours.mean_rel, "%.2e").c_str(), num(r.ours.max_abs, "%.2e").c_str(),
+          num(r.base.max_rel, "%.2e").c_str(), num(r.base.mean_rel, "%.2e").c_str(),
+          num(r.base.max_abs, "%.2e").c_str(),
+          num(r.base.max_rel / r.ours.max_rel, "%.2f").c_str(), ref.c_str());
+      if (r.status == "error")
+        std::printf("  ERROR: %s", r.message.c_str());
+      else if (!r.message.empty())
+        std::printf("  note: %s", r.message.c_str());
       std::printf("\n");
     }
     std::fflush(stdout);
@@ -437,7 +459,8 @@ class Reporter {
     const double flops = 2.0 * double(c.m) * double(c.n) * double(c.k);
     const std::string date = utc_now();
     const std::string dev = runner_.device_name();
-    const std::string ours = runner_.ours_name(c), base = c.baseline ? runner_.base_name(c) : "";
+    const std::string ours = runner_.ours_name(c),
+                      base = c.baseline ? runner_.base_name(c) : "";
     const std::string prec(1, c.prec), tr = trans_str(c.ta, c.tb);
     const double tf_o = flops / r.t_ours * 1e-12, tf_b = flops / r.t_base * 1e-12;
     const double speedup = r.t_base / r.t_ours;
@@ -446,16 +469,18 @@ class Reporter {
     const std::string ref_mode = ran ? (r.ref_full ? "all" : "sampled") : "";
     if (csv_.is_open()) {
       std::ostringstream l;
-      l << date << ',' << csv_str(dev) << ',' << version_str() << ',' << o_.routine
-        << ',' << csv_str(ours) << ',' << csv_str(base) << ',' << prec << ',' << tr
-        << ',' << c.m << ',' << c.n << ',' << c.k << ',' << dist_name(c.dist) << ','
-        << c.seed << ',' << r.status << ',' << csv_str(r.message) << ','
-        << (ran ? std::to_string(r.levels) : "") << ',' << (r.leaf > 0 ? std::to_string(r.leaf) : "")
-        << ',' << (r.max_levels >= 0 ? std::to_string(r.max_levels) : "") << ','
+      l << date << ',' << csv_str(dev) << ',' << version_str() << ',' << o_.routine << ','
+        << csv_str(ours) << ',' << csv_str(base) << ',' << prec << ',' << tr << ',' << c.m
+        << ',' << c.n << ',' << c.k << ',' << dist_name(c.dist) << ',' << c.seed << ','
+        << r.status << ',' << csv_str(r.message) << ','
+        << (ran ? std::to_string(r.levels) : "") << ','
+        << (r.leaf > 0 ? std::to_string(r.leaf) : "") << ','
+        << (r.max_levels >= 0 ? std::to_string(r.max_levels) : "") << ','
         << (ran ? std::to_string(r.ws_bytes) : "") << ','
-        << (ran ? std::to_string(r.ws_held) : "") << ',' << (ran ? std::to_string(r.reps) : "")
-        << ',' << (ran ? std::to_string(r.warmup) : "") << ',' << file_num(r.t_ours * 1e3)
-        << ',' << file_num(r.t_base * 1e3) << ',' << file_num(r.t_ours_min * 1e3) << ','
+        << (ran ? std::to_string(r.ws_held) : "") << ','
+        << (ran ? std::to_string(r.reps) : "") << ','
+        << (ran ? std::to_string(r.warmup) : "") << ',' << file_num(r.t_ours * 1e3) << ','
+        << file_num(r.t_base * 1e3) << ',' << file_num(r.t_ours_min * 1e3) << ','
         << file_num(r.t_base_min * 1e3) << ',' << file_num(tf_o) << ',' << file_num(tf_b)
         << ',' << file_num(speedup) << ',' << file_num(r.ours.max_rel) << ','
         << file_num(r.ours.mean_rel) << ',' << file_num(r.ours.max_abs) << ','
@@ -481,18 +506,21 @@ class Reporter {
         << ", \"prec\": " << json_str(prec) << ", \"trans\": " << json_str(tr)
         << ", \"m\": " << c.m << ", \"n\": " << c.n << ", \"k\": " << c.k
         << ", \"dist\": " << json_str(dist_name(c.dist)) << ", \"seed\": " << c.seed
-        << ", \"status\": " << json_str(r.status) << ", \"message\": " << json_str(r.message)
+        << ", \"status\": " << json_str(r.status)
+        << ", \"message\": " << json_str(r.message)
         << ", \"levels\": " << opt_int(ran, r.levels)
         << ", \"leaf\": " << opt_int(r.leaf > 0, r.leaf)
         << ", \"max_levels\": " << opt_int(r.max_levels >= 0, r.max_levels)
         << ", \"ws_bytes\": " << opt_int(ran, (long long)r.ws_bytes)
         << ", \"ws_held_bytes\": " << opt_int(ran, (long long)r.ws_held)
-        << ", \"reps\": " << opt_int(ran, r.reps) << ", \"warmup\": " << opt_int(ran, r.warmup)
+        << ", \"reps\": " << opt_int(ran, r.reps)
+        << ", \"warmup\": " << opt_int(ran, r.warmup)
         << ", \"ours_ms\": " << json_num(r.t_ours * 1e3)
         << ", \"base_ms\": " << json_num(r.t_base * 1e3)
         << ", \"ours_min_ms\": " << json_num(r.t_ours_min * 1e3)
         << ", \"base_min_ms\": " << json_num(r.t_base_min * 1e3)
-        << ", \"ours_tflops\": " << json_num(tf_o) << ", \"base_tflops\": " << json_num(tf_b)
+        << ", \"ours_tflops\": " << json_num(tf_o)
+        << ", \"base_tflops\": " << json_num(tf_b)
         << ", \"speedup\": " << json_num(speedup)
         << ", \"ours_max_rel\": " << json_num(r.ours.max_rel)
         << ", \"ours_mean_rel\": " << json_num(r.ours.mean_rel)
@@ -516,8 +544,8 @@ class Reporter {
     {
       std::ofstream f(tmp);
       if (!f) usage_error("cannot write " + o_.json);
-      f << "{\n  \"tool\": \"xnbench\",\n  \"xngemm_version\": " << json_str(version_str())
-        << ",\n  \"version_major\": " << XNGEMM_VERSION_MAJOR
+      f << "{\n  \"tool\": \"xnbench\",\n  \"xngemm_version\": "
+        << json_str(version_str()) << ",\n  \"version_major\": " << XNGEMM_VERSION_MAJOR
         << ",\n  \"version_minor\": " << XNGEMM_VERSION_MINOR
         << ",\n  \"version_patch\": " << XNGEMM_VERSION_PATCH
         << ",\n  \"command\": " << json_str(o_.command)
@@ -599,16 +627,18 @@ std::vector<Section> demo_sections(const Options &o, bool gpu) {
     out.push_back(a);
     out.push_back(b);
   } else {
-    Section a{"cblas_dngemm/cblas_sngemm (Winograd over OpenBLAS leaves, leaf 128) vs "
-              "OpenBLAS cblas_dgemm/cblas_sgemm",
-              {}};
+    Section a{
+        "cblas_dngemm/cblas_sngemm (Winograd over OpenBLAS leaves, leaf 128) vs "
+        "OpenBLAS cblas_dgemm/cblas_sgemm",
+        {}};
     for (char p : {'d', 's'})
       for (long long n : {256, 512, 1024})
         a.cases.push_back(square(p, n, 128, CpuLeafKind::OpenBlas, 0.5));
-    Section b{"GPU accumulation order emulated on the CPU: Winograd over the preload-loop "
-              "leaf (leaf 32) vs the preload loop alone (an accuracy comparison: the loop "
-              "is naive, so its times say little)",
-              {}};
+    Section b{
+        "GPU accumulation order emulated on the CPU: Winograd over the preload-loop "
+        "leaf (leaf 32) vs the preload loop alone (an accuracy comparison: the loop "
+        "is naive, so its times say little)",
+        {}};
     for (char p : {'d', 's'})
       for (long long n : {256, 512})
         b.cases.push_back(square(p, n, 32, CpuLeafKind::Preload, 0.3));
@@ -637,8 +667,9 @@ int main(int argc, char **argv) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     setenv("XNBENCH_SET_OMP_WAIT_POLICY", "1", 1);
     execv("/proc/self/exe", argv);
-    std::fprintf(stderr, "xnbench: could not restart with OMP_WAIT_POLICY=passive; "
-                         "CPU timings may suffer\n");
+    std::fprintf(stderr,
+                 "xnbench: could not restart with OMP_WAIT_POLICY=passive; "
+                 "CPU timings may suffer\n");
   }
   std::unique_ptr<Runner> runner;
   if (o.device == "gpu" && o.cpu_leaf == CpuLeafKind::Preload)
@@ -677,23 +708,26 @@ int main(int argc, char **argv) {
                     ? " (set by xnbench; export OMP_WAIT_POLICY to choose)"
                     : "");
   }
-  std::printf("library defaults: leaf d=%lld s=%lld, max levels %lld (XN_* environment "
-              "applied)%s%s\n",
-              (long long)leaf_d, (long long)leaf_s, (long long)levels,
-              o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
-              o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "");
+  std::printf(
+      "library defaults: leaf d=%lld s=%lld, max levels %lld (XN_* environment "
+      "applied)%s%s\n",
+      (long long)leaf_d, (long long)leaf_s, (long long)levels,
+      o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
+      o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "");
   std::printf("inputs: %s, base seed %llu (replay with --seed %llu)\n",
               o.dist == Dist::U01 ? "uniform [0,1)" : "uniform [-1,1)",
               (unsigned long long)seed, (unsigned long long)seed);
-  std::printf("timing: %s around each call; accuracy call first (C poisoned with NaN), "
-              "%d warm-up call(s), then %s timed calls of each routine, interleaved; "
-              "median reported\n",
-              gpu ? "CUDA events" : "steady_clock", o.warmup,
-              o.reps > 0 ? std::to_string(o.reps).c_str() : "3..25 (automatic)");
-  std::printf("reference: double-double dot products (kernels/dd_reference.h) on %s, "
-              "every entry when %s, else %s random entries\n",
-              gpu ? "the GPU" : "the CPU", gpu ? "m*n <= 2^20" : "m*n*k <= 2^27",
-              o.ref_samples > 0 ? std::to_string(o.ref_samples).c_str() : "(all)");
+  std::printf(
+      "timing: %s around each call; accuracy call first (C poisoned with NaN), "
+      "%d warm-up call(s), then %s timed calls of each routine, interleaved; "
+      "median reported\n",
+      gpu ? "CUDA events" : "steady_clock", o.warmup,
+      o.reps > 0 ? std::to_string(o.reps).c_str() : "3..25 (automatic)");
+  std::printf(
+      "reference: double-double dot products (kernels/dd_reference.h) on %s, "
+      "every entry when %s, else %s random entries\n",
+      gpu ? "the GPU" : "the CPU", gpu ? "m*n <= 2^20" : "m*n*k <= 2^27",
+      o.ref_samples > 0 ? std::to_string(o.ref_samples).c_str() : "(all)");
 
   Reporter rep(o, *runner, seed);
   bool failed = false, fatal = false;
@@ -711,8 +745,9 @@ int main(int argc, char **argv) {
     for (const CaseSpec &c : s.cases) {
       ++index;
       if (!o.quiet) {
-        const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                        t_start).count();
+        const double el =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start)
+                .count();
         std::fprintf(stderr, "[%zu/%zu] %c %s %s ... (%.0f s elapsed)\n", index, total,
                      c.prec, trans_str(c.ta, c.tb).c_str(),
                      shape_str(c.m, c.n, c.k).c_str(), el);
@@ -733,7 +768,8 @@ int main(int argc, char **argv) {
   std::printf("\n%zu case(s) in %.1f s%s\n", index, secs,
               failed ? "; SOME CASES FAILED (see ERROR rows)" : "");
   if (o.command == "demo")
-    std::printf("speedup = base_ms / ours_ms (> 1: ours faster); acc_gain = base_maxrel / "
-                "ours_maxrel (> 1: ours more accurate)\n");
+    std::printf(
+        "speedup = base_ms / ours_ms (> 1: ours faster); acc_gain = base_maxrel / "
+        "ours_maxrel (> 1: ours more accurate)\n");
   return failed ? 1 : 0;
 }

@@ -45,10 +45,9 @@
 #ifndef XNGEMM_H
 #define XNGEMM_H
 
+#include <cublas_v2.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <cublas_v2.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,17 +71,15 @@ extern "C" {
  * The call is asynchronous on the handle's stream, like cuBLAS.
  */
 cublasStatus_t xnSngemm(cublasHandle_t handle, cublasOperation_t transa,
-                        cublasOperation_t transb, int m, int n, int k,
-                        const float *alpha, const float *A, int lda,
-                        const float *B, int ldb, const float *beta, float *C,
-                        int ldc);
+                        cublasOperation_t transb, int m, int n, int k, const float *alpha,
+                        const float *A, int lda, const float *B, int ldb,
+                        const float *beta, float *C, int ldc);
 
 /** Double precision version of xnSngemm; stands beside cublasDgemm. */
 cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
                         cublasOperation_t transb, int m, int n, int k,
-                        const double *alpha, const double *A, int lda,
-                        const double *B, int ldb, const double *beta,
-                        double *C, int ldc);
+                        const double *alpha, const double *A, int lda, const double *B,
+                        int ldb, const double *beta, double *C, int ldc);
 
 /* ------------------------------------------------------------------------ */
 /* Library state attached to a cuBLAS handle                                */
@@ -95,8 +92,10 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
  * computed beyond rounding, only how.
  */
 typedef enum {
-  /** Leaf size for single precision: recursion continues while every
-   *  dimension of the sub-product is at least twice this (XN_LEAF_S). */
+  /** Leaf size for single precision: one more level of recursion is taken
+   *  while, after it, the two largest dimensions of the sub-product are at
+   *  least this and the smallest at least half of it (XN_LEAF_S). Very small
+   *  leaves (tens) lose the accuracy advantage: keep it in the thousands. */
   XN_OPT_LEAF_SIZE_S = 0,
   /** Leaf size for double precision (XN_LEAF_D). */
   XN_OPT_LEAF_SIZE_D = 1,
@@ -134,11 +133,9 @@ typedef enum {
  * host API) when handle is NULL. Returns CUBLAS_STATUS_INVALID_VALUE for an
  * unknown option or an out-of-range value (leaf size < 1, levels < 0).
  */
-cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option,
-                           int64_t value);
+cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option, int64_t value);
 /** Read an option's current value (handle NULL: the process-wide default). */
-cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option,
-                           int64_t *value);
+cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *value);
 
 /**
  * Bytes of workspace a call with these arguments would use at the recursion
@@ -146,9 +143,8 @@ cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option,
  * (precision: 's' or 'd'). Returns INVALID_VALUE for bad arguments.
  */
 cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
-                                  cublasOperation_t transa,
-                                  cublasOperation_t transb, int m, int n,
-                                  int k, size_t *bytes);
+                                  cublasOperation_t transa, cublasOperation_t transb,
+                                  int m, int n, int k, size_t *bytes);
 
 /**
  * Give the handle a workspace the caller owns (device memory, at least
@@ -166,8 +162,7 @@ cublasStatus_t xnGetWorkspaceHeld(cublasHandle_t handle, size_t *bytes);
  * How many calls on this handle found a negative entry under
  * XN_OPT_CHECK_NONNEG and computed with the classical product instead.
  */
-cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle,
-                                        uint64_t *count);
+cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count);
 
 /**
  * Recursion levels the last xnSngemm/xnDngemm call on this handle ran: 0 for
@@ -187,26 +182,21 @@ cublasStatus_t xnRelease(cublasHandle_t handle);
 /* ------------------------------------------------------------------------ */
 
 /** Fortran 77 SNGEMM: argument list of SGEMM; reports errors via xerbla_. */
-void sngemm_(const char *transa, const char *transb, const int *m,
-             const int *n, const int *k, const float *alpha, const float *a,
-             const int *lda, const float *b, const int *ldb,
-             const float *beta, float *c, const int *ldc);
+void sngemm_(const char *transa, const char *transb, const int *m, const int *n,
+             const int *k, const float *alpha, const float *a, const int *lda,
+             const float *b, const int *ldb, const float *beta, float *c, const int *ldc);
 /** Fortran 77 DNGEMM: argument list of DGEMM; reports errors via xerbla_. */
-void dngemm_(const char *transa, const char *transb, const int *m,
-             const int *n, const int *k, const double *alpha,
-             const double *a, const int *lda, const double *b,
-             const int *ldb, const double *beta, double *c, const int *ldc);
+void dngemm_(const char *transa, const char *transb, const int *m, const int *n,
+             const int *k, const double *alpha, const double *a, const int *lda,
+             const double *b, const int *ldb, const double *beta, double *c,
+             const int *ldc);
 
 #ifndef XN_CBLAS_ENUMS_DEFINED
 #define XN_CBLAS_ENUMS_DEFINED
 /* Values identical to cblas.h's CBLAS_LAYOUT / CBLAS_TRANSPOSE, so either
  * header's enumerators may be passed. */
 typedef enum { XnRowMajor = 101, XnColMajor = 102 } xnLayout_t;
-typedef enum {
-  XnNoTrans = 111,
-  XnTrans = 112,
-  XnConjTrans = 113
-} xnTranspose_t;
+typedef enum { XnNoTrans = 111, XnTrans = 112, XnConjTrans = 113 } xnTranspose_t;
 #endif
 
 /**
@@ -216,13 +206,13 @@ typedef enum {
  * reported through xerbla_ with routine name "cblas_sngemm" and the CBLAS
  * parameter position (layout = 1).
  */
-void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k,
-                  float alpha, const float *A, int lda, const float *B,
-                  int ldb, float beta, float *C, int ldc);
+void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                  const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                  int ldc);
 /** CBLAS-style DNGEMM; see cblas_sngemm. */
-void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k,
-                  double alpha, const double *A, int lda, const double *B,
-                  int ldb, double beta, double *C, int ldc);
+void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                  const double *A, int lda, const double *B, int ldb, double beta,
+                  double *C, int ldc);
 
 #ifdef __cplusplus
 } /* extern "C" */

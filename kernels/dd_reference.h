@@ -87,8 +87,7 @@ XN_HD DD dd_dot(std::int64_t k, const T *x, std::int64_t incx, const T *y,
     a2 = dd_add(a2, two_prod(double(xp[2 * incx]), double(yp[2 * incy])));
     a3 = dd_add(a3, two_prod(double(xp[3 * incx]), double(yp[3 * incy])));
   }
-  for (; p < k; ++p)
-    a0 = dd_add(a0, two_prod(double(x[p * incx]), double(y[p * incy])));
+  for (; p < k; ++p) a0 = dd_add(a0, two_prod(double(x[p * incx]), double(y[p * incy])));
   return dd_add(dd_add(a0, a1), dd_add(a2, a3));
 }
 

@@ -16,8 +16,14 @@ enum class ScalarKind : int { Zero = 0, One = 1, User = 2 };
 
 // Sum and difference of two operands (the pre-additions S = X +/- Y,
 // T = X +/- Y of seed 000, Table 1).
-template <class T> XN_HD T ew_add(T x, T y) { return x + y; }
-template <class T> XN_HD T ew_sub(T x, T y) { return x - y; }
+template <class T>
+XN_HD T ew_add(T x, T y) {
+  return x + y;
+}
+template <class T>
+XN_HD T ew_sub(T x, T y) {
+  return x - y;
+}
 
 // Explicitly single-rounded multiply-add in the operand's own precision
 // (fmaf for float: a double fma followed by a conversion would round twice).
@@ -28,7 +34,8 @@ XN_HD double xn_fma(double a, double b, double c) { return fma(a, b, c); }
 // C need not hold a number when beta is 0), beta == 1 is a plain addition, so
 // the only rounding is that of the addition. A general beta uses one fused
 // multiply-add on both backends, so the CPU and the GPU round identically.
-template <class T> XN_HD T ew_fold(T x, T beta, T d) {
+template <class T>
+XN_HD T ew_fold(T x, T beta, T d) {
   if (beta == T(0)) return x;
   if (beta == T(1)) return x + d;
   return xn_fma(beta, d, x);
@@ -36,12 +43,16 @@ template <class T> XN_HD T ew_fold(T x, T beta, T d) {
 
 // d <- beta * d, the quick return for alpha == 0 or k == 0 (BLAS semantics:
 // beta == 0 sets d to zero without reading it).
-template <class T> XN_HD T ew_scale(T beta, T d) {
+template <class T>
+XN_HD T ew_scale(T beta, T d) {
   return beta == T(0) ? T(0) : beta * d;
 }
 
 // True for an entry that breaks the non-negative contract. NaN is not
 // negative: it propagates through either algorithm.
-template <class T> XN_HD bool ew_is_negative(T x) { return x < T(0); }
+template <class T>
+XN_HD bool ew_is_negative(T x) {
+  return x < T(0);
+}
 
 }  // namespace xn

@@ -24,21 +24,23 @@ constexpr int kThreads = 256;
 constexpr unsigned kMaxGridY = 65535;
 constexpr int kColUnroll = 4;  // columns per thread per iteration
 
-template <class T> struct VecWidth {
+template <class T>
+struct VecWidth {
   static constexpr int value = 16 / sizeof(T);
 };
 
-template <class T, int V> struct alignas(sizeof(T) * V) Pack {
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
   T v[V];
 };
 
-template <class T> __device__ __forceinline__ T read_scalar(ScalarArg<T> s) {
+template <class T>
+__device__ __forceinline__ T read_scalar(ScalarArg<T> s) {
   return s.dev ? *s.dev : s.value;
 }
 
 template <class T, int V>
-__device__ __forceinline__ Pack<T, V> load(const T *p, idx rows_left,
-                                           bool vector_ok) {
+__device__ __forceinline__ Pack<T, V> load(const T *p, idx rows_left, bool vector_ok) {
   Pack<T, V> r;
   if (vector_ok && rows_left >= V) {
     r = *reinterpret_cast<const Pack<T, V> *>(p);
@@ -67,8 +69,8 @@ __device__ __forceinline__ void store(T *p, const Pack<T, V> &r, idx rows_left,
 // before the same thread writes it, and no other thread touches it.
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    add_sub_kernel(idx rows, idx cols, T *d, idx ldd, const T *x, idx ldx,
-                   const T *y, idx ldy, bool subtract, bool vector_ok) {
+    add_sub_kernel(idx rows, idx cols, T *d, idx ldd, const T *x, idx ldx, const T *y,
+                   idx ldy, bool subtract, bool vector_ok) {
   const idx i = (idx(blockIdx.x) * kThreads + threadIdx.x) * V;
   if (i >= rows) return;
   const idx left = rows - i;
@@ -96,8 +98,8 @@ __global__ void __launch_bounds__(kThreads)
 // One read of X feeds one or two targets ("C12 = U, C22 = U" of Table 1).
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    fold_kernel(idx rows, idx cols, T *d0, idx ldd0, T *d1, idx ldd1,
-                const T *x, idx ldx, ScalarArg<T> beta_arg, bool vector_ok) {
+    fold_kernel(idx rows, idx cols, T *d0, idx ldd0, T *d1, idx ldd1, const T *x, idx ldx,
+                ScalarArg<T> beta_arg, bool vector_ok) {
   const idx i = (idx(blockIdx.x) * kThreads + threadIdx.x) * V;
   if (i >= rows) return;
   const idx left = rows - i;
@@ -184,7 +186,8 @@ bool vector_ok(std::initializer_list<std::pair<const T *, idx>> operands) {
   return true;
 }
 
-template <class T> dim3 grid_for(idx rows, idx cols) {
+template <class T>
+dim3 grid_for(idx rows, idx cols) {
   constexpr int V = VecWidth<T>::value;
   const idx per_block = idx(kThreads) * V;
   const idx gx = (rows + per_block - 1) / per_block;
@@ -195,9 +198,8 @@ template <class T> dim3 grid_for(idx rows, idx cols) {
 }  // namespace
 
 template <class T>
-cudaError_t launch_add_sub(cudaStream_t stream, idx rows, idx cols, T *d,
-                           idx ldd, const T *x, idx ldx, const T *y, idx ldy,
-                           bool subtract) {
+cudaError_t launch_add_sub(cudaStream_t stream, idx rows, idx cols, T *d, idx ldd,
+                           const T *x, idx ldx, const T *y, idx ldy, bool subtract) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   constexpr int V = VecWidth<T>::value;
   const bool vec = vector_ok<T>({{d, ldd}, {x, ldx}, {y, ldy}});
@@ -207,9 +209,8 @@ cudaError_t launch_add_sub(cudaStream_t stream, idx rows, idx cols, T *d,
 }
 
 template <class T>
-cudaError_t launch_fold(cudaStream_t stream, idx rows, idx cols, T *d0,
-                        idx ldd0, T *d1, idx ldd1, const T *x, idx ldx,
-                        ScalarArg<T> beta) {
+cudaError_t launch_fold(cudaStream_t stream, idx rows, idx cols, T *d0, idx ldd0, T *d1,
+                        idx ldd1, const T *x, idx ldx, ScalarArg<T> beta) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   constexpr int V = VecWidth<T>::value;
   const bool vec = vector_ok<T>({{d0, ldd0}, {d1, ldd1}, {x, ldx}});
@@ -219,24 +220,24 @@ cudaError_t launch_fold(cudaStream_t stream, idx rows, idx cols, T *d0,
 }
 
 template <class T>
-cudaError_t launch_scale(cudaStream_t stream, idx rows, idx cols, T *c,
-                         idx ldc, ScalarArg<T> beta) {
+cudaError_t launch_scale(cudaStream_t stream, idx rows, idx cols, T *c, idx ldc,
+                         ScalarArg<T> beta) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   constexpr int V = VecWidth<T>::value;
   const bool vec = vector_ok<T>({{c, ldc}});
-  scale_kernel<T, V><<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(
-      rows, cols, c, ldc, beta, vec);
+  scale_kernel<T, V>
+      <<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(rows, cols, c, ldc, beta, vec);
   return cudaGetLastError();
 }
 
 template <class T>
-cudaError_t launch_find_negative(cudaStream_t stream, idx rows, idx cols,
-                                 const T *x, idx ldx, int *flag) {
+cudaError_t launch_find_negative(cudaStream_t stream, idx rows, idx cols, const T *x,
+                                 idx ldx, int *flag) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   constexpr int V = VecWidth<T>::value;
   const bool vec = vector_ok<T>({{x, ldx}});
-  find_negative_kernel<T, V><<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(
-      rows, cols, x, ldx, flag, vec);
+  find_negative_kernel<T, V>
+      <<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(rows, cols, x, ldx, flag, vec);
   return cudaGetLastError();
 }
 
@@ -245,15 +246,14 @@ cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst) {
   return cudaGetLastError();
 }
 
-#define XN_INSTANTIATE(T)                                                      \
-  template cudaError_t launch_add_sub<T>(cudaStream_t, idx, idx, T *, idx,     \
-                                         const T *, idx, const T *, idx, bool); \
-  template cudaError_t launch_fold<T>(cudaStream_t, idx, idx, T *, idx, T *,   \
-                                      idx, const T *, idx, ScalarArg<T>);      \
-  template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx,       \
-                                       ScalarArg<T>);                          \
-  template cudaError_t launch_find_negative<T>(cudaStream_t, idx, idx,         \
-                                               const T *, idx, int *);
+#define XN_INSTANTIATE(T)                                                               \
+  template cudaError_t launch_add_sub<T>(cudaStream_t, idx, idx, T *, idx, const T *,   \
+                                         idx, const T *, idx, bool);                    \
+  template cudaError_t launch_fold<T>(cudaStream_t, idx, idx, T *, idx, T *, idx,       \
+                                      const T *, idx, ScalarArg<T>);                    \
+  template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>); \
+  template cudaError_t launch_find_negative<T>(cudaStream_t, idx, idx, const T *, idx,  \
+                                               int *);
 XN_INSTANTIATE(float)
 XN_INSTANTIATE(double)
 #undef XN_INSTANTIATE

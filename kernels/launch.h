@@ -13,39 +13,37 @@ namespace xn {
 
 // A scale factor known on the host (dev == nullptr) or living in device
 // memory (cuBLAS's CUBLAS_POINTER_MODE_DEVICE): the kernel reads *dev.
-template <class T> struct ScalarArg {
+template <class T>
+struct ScalarArg {
   T value;
   const T *dev;
 };
 
 // D = X + Y or X - Y. D may alias X or Y.
 template <class T>
-cudaError_t launch_add_sub(cudaStream_t stream, std::int64_t rows,
-                           std::int64_t cols, T *d, std::int64_t ldd,
-                           const T *x, std::int64_t ldx, const T *y,
-                           std::int64_t ldy, bool subtract);
+cudaError_t launch_add_sub(cudaStream_t stream, std::int64_t rows, std::int64_t cols,
+                           T *d, std::int64_t ldd, const T *x, std::int64_t ldx,
+                           const T *y, std::int64_t ldy, bool subtract);
 
 // Di = X + beta * Di for D0 and, if d1 != nullptr, D1, in one pass over X
 // (the "write one result into two quadrants" steps of seed 000, Table 1).
 // beta == 0 never reads Di.
 template <class T>
-cudaError_t launch_fold(cudaStream_t stream, std::int64_t rows,
-                        std::int64_t cols, T *d0, std::int64_t ldd0, T *d1,
-                        std::int64_t ldd1, const T *x, std::int64_t ldx,
-                        ScalarArg<T> beta);
+cudaError_t launch_fold(cudaStream_t stream, std::int64_t rows, std::int64_t cols, T *d0,
+                        std::int64_t ldd0, T *d1, std::int64_t ldd1, const T *x,
+                        std::int64_t ldx, ScalarArg<T> beta);
 
 // C = beta * C; beta == 0 writes zeros without reading C.
 template <class T>
-cudaError_t launch_scale(cudaStream_t stream, std::int64_t rows,
-                         std::int64_t cols, T *c, std::int64_t ldc,
-                         ScalarArg<T> beta);
+cudaError_t launch_scale(cudaStream_t stream, std::int64_t rows, std::int64_t cols, T *c,
+                         std::int64_t ldc, ScalarArg<T> beta);
 
 // Sets *flag = 1 if any entry is negative (NaN is not). *flag must have been
 // cleared by the caller; the kernel only ever writes 1.
 template <class T>
 cudaError_t launch_find_negative(cudaStream_t stream, std::int64_t rows,
-                                 std::int64_t cols, const T *x,
-                                 std::int64_t ldx, int *flag);
+                                 std::int64_t cols, const T *x, std::int64_t ldx,
+                                 int *flag);
 
 // Writes {0.f, 1.f} at bytes 0..7 and {0.0, 1.0} at bytes 16..31 of `dst`
 // (32 bytes of device memory), in stream order.

@@ -29,14 +29,17 @@ using xn::CpuLeaf;
 using xn_test::Dist;
 using xn_test::ExactEntry;
 
-template <class T> constexpr double unit_roundoff() {
+template <class T>
+constexpr double unit_roundoff() {
   return sizeof(T) == sizeof(double) ? 0x1p-53 : 0x1p-24;
 }
-template <class T> double gamma_n(std::int64_t n) {
+template <class T>
+double gamma_n(std::int64_t n) {
   const double nu = double(n) * unit_roundoff<T>();
   return nu / (1 - nu);
 }
-template <class T> const char *type_name() {
+template <class T>
+const char *type_name() {
   return sizeof(T) == sizeof(double) ? "double" : "float";
 }
 
@@ -125,7 +128,8 @@ double c_derived(int levels, std::int64_t k) {
 
 constexpr double kPadC = -12345.0;  // C's padding rows: must stay untouched
 
-template <class T> struct Problem {
+template <class T>
+struct Problem {
   bool ta = false, tb = false;
   std::int64_t m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;
   T alpha = 1, beta = 0;
@@ -266,7 +270,8 @@ Measured measure(const Problem<T> &p, std::vector<T> &C, const Judge &jd) {
 struct RelativeError {
   double max = 0, mean = 0;
 };
-template <class T> RelativeError relative_error(const Problem<T> &p, std::vector<T> &C) {
+template <class T>
+RelativeError relative_error(const Problem<T> &p, std::vector<T> &C) {
   RelativeError r;
   for (std::int64_t j = 0; j < p.n; ++j)
     for (std::int64_t i = 0; i < p.m; ++i) {
@@ -366,7 +371,8 @@ void check_all_depths(const Problem<T> &p, SweepStats &stats, std::uint64_t seed
     }
 }
 
-template <class T> void sweep() {
+template <class T>
+void sweep() {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
   auto random_scalar = [&] { return T(0.5 + 1.5 * xn_test::uniform01(rng)); };
@@ -525,7 +531,8 @@ TEST(CpuAccuracy, NonFiniteInputsStayNonFinite) {
 // ---------------------------------------------------------------------------
 // e: the non-negative check (opt.check_nonneg).
 
-template <class T> void nonneg_check() {
+template <class T>
+void nonneg_check() {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
   constexpr int kLevels = 2;
@@ -664,10 +671,9 @@ TEST(CpuAccuracy, WorkspaceLimitLowersTheDepth) {
 
 class HostApiOnCpu : public ::testing::Test {
  protected:
-  static constexpr xnOption_t kOptions[] = {XN_OPT_LEAF_SIZE_S, XN_OPT_LEAF_SIZE_D,
-                                            XN_OPT_MAX_LEVELS, XN_OPT_CHECK_NONNEG,
-                                            XN_OPT_WORKSPACE_LIMIT, XN_OPT_MIN_SIZE_S,
-                                            XN_OPT_MIN_SIZE_D};
+  static constexpr xnOption_t kOptions[] = {
+      XN_OPT_LEAF_SIZE_S,     XN_OPT_LEAF_SIZE_D, XN_OPT_MAX_LEVELS, XN_OPT_CHECK_NONNEG,
+      XN_OPT_WORKSPACE_LIMIT, XN_OPT_MIN_SIZE_S,  XN_OPT_MIN_SIZE_D};
   void SetUp() override {
     const char *d = std::getenv("XN_DEVICE");
     had_device_ = d != nullptr;

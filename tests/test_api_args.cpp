@@ -67,8 +67,7 @@ const DeviceCase kDeviceCases[] = {
     {"all zero, all ld 1", false, N, N, 0, 0, 0, 1, 1, 1, kOk},
     // The handle is checked before anything else.
     {"NULL handle", true, N, N, 4, 5, 6, 4, 6, 4, kNoInit},
-    {"NULL handle wins over bad args", true, kJunkOp, N, -1, -1, -1, 0, 0, 0,
-     kNoInit},
+    {"NULL handle wins over bad args", true, kJunkOp, N, -1, -1, -1, 0, 0, 0, kNoInit},
     // Operations.
     {"transa CONJG", false, kConjg, N, 4, 5, 6, 6, 6, 4, kBad},
     {"transb CONJG", false, N, kConjg, 4, 5, 6, 4, 6, 4, kBad},
@@ -99,8 +98,7 @@ const DeviceCase kDeviceCases[] = {
 TEST(ApiArgs, DeviceChecksTable) {
   for (const DeviceCase &c : kDeviceCases) {
     const void *h = c.null_handle ? nullptr : kHandle;
-    EXPECT_EQ(check_gemm_device_args(h, c.ta, c.tb, c.m, c.n, c.k, c.lda,
-                                     c.ldb, c.ldc),
+    EXPECT_EQ(check_gemm_device_args(h, c.ta, c.tb, c.m, c.n, c.k, c.lda, c.ldb, c.ldc),
               c.want)
         << describe(c);
   }
@@ -115,17 +113,17 @@ void check_null_handle(F gemm) {
   Cm.resize(16, U(5));
   const std::vector<U> before = Cm;
   const U alpha = 1, beta = 0;
-  EXPECT_EQ(gemm(nullptr, N, N, 4, 4, 4, &alpha, A.data(), 4, B.data(), 4,
-                 &beta, Cm.data(), 4),
-            kNoInit);
+  EXPECT_EQ(
+      gemm(nullptr, N, N, 4, 4, 4, &alpha, A.data(), 4, B.data(), 4, &beta, Cm.data(), 4),
+      kNoInit);
   // Bad arguments too: the handle is still what is reported.
-  EXPECT_EQ(gemm(nullptr, kConjg, N, -1, 4, 4, &alpha, A.data(), 0, B.data(),
-                 4, &beta, Cm.data(), 0),
+  EXPECT_EQ(gemm(nullptr, kConjg, N, -1, 4, 4, &alpha, A.data(), 0, B.data(), 4, &beta,
+                 Cm.data(), 0),
             kNoInit);
   // NULL scalars and matrices: must not be dereferenced either.
-  EXPECT_EQ(gemm(nullptr, N, N, 4, 4, 4, nullptr, nullptr, 4, nullptr, 4,
-                 nullptr, nullptr, 4),
-            kNoInit);
+  EXPECT_EQ(
+      gemm(nullptr, N, N, 4, 4, 4, nullptr, nullptr, 4, nullptr, 4, nullptr, nullptr, 4),
+      kNoInit);
   EXPECT_EQ(std::memcmp(before.data(), Cm.data(), Cm.size() * sizeof(U)), 0);
 }
 
@@ -196,8 +194,7 @@ const FortranCase kFortranCases[] = {
 
 TEST(ApiArgs, FortranChecksTable) {
   for (const FortranCase &c : kFortranCases)
-    EXPECT_EQ(check_gemm_fortran_args(c.ta, c.tb, c.m, c.n, c.k, c.lda, c.ldb,
-                                      c.ldc),
+    EXPECT_EQ(check_gemm_fortran_args(c.ta, c.tb, c.m, c.n, c.k, c.lda, c.ldb, c.ldc),
               c.want)
         << c.what;
 }
@@ -277,17 +274,17 @@ const CblasCase kCblasCases[] = {
 
 TEST(ApiArgs, CblasChecksTable) {
   for (const CblasCase &c : kCblasCases)
-    EXPECT_EQ(check_gemm_cblas_args(c.layout, c.ta, c.tb, c.m, c.n, c.k,
-                                    c.lda, c.ldb, c.ldc),
-              c.want)
+    EXPECT_EQ(
+        check_gemm_cblas_args(c.layout, c.ta, c.tb, c.m, c.n, c.k, c.lda, c.ldb, c.ldc),
+        c.want)
         << c.what;
 }
 
 // Exhaustive check on a small grid against an oracle written from the
 // row-major and column-major meaning of each argument (not from
 // check_gemm_fortran_args), in reference CBLAS's reporting order.
-int cblas_oracle(int layout, int ta, int tb, int m, int n, int k, int lda,
-                 int ldb, int ldc) {
+int cblas_oracle(int layout, int ta, int tb, int m, int n, int k, int lda, int ldb,
+                 int ldc) {
   auto at_least = [](int ld, int rows) { return ld >= (rows > 1 ? rows : 1); };
   if (layout == kCol) {
     if (m < 0) return 4;
@@ -320,14 +317,13 @@ TEST(ApiArgs, CblasMatchesOracleOnGrid) {
               for (int lda : {0, 1, 2, 3})
                 for (int ldb : {0, 1, 2, 3})
                   for (int ldc : {0, 1, 2, 3}) {
-                    const int want =
-                        cblas_oracle(layout, ta, tb, m, n, k, lda, ldb, ldc);
-                    ASSERT_EQ(check_gemm_cblas_args(layout, ta, tb, m, n, k,
-                                                    lda, ldb, ldc),
-                              want)
-                        << "layout " << layout << " ta " << ta << " tb " << tb
-                        << " m " << m << " n " << n << " k " << k << " lda "
-                        << lda << " ldb " << ldb << " ldc " << ldc;
+                    const int want = cblas_oracle(layout, ta, tb, m, n, k, lda, ldb, ldc);
+                    ASSERT_EQ(
+                        check_gemm_cblas_args(layout, ta, tb, m, n, k, lda, ldb, ldc),
+                        want)
+                        << "layout " << layout << " ta " << ta << " tb " << tb << " m "
+                        << m << " n " << n << " k " << k << " lda " << lda << " ldb "
+                        << ldb << " ldc " << ldc;
                     ++checked;
                     bad += want != 0;
                   }

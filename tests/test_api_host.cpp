@@ -12,9 +12,8 @@
 // algorithms apply in one operation. On these inputs (uniform [0,1), all
 // entries of |A||B| within a small factor of each other) it is about as tight
 // as the entrywise k u |alpha||A||B| form.
-#include <gtest/gtest.h>
-
 #include <cblas.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
@@ -74,13 +73,11 @@ class OptionGuard {
  public:
   OptionGuard() {
     for (int o = 0; o < kCount; ++o)
-      EXPECT_EQ(xnGetOption(nullptr, xnOption_t(o), &saved_[o]),
-                CUBLAS_STATUS_SUCCESS);
+      EXPECT_EQ(xnGetOption(nullptr, xnOption_t(o), &saved_[o]), CUBLAS_STATUS_SUCCESS);
   }
   ~OptionGuard() {
     for (int o = 0; o < kCount; ++o)
-      EXPECT_EQ(xnSetOption(nullptr, xnOption_t(o), saved_[o]),
-                CUBLAS_STATUS_SUCCESS);
+      EXPECT_EQ(xnSetOption(nullptr, xnOption_t(o), saved_[o]), CUBLAS_STATUS_SUCCESS);
   }
   OptionGuard(const OptionGuard &) = delete;
   OptionGuard &operator=(const OptionGuard &) = delete;
@@ -91,47 +88,48 @@ class OptionGuard {
 };
 
 // Per-precision entry points, names and the OpenBLAS oracle.
-template <class T> struct Api;
-template <> struct Api<double> {
+template <class T>
+struct Api;
+template <>
+struct Api<double> {
   static constexpr const char *f77_name = "DNGEMM";
   static constexpr const char *cblas_name = "cblas_dngemm";
   static constexpr xnOption_t leaf_option = XN_OPT_LEAF_SIZE_D;
-  static void f77(char ta, char tb, int m, int n, int k, double alpha,
-                  const double *A, int lda, const double *B, int ldb,
-                  double beta, double *C, int ldc) {
+  static void f77(char ta, char tb, int m, int n, int k, double alpha, const double *A,
+                  int lda, const double *B, int ldb, double beta, double *C, int ldc) {
     dngemm_(&ta, &tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc);
   }
-  static void cblas(int layout, int ta, int tb, int m, int n, int k,
-                    double alpha, const double *A, int lda, const double *B,
-                    int ldb, double beta, double *C, int ldc) {
+  static void cblas(int layout, int ta, int tb, int m, int n, int k, double alpha,
+                    const double *A, int lda, const double *B, int ldb, double beta,
+                    double *C, int ldc) {
     cblas_dngemm(layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
-  static void ref(int layout, int ta, int tb, int m, int n, int k,
-                  double alpha, const double *A, int lda, const double *B,
-                  int ldb, double beta, double *C, int ldc) {
-    cblas_dgemm(CBLAS_ORDER(layout), CBLAS_TRANSPOSE(ta), CBLAS_TRANSPOSE(tb),
-                m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  static void ref(int layout, int ta, int tb, int m, int n, int k, double alpha,
+                  const double *A, int lda, const double *B, int ldb, double beta,
+                  double *C, int ldc) {
+    cblas_dgemm(CBLAS_ORDER(layout), CBLAS_TRANSPOSE(ta), CBLAS_TRANSPOSE(tb), m, n, k,
+                alpha, A, lda, B, ldb, beta, C, ldc);
   }
 };
-template <> struct Api<float> {
+template <>
+struct Api<float> {
   static constexpr const char *f77_name = "SNGEMM";
   static constexpr const char *cblas_name = "cblas_sngemm";
   static constexpr xnOption_t leaf_option = XN_OPT_LEAF_SIZE_S;
-  static void f77(char ta, char tb, int m, int n, int k, float alpha,
-                  const float *A, int lda, const float *B, int ldb, float beta,
-                  float *C, int ldc) {
+  static void f77(char ta, char tb, int m, int n, int k, float alpha, const float *A,
+                  int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     sngemm_(&ta, &tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc);
   }
-  static void cblas(int layout, int ta, int tb, int m, int n, int k,
-                    float alpha, const float *A, int lda, const float *B,
-                    int ldb, float beta, float *C, int ldc) {
+  static void cblas(int layout, int ta, int tb, int m, int n, int k, float alpha,
+                    const float *A, int lda, const float *B, int ldb, float beta,
+                    float *C, int ldc) {
     cblas_sngemm(layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
   static void ref(int layout, int ta, int tb, int m, int n, int k, float alpha,
-                  const float *A, int lda, const float *B, int ldb, float beta,
-                  float *C, int ldc) {
-    cblas_sgemm(CBLAS_ORDER(layout), CBLAS_TRANSPOSE(ta), CBLAS_TRANSPOSE(tb),
-                m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+                  const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                  int ldc) {
+    cblas_sgemm(CBLAS_ORDER(layout), CBLAS_TRANSPOSE(ta), CBLAS_TRANSPOSE(tb), m, n, k,
+                alpha, A, lda, B, ldb, beta, C, ldc);
   }
 };
 
@@ -141,7 +139,8 @@ const char *entry_name(Entry e) {
   return e == Entry::F77 ? "f77" : e == Entry::CblasCol ? "cblas-col" : "cblas-row";
 }
 
-template <class U> bool same_bytes(const std::vector<U> &a, const std::vector<U> &b) {
+template <class U>
+bool same_bytes(const std::vector<U> &a, const std::vector<U> &b) {
   return a.size() == b.size() &&
          std::memcmp(a.data(), b.data(), a.size() * sizeof(U)) == 0;
 }
@@ -149,7 +148,8 @@ template <class U> bool same_bytes(const std::vector<U> &a, const std::vector<U>
 // One gemm problem with its storage, in the layout its entry point expects.
 // "Stored rows" is the contiguous dimension of each array (column-major
 // rows; for row-major, the row length), padded with NaN up to ld.
-template <class T> struct Problem {
+template <class T>
+struct Problem {
   Entry entry;
   bool ta, tb;
   int m, n, k, lda, ldb, ldc;
@@ -183,18 +183,16 @@ template <class T> struct Problem {
 
   std::string describe() const {
     std::ostringstream s;
-    s << entry_name(entry) << " " << (ta ? 'T' : 'N') << (tb ? 'T' : 'N')
-      << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda
-      << " ldb=" << ldb << " ldc=" << ldc << " alpha=" << alpha
-      << " beta=" << beta;
+    s << entry_name(entry) << " " << (ta ? 'T' : 'N') << (tb ? 'T' : 'N') << " m=" << m
+      << " n=" << n << " k=" << k << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc
+      << " alpha=" << alpha << " beta=" << beta;
     return s.str();
   }
 };
 
 template <class T>
-Problem<T> make_problem(Entry entry, bool ta, bool tb, int m, int n, int k,
-                        int pad, T alpha, T beta, Dist dist,
-                        std::mt19937_64 &rng) {
+Problem<T> make_problem(Entry entry, bool ta, bool tb, int m, int n, int k, int pad,
+                        T alpha, T beta, Dist dist, std::mt19937_64 &rng) {
   const T nan = std::numeric_limits<T>::quiet_NaN();
   Problem<T> p{entry, ta, tb, m, n, k, 0, 0, 0, alpha, beta, {}, {}, {}};
   p.lda = std::max(1, p.sr_a() + pad);
@@ -212,32 +210,33 @@ Problem<T> make_problem(Entry entry, bool ta, bool tb, int m, int n, int k,
 }
 
 // Calls the entry point the problem names on its own C.
-template <class T> void run_xn(Problem<T> &p, int f77_variant = 0) {
+template <class T>
+void run_xn(Problem<T> &p, int f77_variant = 0) {
   // Fortran accepts either case and 'C' for real data; vary the spelling.
   const char *na = "NnNn", *ta = "TtCc";
   if (p.entry == Entry::F77) {
     Api<T>::f77(p.ta ? ta[f77_variant % 4] : na[f77_variant % 4],
-                p.tb ? ta[(f77_variant + 1) % 4] : na[(f77_variant + 1) % 4],
-                p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb,
-                p.beta, p.C.data(), p.ldc);
+                p.tb ? ta[(f77_variant + 1) % 4] : na[(f77_variant + 1) % 4], p.m, p.n,
+                p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, p.C.data(),
+                p.ldc);
   } else {
     const int t_code = f77_variant % 2 ? kC : kT;  // ConjTrans is Trans here
-    Api<T>::cblas(p.row() ? kRow : kCol, p.ta ? t_code : kN,
-                  p.tb ? t_code : kN, p.m, p.n, p.k, p.alpha, p.A.data(),
-                  p.lda, p.B.data(), p.ldb, p.beta, p.C.data(), p.ldc);
+    Api<T>::cblas(p.row() ? kRow : kCol, p.ta ? t_code : kN, p.tb ? t_code : kN, p.m, p.n,
+                  p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, p.C.data(),
+                  p.ldc);
   }
 }
 
 // OpenBLAS on a copy of the problem's C (zeroed first when beta = 0, so the
 // oracle cannot be blamed for NaN in C).
-template <class T> std::vector<T> run_ref(const Problem<T> &p) {
+template <class T>
+std::vector<T> run_ref(const Problem<T> &p) {
   std::vector<T> C = p.C;
   if (p.beta == T(0))
     for (int i = 0; i < p.m; ++i)
       for (int j = 0; j < p.n; ++j) C[p.ic(i, j)] = T(0);
-  Api<T>::ref(p.row() ? kRow : kCol, p.ta ? kT : kN, p.tb ? kT : kN, p.m, p.n,
-              p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
-              C.data(), p.ldc);
+  Api<T>::ref(p.row() ? kRow : kCol, p.ta ? kT : kN, p.tb ? kT : kN, p.m, p.n, p.k,
+              p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, C.data(), p.ldc);
   return C;
 }
 
@@ -253,8 +252,8 @@ struct Compare {
 // max(|A||B|) (fast algorithm) or the entry's own |A||B| (classical).
 // Padding of C must be bitwise untouched.
 template <class T>
-Compare compare(const Problem<T> &p, const std::vector<T> &got,
-                const std::vector<T> &ref, double c, bool normwise) {
+Compare compare(const Problem<T> &p, const std::vector<T> &got, const std::vector<T> &ref,
+                double c, bool normwise) {
   Compare r;
   const double u = std::numeric_limits<T>::epsilon() / 2;
   std::vector<double> absab(std::size_t(p.m) * p.n, 0.0);
@@ -283,8 +282,8 @@ Compare compare(const Problem<T> &p, const std::vector<T> &got,
       if (!(err <= bound) && r.ok) {  // also catches NaN
         r.ok = false;
         std::ostringstream s;
-        s << "C(" << i << "," << j << ") = " << got[at] << ", OpenBLAS "
-          << ref[at] << ", |diff| " << err << " > bound " << bound;
+        s << "C(" << i << "," << j << ") = " << got[at] << ", OpenBLAS " << ref[at]
+          << ", |diff| " << err << " > bound " << bound;
         r.first_failure = s.str();
       }
     }
@@ -296,7 +295,8 @@ Compare compare(const Problem<T> &p, const std::vector<T> &got,
   return r;
 }
 
-template <class T> class HostApi : public ::testing::Test {};
+template <class T>
+class HostApi : public ::testing::Test {};
 using Precisions = ::testing::Types<double, float>;
 TYPED_TEST_SUITE(HostApi, Precisions);
 
@@ -308,12 +308,12 @@ struct BadF77 {
   int info;
 };
 const BadF77 kBadF77[] = {
-    {'X', 'N', 4, 5, 6, 4, 6, 4, 1},  {'N', 'Y', 4, 5, 6, 4, 6, 4, 2},
-    {'N', 'N', -1, 5, 6, 4, 6, 4, 3}, {'N', 'N', 4, -1, 6, 4, 6, 4, 4},
-    {'N', 'N', 4, 5, -1, 4, 6, 4, 5}, {'N', 'N', 4, 5, 6, 3, 6, 4, 8},
-    {'T', 'N', 4, 5, 6, 4, 6, 4, 8},  {'N', 'N', 4, 5, 6, 4, 5, 4, 10},
-    {'N', 't', 4, 5, 6, 4, 4, 4, 10}, {'N', 'N', 4, 5, 6, 4, 6, 3, 13},
-    {'N', 'N', 0, 5, 6, 0, 6, 1, 8},  {'N', 'N', 4, 5, 6, 3, 5, 3, 8},
+    {'X', 'N', 4, 5, 6, 4, 6, 4, 1},    {'N', 'Y', 4, 5, 6, 4, 6, 4, 2},
+    {'N', 'N', -1, 5, 6, 4, 6, 4, 3},   {'N', 'N', 4, -1, 6, 4, 6, 4, 4},
+    {'N', 'N', 4, 5, -1, 4, 6, 4, 5},   {'N', 'N', 4, 5, 6, 3, 6, 4, 8},
+    {'T', 'N', 4, 5, 6, 4, 6, 4, 8},    {'N', 'N', 4, 5, 6, 4, 5, 4, 10},
+    {'N', 't', 4, 5, 6, 4, 4, 4, 10},   {'N', 'N', 4, 5, 6, 4, 6, 3, 13},
+    {'N', 'N', 0, 5, 6, 0, 6, 1, 8},    {'N', 'N', 4, 5, 6, 3, 5, 3, 8},
     {'N', 'N', -1, -1, -1, 0, 0, 0, 3},
 };
 
@@ -335,8 +335,8 @@ const BadCblas kBadCblas[] = {
     {kCol, kN, kN, 4, 5, -1, 4, 6, 4, 6},
     {kRow, kN, kN, 4, 5, -1, 6, 5, 5, 6},
     {kCol, kN, kN, 4, 5, 6, 3, 6, 4, 9},
-    {kRow, kN, kN, 4, 5, 6, 5, 5, 5, 9},   // row: lda >= k for NoTrans
-    {kRow, kT, kN, 4, 5, 6, 3, 5, 5, 9},   // row: lda >= m for Trans
+    {kRow, kN, kN, 4, 5, 6, 5, 5, 5, 9},  // row: lda >= k for NoTrans
+    {kRow, kT, kN, 4, 5, 6, 3, 5, 5, 9},  // row: lda >= m for Trans
     {kCol, kN, kN, 4, 5, 6, 4, 5, 4, 11},
     {kRow, kN, kN, 4, 5, 6, 6, 4, 5, 11},  // row: ldb >= n for NoTrans
     {kRow, kN, kT, 4, 5, 6, 6, 5, 5, 11},  // row: ldb >= k for Trans
@@ -351,7 +351,8 @@ const BadCblas kBadCblas[] = {
 
 // A C pattern the library must leave bitwise alone: NaN with a payload, -0,
 // infinities, a denormal.
-template <class T> std::vector<T> c_pattern() {
+template <class T>
+std::vector<T> c_pattern() {
   std::vector<T> c(64);
   for (std::size_t i = 0; i < c.size(); ++i) c[i] = T(i) + T(0.25);
   c[0] = std::numeric_limits<T>::quiet_NaN();
@@ -370,11 +371,11 @@ TYPED_TEST(HostApi, BadArgumentsReportedViaXerbla) {
   for (const BadF77 &b : kBadF77) {
     std::vector<T> C = pattern;
     g_xerbla = XerblaLog{};
-    Api<T>::f77(b.ta, b.tb, b.m, b.n, b.k, T(1), A.data(), b.lda, B.data(),
-                b.ldb, T(0), C.data(), b.ldc);
-    SCOPED_TRACE(std::string("f77 ta=") + b.ta + " tb=" + b.tb + " m=" +
-                 std::to_string(b.m) + " n=" + std::to_string(b.n) + " k=" +
-                 std::to_string(b.k) + " lda=" + std::to_string(b.lda) +
+    Api<T>::f77(b.ta, b.tb, b.m, b.n, b.k, T(1), A.data(), b.lda, B.data(), b.ldb, T(0),
+                C.data(), b.ldc);
+    SCOPED_TRACE(std::string("f77 ta=") + b.ta + " tb=" + b.tb +
+                 " m=" + std::to_string(b.m) + " n=" + std::to_string(b.n) +
+                 " k=" + std::to_string(b.k) + " lda=" + std::to_string(b.lda) +
                  " ldb=" + std::to_string(b.ldb) + " ldc=" + std::to_string(b.ldc));
     EXPECT_EQ(g_xerbla.calls, 1);
     EXPECT_EQ(g_xerbla.name, Api<T>::f77_name);
@@ -384,12 +385,12 @@ TYPED_TEST(HostApi, BadArgumentsReportedViaXerbla) {
   for (const BadCblas &b : kBadCblas) {
     std::vector<T> C = pattern;
     g_xerbla = XerblaLog{};
-    Api<T>::cblas(b.layout, b.ta, b.tb, b.m, b.n, b.k, T(1), A.data(), b.lda,
-                  B.data(), b.ldb, T(0), C.data(), b.ldc);
-    SCOPED_TRACE("cblas layout=" + std::to_string(b.layout) + " ta=" +
-                 std::to_string(b.ta) + " tb=" + std::to_string(b.tb) + " m=" +
-                 std::to_string(b.m) + " n=" + std::to_string(b.n) + " k=" +
-                 std::to_string(b.k) + " lda=" + std::to_string(b.lda) +
+    Api<T>::cblas(b.layout, b.ta, b.tb, b.m, b.n, b.k, T(1), A.data(), b.lda, B.data(),
+                  b.ldb, T(0), C.data(), b.ldc);
+    SCOPED_TRACE("cblas layout=" + std::to_string(b.layout) +
+                 " ta=" + std::to_string(b.ta) + " tb=" + std::to_string(b.tb) +
+                 " m=" + std::to_string(b.m) + " n=" + std::to_string(b.n) +
+                 " k=" + std::to_string(b.k) + " lda=" + std::to_string(b.lda) +
                  " ldb=" + std::to_string(b.ldb) + " ldc=" + std::to_string(b.ldc));
     EXPECT_EQ(g_xerbla.calls, 1);
     EXPECT_EQ(g_xerbla.name, Api<T>::cblas_name);
@@ -410,11 +411,13 @@ TYPED_TEST(HostApi, MatchesOpenBlasAllTransposesAndLayouts) {
   SCOPED_TRACE(xn_test::describe_seed(seed));
   std::mt19937_64 rng(seed);
 
-  struct Shape { int m, n, k; };
-  const Shape shapes[] = {{1, 1, 1},    {16, 16, 16},  {17, 33, 64},
+  struct Shape {
+    int m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},     {16, 16, 16},   {17, 33, 64},
                           {64, 40, 150}, {150, 97, 131}, {33, 150, 19}};
-  const T scalars[][2] = {{1, 0}, {1, 1}, {T(0.75), T(0.5)}, {2, 0},
-                          {T(1.5), 1}, {1, T(-0.5)}};
+  const T scalars[][2] = {{1, 0}, {1, 1},      {T(0.75), T(0.5)},
+                          {2, 0}, {T(1.5), 1}, {1, T(-0.5)}};
   double worst = 0;
   int cases = 0, recursed_differs = 0, variant = 0;
   for (Entry e : {Entry::F77, Entry::CblasCol, Entry::CblasRow})
@@ -423,8 +426,8 @@ TYPED_TEST(HostApi, MatchesOpenBlasAllTransposesAndLayouts) {
         for (const Shape &s : shapes) {
           const T *ab = scalars[cases % 6];
           const int pad = cases % 3 == 0 ? 0 : 1 + cases % 5;  // NaN padding
-          Problem<T> p = make_problem<T>(e, ta, tb, s.m, s.n, s.k, pad, ab[0],
-                                         ab[1], Dist::Uniform01, rng);
+          Problem<T> p = make_problem<T>(e, ta, tb, s.m, s.n, s.k, pad, ab[0], ab[1],
+                                         Dist::Uniform01, rng);
           const std::vector<T> A0 = p.A, B0 = p.B, C0 = p.C;
           const std::vector<T> ref = run_ref(p);
           Problem<T> q = p;
@@ -432,8 +435,7 @@ TYPED_TEST(HostApi, MatchesOpenBlasAllTransposesAndLayouts) {
           run_xn(q, variant++);
           SCOPED_TRACE(p.describe());
           EXPECT_EQ(g_xerbla.calls, 0) << "xerbla called on a valid call";
-          EXPECT_TRUE(same_bytes(q.A, A0) && same_bytes(q.B, B0))
-              << "A or B modified";
+          EXPECT_TRUE(same_bytes(q.A, A0) && same_bytes(q.B, B0)) << "A or B modified";
           const Compare r = compare(p, q.C, ref, 8.0, true);
           EXPECT_TRUE(r.ok) << r.first_failure;
           worst = std::max(worst, r.worst_ratio);
@@ -462,8 +464,8 @@ TYPED_TEST(HostApi, ExactOnSmallIntegers) {
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (int size : {9, 37, 70}) {
-          Problem<T> p = make_problem<T>(e, ta, tb, size, size + 3, size + 1,
-                                         2, T(1), T(1), Dist::SmallInt, rng);
+          Problem<T> p = make_problem<T>(e, ta, tb, size, size + 3, size + 1, 2, T(1),
+                                         T(1), Dist::SmallInt, rng);
           const std::vector<T> ref = run_ref(p);
           run_xn(p, variant++);
           SCOPED_TRACE(p.describe());
@@ -484,13 +486,12 @@ TYPED_TEST(HostApi, QuickReturnsEmptyOutput) {
       std::vector<T> C = pattern;
       // The calls are valid: an untouched C must not come from an error.
       g_xerbla = XerblaLog{};
-      Api<T>::f77('N', 'N', m, n, 3, T(1), A.data(), 4, B.data(), 3, beta,
-                  C.data(), 4);
+      Api<T>::f77('N', 'N', m, n, 3, T(1), A.data(), 4, B.data(), 3, beta, C.data(), 4);
       EXPECT_TRUE(same_bytes(C, pattern)) << "f77 m=" << m << " n=" << n;
       for (int layout : {kRow, kCol}) {
         C = pattern;
-        Api<T>::cblas(layout, kN, kN, m, n, 3, T(1), A.data(), 4, B.data(), 4,
-                      beta, C.data(), 4);
+        Api<T>::cblas(layout, kN, kN, m, n, 3, T(1), A.data(), 4, B.data(), 4, beta,
+                      C.data(), 4);
         EXPECT_TRUE(same_bytes(C, pattern))
             << "cblas layout=" << layout << " m=" << m << " n=" << n;
       }
@@ -518,14 +519,14 @@ TYPED_TEST(HostApi, QuickReturnsScaleOnly) {
         std::vector<T> C = C0;
         g_xerbla = XerblaLog{};
         if (e == Entry::F77)
-          Api<T>::f77('N', 'T', m, n, k, alpha, A.data(), m, B.data(), n, beta,
-                      C.data(), ldc);
+          Api<T>::f77('N', 'T', m, n, k, alpha, A.data(), m, B.data(), n, beta, C.data(),
+                      ldc);
         else if (e == Entry::CblasCol)
-          Api<T>::cblas(kCol, kN, kT, m, n, k, alpha, A.data(), m, B.data(), n,
-                        beta, C.data(), ldc);
+          Api<T>::cblas(kCol, kN, kT, m, n, k, alpha, A.data(), m, B.data(), n, beta,
+                        C.data(), ldc);
         else  // row-major m x n C with row length ldc >= n: swap the roles
-          Api<T>::cblas(kRow, kN, kT, n, m, k, alpha, A.data(), std::max(k, 1),
-                        B.data(), std::max(k, 1), beta, C.data(), ldc);
+          Api<T>::cblas(kRow, kN, kT, n, m, k, alpha, A.data(), std::max(k, 1), B.data(),
+                        std::max(k, 1), beta, C.data(), ldc);
         EXPECT_EQ(g_xerbla.calls, 0) << entry_name(e) << " k=" << k;
         // All three calls store C as n runs of ldc with m live entries each.
         for (int j = 0; j < n; ++j)
@@ -533,9 +534,8 @@ TYPED_TEST(HostApi, QuickReturnsScaleOnly) {
             const std::size_t at = i + std::size_t(j) * ldc;
             const T want = i >= m ? C0[at] : beta == T(0) ? T(0) : beta * C0[at];
             EXPECT_EQ(std::memcmp(&C[at], &want, sizeof(T)), 0)
-                << entry_name(e) << " k=" << k << " alpha=" << alpha
-                << " beta=" << beta << " at (" << i << "," << j << "): got "
-                << C[at] << " want " << want;
+                << entry_name(e) << " k=" << k << " alpha=" << alpha << " beta=" << beta
+                << " at (" << i << "," << j << "): got " << C[at] << " want " << want;
           }
       }
     }
@@ -560,8 +560,8 @@ TYPED_TEST(HostApi, CheckNonNegFallsBackOnNegativeEntry) {
   int variant = 0;
   for (Entry e : {Entry::F77, Entry::CblasCol, Entry::CblasRow})
     for (int which = 0; which < 2; ++which) {  // negative entry in A or B
-      Problem<T> p = make_problem<T>(e, which == 0, false, 70, 66, 90, 1,
-                                     T(1.25), T(0.5), Dist::Uniform01, rng);
+      Problem<T> p = make_problem<T>(e, which == 0, false, 70, 66, 90, 1, T(1.25), T(0.5),
+                                     Dist::Uniform01, rng);
       std::vector<T> &X = which == 0 ? p.A : p.B;
       X[which == 0 ? p.ia(p.m - 1, p.k - 1) : p.ib(p.k / 2, p.n / 3)] = T(-0.5);
       const std::vector<T> ref = run_ref(p);
@@ -587,8 +587,8 @@ TYPED_TEST(HostApi, CheckNonNegFallsBackOnNegativeEntry) {
   // With the check off, a negative entry is computed by the recursion (no
   // fallback) and the result is still a correct product to a normwise bound.
   ASSERT_EQ(xnSetOption(nullptr, XN_OPT_CHECK_NONNEG, 0), CUBLAS_STATUS_SUCCESS);
-  Problem<T> p = make_problem<T>(Entry::CblasCol, false, false, 64, 64, 64, 0,
-                                 T(1), T(0), Dist::UniformPm1, rng);
+  Problem<T> p = make_problem<T>(Entry::CblasCol, false, false, 64, 64, 64, 0, T(1), T(0),
+                                 Dist::UniformPm1, rng);
   const std::vector<T> ref = run_ref(p);
   Problem<T> q = p;
   const std::uint64_t before = count();
@@ -602,7 +602,10 @@ TYPED_TEST(HostApi, CheckNonNegFallsBackOnNegativeEntry) {
 
 TEST(HostApiOptions, RoundTripAndInvalidValues) {
   OptionGuard guard;
-  struct Valid { xnOption_t opt; std::int64_t value; };
+  struct Valid {
+    xnOption_t opt;
+    std::int64_t value;
+  };
   const Valid valid[] = {{XN_OPT_LEAF_SIZE_S, 1},     {XN_OPT_LEAF_SIZE_S, 333},
                          {XN_OPT_LEAF_SIZE_D, 7},     {XN_OPT_MAX_LEVELS, 0},
                          {XN_OPT_MAX_LEVELS, 3},      {XN_OPT_CHECK_NONNEG, 1},
@@ -618,11 +621,10 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
     EXPECT_EQ(got, v.value) << "option " << v.opt;
   }
 
-  const Valid invalid[] = {{XN_OPT_LEAF_SIZE_S, 0},  {XN_OPT_LEAF_SIZE_D, 0},
-                           {XN_OPT_LEAF_SIZE_D, -8}, {XN_OPT_MAX_LEVELS, -1},
-                           {XN_OPT_CHECK_NONNEG, 2}, {XN_OPT_CHECK_NONNEG, -1},
-                           {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KCHAIN_S, -1},
-                           {XN_OPT_MIN_SIZE_D, -5}};
+  const Valid invalid[] = {
+      {XN_OPT_LEAF_SIZE_S, 0},      {XN_OPT_LEAF_SIZE_D, 0},    {XN_OPT_LEAF_SIZE_D, -8},
+      {XN_OPT_MAX_LEVELS, -1},      {XN_OPT_CHECK_NONNEG, 2},   {XN_OPT_CHECK_NONNEG, -1},
+      {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KCHAIN_S, -1}, {XN_OPT_MIN_SIZE_D, -5}};
   for (const Valid &v : invalid) {
     std::int64_t before = 0, after = 0;
     ASSERT_EQ(xnGetOption(nullptr, v.opt, &before), CUBLAS_STATUS_SUCCESS);
@@ -641,9 +643,8 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
   EXPECT_EQ(v, 42);
   EXPECT_EQ(xnGetOption(nullptr, XN_OPT_MAX_LEVELS, nullptr),
             CUBLAS_STATUS_INVALID_VALUE);
-  std::uint64_t* null_count = nullptr;
-  EXPECT_EQ(xnGetNonNegFallbackCount(nullptr, null_count),
-            CUBLAS_STATUS_INVALID_VALUE);
+  std::uint64_t *null_count = nullptr;
+  EXPECT_EQ(xnGetNonNegFallbackCount(nullptr, null_count), CUBLAS_STATUS_INVALID_VALUE);
 }
 
 // Two threads each own one process-wide option and read back what they set:
@@ -675,9 +676,8 @@ TEST(HostApiOptions, MaxLevelsZeroIsClassical) {
   const std::uint64_t seed = xn_test::fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
   std::mt19937_64 rng(seed);
-  Problem<double> p = make_problem<double>(Entry::CblasCol, false, true, 80,
-                                           72, 96, 0, 1.0, 0.0,
-                                           Dist::Uniform01, rng);
+  Problem<double> p = make_problem<double>(Entry::CblasCol, false, true, 80, 72, 96, 0,
+                                           1.0, 0.0, Dist::Uniform01, rng);
   const std::vector<double> ref = run_ref(p);
   run_xn(p);
   EXPECT_TRUE(same_bytes(p.C, ref));
@@ -705,8 +705,8 @@ TEST(HostApiThreads, ConcurrentCallsAreCorrect) {
         const int m = 60 + 7 * t + it, n = 80 - 5 * t, k = 70 + 3 * it;
         auto check = [&](auto tag) {
           using T = decltype(tag);
-          Problem<T> p = make_problem<T>(e, it % 2 == 1, t % 2 == 1, m, n, k,
-                                         1, T(1), T(0.5), Dist::Uniform01, rng);
+          Problem<T> p = make_problem<T>(e, it % 2 == 1, t % 2 == 1, m, n, k, 1, T(1),
+                                         T(0.5), Dist::Uniform01, rng);
           const std::vector<T> ref = run_ref(p);
           Problem<T> q = p;
           run_xn(q, it);

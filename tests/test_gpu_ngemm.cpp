@@ -26,7 +26,8 @@ using namespace xn_test;
 
 constexpr double kCSentinel = -777.25;  // C padding must keep this value
 
-template <class T> double unit_roundoff() {
+template <class T>
+double unit_roundoff() {
   return sizeof(T) == sizeof(double) ? 0x1p-53 : 0x1p-24;
 }
 
@@ -97,8 +98,8 @@ class GpuNgemm : public ::testing::Test {
         h_, device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
     const T *pa = device_scalars ? dScalars.get() : &alpha;
     const T *pb = device_scalars ? dScalars.get() + 1 : &beta;
-    XN_CUBLAS_OK(xn_gemm(h_, c.ta, c.tb, c.m, c.n, c.k, pa, dA.get(), lda,
-                         dB.get(), ldb, pb, dC.get(), ldc));
+    XN_CUBLAS_OK(xn_gemm(h_, c.ta, c.tb, c.m, c.n, c.k, pa, dA.get(), lda, dB.get(), ldb,
+                         pb, dC.get(), ldc));
     XN_CUDA_OK(cudaStreamSynchronize(stream));
     XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
     XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
@@ -112,21 +113,21 @@ class GpuNgemm : public ::testing::Test {
                            : xn::choose_levels(c.m, c.n, c.k, leaf, int(max_levels));
 
     std::vector<ExactEntry> exact;
-    exact_gemm<T>(ta, tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb,
-                  beta, C0.data(), ldc, exact);
+    exact_gemm<T>(ta, tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta,
+                  C0.data(), ldc, exact);
     const double gamma = c.k * unit_roundoff<T>() / (1 - c.k * unit_roundoff<T>());
     const double allowed = allowance(levels) * gamma;
-    const std::string what = "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
-                             " k=" + std::to_string(c.k) + " " + op_name(c.ta) +
-                             op_name(c.tb) + " alpha=" + std::to_string(c.alpha) +
-                             " beta=" + std::to_string(c.beta) +
-                             " levels=" + std::to_string(levels) + "; " +
-                             describe_seed(seed);
+    const std::string what =
+        "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
+        " k=" + std::to_string(c.k) + " " + op_name(c.ta) + op_name(c.tb) +
+        " alpha=" + std::to_string(c.alpha) + " beta=" + std::to_string(c.beta) +
+        " levels=" + std::to_string(levels) + "; " + describe_seed(seed);
     for (int j = 0; j < c.n; ++j) {
       for (int i = 0; i < ldc; ++i) {
         const T got = C[std::size_t(i + j * ldc)];
         if (i >= c.m) {  // padding of C: never written
-          ASSERT_EQ(got, T(kCSentinel)) << "wrote C padding at " << i << "," << j << " " << what;
+          ASSERT_EQ(got, T(kCSentinel))
+              << "wrote C padding at " << i << "," << j << " " << what;
           continue;
         }
         const ExactEntry &e = exact[std::size_t(i + j * c.m)];
@@ -147,11 +148,11 @@ TEST_F(GpuNgemm, SizeTransposeAndScalarSweepMatchesOracle) {
   // A small leaf so that CI-sized problems run 1-3 levels on the device.
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 16), CUBLAS_STATUS_SUCCESS);
-  const int sizes[][3] = {{0, 5, 5},    {5, 0, 5},     {5, 5, 0},    {1, 1, 1},
-                          {2, 2, 2},    {3, 3, 3},     {5, 5, 5},    {9, 9, 9},
-                          {15, 15, 15}, {16, 16, 16},  {17, 17, 17}, {31, 33, 32},
-                          {63, 64, 65}, {64, 64, 64},  {65, 63, 64}, {37, 101, 131},
-                          {131, 37, 101}, {1, 200, 3}, {200, 1, 150}, {7, 130, 260},
+  const int sizes[][3] = {{0, 5, 5},       {5, 0, 5},      {5, 5, 0},     {1, 1, 1},
+                          {2, 2, 2},       {3, 3, 3},      {5, 5, 5},     {9, 9, 9},
+                          {15, 15, 15},    {16, 16, 16},   {17, 17, 17},  {31, 33, 32},
+                          {63, 64, 65},    {64, 64, 64},   {65, 63, 64},  {37, 101, 131},
+                          {131, 37, 101},  {1, 200, 3},    {200, 1, 150}, {7, 130, 260},
                           {128, 128, 128}, {129, 127, 131}};
   for (const auto &s : sizes)
     for (cublasOperation_t ta : kOps)
@@ -168,8 +169,8 @@ TEST_F(GpuNgemm, AlphaBetaIncludingZeroAndOne) {
   // Leaves split along k as well: the first chunk takes beta, the rest add.
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_D, 12), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_S, 16), CUBLAS_STATUS_SUCCESS);
-  const double scalars[][2] = {{1, 0}, {1, 1}, {0.75, 0}, {0.75, 1}, {1, 0.5},
-                               {2.5, -1.5}, {0, 0}, {0, 2}};
+  const double scalars[][2] = {{1, 0},   {1, 1},      {0.75, 0}, {0.75, 1},
+                               {1, 0.5}, {2.5, -1.5}, {0, 0},    {0, 2}};
   for (const auto &ab : scalars)
     for (cublasOperation_t ta : kOps) {
       run<double>({70, 67, 69, ta, CUBLAS_OP_T, ab[0], ab[1], 2});
@@ -212,12 +213,15 @@ TEST_F(GpuNgemm, NonDefaultStreamIsUsedInOrder) {
   XN_CUBLAS_OK(cublasSetStream(h_, s));
   for (int rep = 0; rep < 3; ++rep) {
     XN_CUDA_OK(cudaMemsetAsync(dC.get(), 0xff, sizeof(double) * n * n, s));  // NaN
-    XN_CUDA_OK(cudaMemcpyAsync(dA.get(), hA, sizeof(double) * n * n, cudaMemcpyHostToDevice, s));
-    XN_CUDA_OK(cudaMemcpyAsync(dB.get(), hB, sizeof(double) * n * n, cudaMemcpyHostToDevice, s));
+    XN_CUDA_OK(
+        cudaMemcpyAsync(dA.get(), hA, sizeof(double) * n * n, cudaMemcpyHostToDevice, s));
+    XN_CUDA_OK(
+        cudaMemcpyAsync(dB.get(), hB, sizeof(double) * n * n, cudaMemcpyHostToDevice, s));
     const double one = 1, zero = 0;
     XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n,
                           dB.get(), n, &zero, dC.get(), n));
-    XN_CUDA_OK(cudaMemcpyAsync(hC, dC.get(), sizeof(double) * n * n, cudaMemcpyDeviceToHost, s));
+    XN_CUDA_OK(
+        cudaMemcpyAsync(hC, dC.get(), sizeof(double) * n * n, cudaMemcpyDeviceToHost, s));
     XN_CUDA_OK(cudaStreamSynchronize(s));
     std::vector<double> ref(std::size_t(n) * n);
     xn::Options opt;
@@ -278,38 +282,39 @@ TEST_F(GpuNgemm, BadArgumentsGiveCublasStatusAndLeaveCUntouched) {
   };
   for (const Bad &b : cases) {
     dC.upload(pattern);
-    const cublasStatus_t want = cublasDgemm(h_, b.ta, b.tb, b.m, b.n, b.k, &one, dA.get(),
-                                            b.lda, dB.get(), b.ldb, &zero, dC.get(), b.ldc);
+    const cublasStatus_t want =
+        cublasDgemm(h_, b.ta, b.tb, b.m, b.n, b.k, &one, dA.get(), b.lda, dB.get(), b.ldb,
+                    &zero, dC.get(), b.ldc);
     XN_CUDA_OK(cudaDeviceSynchronize());
     dC.upload(pattern);
-    const cublasStatus_t got = xnDngemm(h_, b.ta, b.tb, b.m, b.n, b.k, &one, dA.get(), b.lda,
-                                        dB.get(), b.ldb, &zero, dC.get(), b.ldc);
+    const cublasStatus_t got = xnDngemm(h_, b.ta, b.tb, b.m, b.n, b.k, &one, dA.get(),
+                                        b.lda, dB.get(), b.ldb, &zero, dC.get(), b.ldc);
     XN_CUDA_OK(cudaDeviceSynchronize());
-    EXPECT_EQ(got, want) << "ta=" << b.ta << " tb=" << b.tb << " m=" << b.m << " n=" << b.n
-                         << " k=" << b.k << " lda=" << b.lda << " ldb=" << b.ldb
-                         << " ldc=" << b.ldc;
+    EXPECT_EQ(got, want) << "ta=" << b.ta << " tb=" << b.tb << " m=" << b.m
+                         << " n=" << b.n << " k=" << b.k << " lda=" << b.lda
+                         << " ldb=" << b.ldb << " ldc=" << b.ldc;
     if (got != CUBLAS_STATUS_SUCCESS) {
       EXPECT_TRUE(same_bits(dC.download(), pattern));
     }
     float fone = 1, fzero = 0;
-    const cublasStatus_t fwant =
-        cublasSgemm(h_, b.ta, b.tb, b.m, b.n, b.k, &fone, reinterpret_cast<float *>(dA.get()),
-                    b.lda, reinterpret_cast<float *>(dB.get()), b.ldb, &fzero,
-                    reinterpret_cast<float *>(dC.get()), b.ldc);
+    const cublasStatus_t fwant = cublasSgemm(
+        h_, b.ta, b.tb, b.m, b.n, b.k, &fone, reinterpret_cast<float *>(dA.get()), b.lda,
+        reinterpret_cast<float *>(dB.get()), b.ldb, &fzero,
+        reinterpret_cast<float *>(dC.get()), b.ldc);
     XN_CUDA_OK(cudaDeviceSynchronize());
     dC.upload(pattern);
-    const cublasStatus_t fgot =
-        xnSngemm(h_, b.ta, b.tb, b.m, b.n, b.k, &fone, reinterpret_cast<float *>(dA.get()),
-                 b.lda, reinterpret_cast<float *>(dB.get()), b.ldb, &fzero,
-                 reinterpret_cast<float *>(dC.get()), b.ldc);
+    const cublasStatus_t fgot = xnSngemm(
+        h_, b.ta, b.tb, b.m, b.n, b.k, &fone, reinterpret_cast<float *>(dA.get()), b.lda,
+        reinterpret_cast<float *>(dB.get()), b.ldb, &fzero,
+        reinterpret_cast<float *>(dC.get()), b.ldc);
     XN_CUDA_OK(cudaDeviceSynchronize());
     EXPECT_EQ(fgot, fwant) << "float, ta=" << b.ta << " m=" << b.m;
     if (fgot != CUBLAS_STATUS_SUCCESS) {
       EXPECT_TRUE(same_bits(dC.download(), pattern));
     }
   }
-  EXPECT_EQ(xnDngemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.get(), m, dB.get(),
-                     k, &zero, dC.get(), m),
+  EXPECT_EQ(xnDngemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.get(), m,
+                     dB.get(), k, &zero, dC.get(), m),
             CUBLAS_STATUS_NOT_INITIALIZED);
 }
 
@@ -357,7 +362,8 @@ TEST_F(GpuNgemm, FailedOrForbiddenWorkspaceStillGivesTheProduct) {
   run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 0);
   // A budget for exactly one level.
   const size_t one_level = size_t(xn::workspace_elems(300, 260, 280, 1, true, false)) * 8;
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(one_level)), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(one_level)),
+            CUBLAS_STATUS_SUCCESS);
   run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 1);
 }
 
@@ -374,20 +380,20 @@ TEST_F(GpuNgemm, NonNegativeCheckFallsBackAndCounts) {
   dB.upload(B);
   const double one = 1, zero = 0;
   uint64_t count = 99;
-  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(), n,
-                        &zero, dC.get(), n));
+  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n,
+                        dB.get(), n, &zero, dC.get(), n));
   XN_CUBLAS_OK(xnGetNonNegFallbackCount(h_, &count));
   EXPECT_EQ(count, 0u);
   A[5 + 7 * n] = -0.5;  // one negative entry
   dA.upload(A);
-  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(), n,
-                        &zero, dC.get(), n));
+  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n,
+                        dB.get(), n, &zero, dC.get(), n));
   XN_CUBLAS_OK(xnGetNonNegFallbackCount(h_, &count));
   EXPECT_EQ(count, 1u);
   // The fallback is cuBLAS's own product: bitwise equal to cublasDgemm.
   DeviceBuffer<double> dRef(n * n);
-  XN_CUBLAS_OK(cublasDgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(),
-                           n, &zero, dRef.get(), n));
+  XN_CUBLAS_OK(cublasDgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n,
+                           dB.get(), n, &zero, dRef.get(), n));
   EXPECT_TRUE(same_bits(dC.download(), dRef.download()));
 }
 
@@ -406,13 +412,13 @@ TEST_F(GpuNgemm, NanAndInfInInputsAreNeverLost) {
     dA.upload(A);
     dB.upload(B);
     const double one = 1, zero = 0;
-    XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(),
-                          n, &zero, dC.get(), n));
+    XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n,
+                          dB.get(), n, &zero, dC.get(), n));
     const std::vector<double> C = dC.download();
     std::vector<double> ref(std::size_t(n) * n);
     xn::Options opt;
-    ASSERT_EQ(xn::cpu_ngemm<double>(false, false, n, n, n, 1.0, A.data(), n, B.data(), n, 0.0,
-                                    ref.data(), n, opt, 0, xn::CpuLeaf::PreloadLoop),
+    ASSERT_EQ(xn::cpu_ngemm<double>(false, false, n, n, n, 1.0, A.data(), n, B.data(), n,
+                                    0.0, ref.data(), n, opt, 0, xn::CpuLeaf::PreloadLoop),
               xn::Status::Ok);
     int nonfinite = 0;
     for (std::size_t e = 0; e < ref.size(); ++e)
@@ -437,14 +443,14 @@ TEST_F(GpuNgemm, AgreesWithTheCpuBackendAtEqualDepth) {
   dB.upload(B);
   dC.upload(C0);
   const double alpha = 0.5, beta = 2;
-  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, dA.get(), k, dB.get(),
-                        k, &beta, dC.get(), m));
+  XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, dA.get(), k,
+                        dB.get(), k, &beta, dC.get(), m));
   const std::vector<double> C = dC.download();
   std::vector<double> ref = C0;
   xn::Options opt;
   opt.leaf_d = 64;
-  ASSERT_EQ(xn::cpu_ngemm<double>(true, false, m, n, k, alpha, A.data(), k, B.data(), k, beta,
-                                  ref.data(), m, opt),
+  ASSERT_EQ(xn::cpu_ngemm<double>(true, false, m, n, k, alpha, A.data(), k, B.data(), k,
+                                  beta, ref.data(), m, opt),
             xn::Status::Ok);
   for (std::size_t e = 0; e < ref.size(); ++e)
     ASSERT_NEAR(C[e], ref[e], 64 * k * 0x1p-53 * std::fabs(ref[e])) << e;
@@ -477,14 +483,15 @@ TEST(GpuNgemmThreads, SeparateHandlesOnSeveralHostThreadsRunCorrectly) {
           break;
         }
         cudaMemcpyAsync(d, A.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice, s);
-        cudaMemcpyAsync(d + n * n, B.data(), sizeof(double) * n * n, cudaMemcpyHostToDevice, s);
+        cudaMemcpyAsync(d + n * n, B.data(), sizeof(double) * n * n,
+                        cudaMemcpyHostToDevice, s);
         const double one = 1, zero = 0;
-        if (xnDngemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, d, n, d + n * n, n, &zero,
-                     d + 2 * n * n, n) != CUBLAS_STATUS_SUCCESS)
+        if (xnDngemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, d, n, d + n * n, n,
+                     &zero, d + 2 * n * n, n) != CUBLAS_STATUS_SUCCESS)
           ++failures[t];
         std::vector<double> C(std::size_t(n) * n), ref(std::size_t(n) * n);
-        cudaMemcpyAsync(C.data(), d + 2 * n * n, sizeof(double) * n * n, cudaMemcpyDeviceToHost,
-                        s);
+        cudaMemcpyAsync(C.data(), d + 2 * n * n, sizeof(double) * n * n,
+                        cudaMemcpyDeviceToHost, s);
         cudaStreamSynchronize(s);
         cudaFree(d);
         xn::Options opt;
@@ -518,7 +525,8 @@ TEST(GpuHostApi, DngemmUsesTheGpuAndMatchesTheOracle) {
   fill<double>(C, m, n, ldc, Dist::Uniform01, rng, kCSentinel);
   const std::vector<double> C0 = C;
   const double alpha = 1.5, beta = 0.25;
-  dngemm_("N", "N", &m, &n, &k, &alpha, A.data(), &lda, B.data(), &ldb, &beta, C.data(), &ldc);
+  dngemm_("N", "N", &m, &n, &k, &alpha, A.data(), &lda, B.data(), &ldb, &beta, C.data(),
+          &ldc);
   std::vector<ExactEntry> exact;
   exact_gemm<double>(false, false, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta,
                      C0.data(), ldc, exact);

@@ -141,13 +141,12 @@ struct IntCase {
 
 void run_integer_case(const IntCase &c, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const int lda = (c.ta ? c.k : c.m) + 3, ldb = (c.tb ? c.n : c.k) + 2,
-            ldc = c.m + 1;
+  const int lda = (c.ta ? c.k : c.m) + 3, ldb = (c.tb ? c.n : c.k) + 2, ldc = c.m + 1;
   std::vector<double> A, B, C, ref;
-  xn_test::fill(A, c.ta ? c.k : c.m, c.ta ? c.m : c.k, lda, xn_test::Dist::SmallInt,
-                rng, std::nan(""));
-  xn_test::fill(B, c.tb ? c.n : c.k, c.tb ? c.k : c.n, ldb, xn_test::Dist::SmallInt,
-                rng, std::nan(""));
+  xn_test::fill(A, c.ta ? c.k : c.m, c.ta ? c.m : c.k, lda, xn_test::Dist::SmallInt, rng,
+                std::nan(""));
+  xn_test::fill(B, c.tb ? c.n : c.k, c.tb ? c.k : c.n, ldb, xn_test::Dist::SmallInt, rng,
+                std::nan(""));
   xn_test::fill(C, c.m, c.n, ldc, xn_test::Dist::SmallInt, rng, -7.0);
   ref = C;
   const double alpha = 2, beta = 3;
@@ -161,9 +160,9 @@ void run_integer_case(const IntCase &c, std::uint64_t seed) {
     }
   xn::Options opt;
   opt.kchain_d = c.kchain;
-  const xn::Status st = xn::cpu_ngemm<double>(
-      c.ta, c.tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta,
-      C.data(), ldc, opt, c.levels, xn::CpuLeaf::PreloadLoop);
+  const xn::Status st = xn::cpu_ngemm<double>(c.ta, c.tb, c.m, c.n, c.k, alpha, A.data(),
+                                              lda, B.data(), ldb, beta, C.data(), ldc,
+                                              opt, c.levels, xn::CpuLeaf::PreloadLoop);
   ASSERT_EQ(st, xn::Status::Ok);
   for (std::size_t i = 0; i < C.size(); ++i)
     ASSERT_EQ(C[i], ref[i]) << "index " << i << " m=" << c.m << " n=" << c.n

@@ -18,24 +18,31 @@ namespace xn {
 
 cublasStatus_t to_cublas(Status s) {
   switch (s) {
-    case Status::Ok: return CUBLAS_STATUS_SUCCESS;
-    case Status::InvalidValue: return CUBLAS_STATUS_INVALID_VALUE;
-    case Status::AllocFailed: return CUBLAS_STATUS_ALLOC_FAILED;
-    case Status::ExecutionFailed: return CUBLAS_STATUS_EXECUTION_FAILED;
-    default: return CUBLAS_STATUS_INTERNAL_ERROR;
+    case Status::Ok:
+      return CUBLAS_STATUS_SUCCESS;
+    case Status::InvalidValue:
+      return CUBLAS_STATUS_INVALID_VALUE;
+    case Status::AllocFailed:
+      return CUBLAS_STATUS_ALLOC_FAILED;
+    case Status::ExecutionFailed:
+      return CUBLAS_STATUS_EXECUTION_FAILED;
+    default:
+      return CUBLAS_STATUS_INTERNAL_ERROR;
   }
 }
 
 namespace {
 
-template <class T> const T *host_zero_one() {
+template <class T>
+const T *host_zero_one() {
   static const T v[2] = {T(0), T(1)};
   return v;
 }
 const float *device_zero_one(const HandleState &st, float *) { return st.zero_one_f(); }
 const double *device_zero_one(const HandleState &st, double *) { return st.zero_one_d(); }
 
-template <class T> ScalarKind kind_of(T v) {
+template <class T>
+ScalarKind kind_of(T v) {
   return v == T(0) ? ScalarKind::Zero : v == T(1) ? ScalarKind::One : ScalarKind::User;
 }
 
@@ -43,14 +50,14 @@ template <class T> ScalarKind kind_of(T v) {
 // found. Needs one stream synchronisation: the choice of algorithm is made on
 // the host.
 template <class T>
-Status scan_for_negative(HandleState &st, cudaStream_t stream,
-                         MatView<const T> A, MatView<const T> B, bool *found) {
+Status scan_for_negative(HandleState &st, cudaStream_t stream, MatView<const T> A,
+                         MatView<const T> B, bool *found) {
   *found = false;
   if (cudaMemsetAsync(st.neg_flag_dev, 0, sizeof(int), stream) != cudaSuccess)
     return Status::ExecutionFailed;
   for (const MatView<const T> &V : {A, B})
-    if (launch_find_negative<T>(stream, V.stored_rows(), V.stored_cols(), V.p,
-                                V.ld, st.neg_flag_dev) != cudaSuccess)
+    if (launch_find_negative<T>(stream, V.stored_rows(), V.stored_cols(), V.p, V.ld,
+                                st.neg_flag_dev) != cudaSuccess)
       return Status::ExecutionFailed;
   if (cudaMemcpyAsync(st.neg_flag_host, st.neg_flag_dev, sizeof(int),
                       cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
@@ -64,9 +71,9 @@ Status scan_for_negative(HandleState &st, cudaStream_t stream,
 
 template <class T>
 cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
-                            cublasOperation_t transb, int m, int n, int k,
-                            const T *alpha, const T *A, int lda, const T *B,
-                            int ldb, const T *beta, T *C, int ldc) {
+                            cublasOperation_t transb, int m, int n, int k, const T *alpha,
+                            const T *A, int lda, const T *B, int ldb, const T *beta, T *C,
+                            int ldc) {
   cublasStatus_t cs =
       check_gemm_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc);
   if (cs != CUBLAS_STATUS_SUCCESS) return cs;
@@ -91,10 +98,10 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
   const MatView<const T> Bv{B, k, n, ldb, transb != CUBLAS_OP_N};
   const bool is_double = sizeof(T) == sizeof(double);
   const bool quick = k == 0 || (!dev_scalars && *alpha == T(0));
-  int levels = quick ? 0
-                     : choose_levels(m, n, k, hs->opt.leaf_for(is_double),
-                                     int(hs->opt.max_levels),
-                                     hs->opt.min_size_for(is_double));
+  int levels =
+      quick ? 0
+            : choose_levels(m, n, k, hs->opt.leaf_for(is_double), int(hs->opt.max_levels),
+                            hs->opt.min_size_for(is_double));
   hs->last_levels = 0;
 
   // Below the crossover, and for the quick return, the call is exactly one
@@ -111,8 +118,8 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
   Status s = ensure_device_resources(*hs, stream);
   if (s == Status::Ok) s = order_after_last_call(*hs, stream);
   if (s != Status::Ok) return to_cublas(s);
-  const T *zero_one = dev_scalars ? device_zero_one(*hs, static_cast<T *>(nullptr))
-                                  : host_zero_one<T>();
+  const T *zero_one =
+      dev_scalars ? device_zero_one(*hs, static_cast<T *>(nullptr)) : host_zero_one<T>();
   CudaBackend<T> be(handle, stream, dev_scalars, alpha, beta, zero_one);
 
   bool negative = false;
@@ -134,8 +141,8 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
         if (ws) break;
       }
       hs->last_levels = levels;
-      s = recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv,
-                            beta_kind, Cv, ws, hs->opt.kchain_for(is_double));
+      s = recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
+                            ws, hs->opt.kchain_for(is_double));
     }
   }
   const Status done = mark_call_done(*hs, stream);
@@ -145,13 +152,13 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
 template cublasStatus_t device_ngemm<float>(cublasHandle_t, cublasOperation_t,
                                             cublasOperation_t, int, int, int,
                                             const float *, const float *, int,
-                                            const float *, int, const float *,
-                                            float *, int);
+                                            const float *, int, const float *, float *,
+                                            int);
 template cublasStatus_t device_ngemm<double>(cublasHandle_t, cublasOperation_t,
                                              cublasOperation_t, int, int, int,
-                                             const double *, const double *,
-                                             int, const double *, int,
-                                             const double *, double *, int);
+                                             const double *, const double *, int,
+                                             const double *, int, const double *,
+                                             double *, int);
 
 }  // namespace xn
 
@@ -160,25 +167,22 @@ using namespace xn;
 extern "C" {
 
 cublasStatus_t xnSngemm(cublasHandle_t handle, cublasOperation_t transa,
-                        cublasOperation_t transb, int m, int n, int k,
-                        const float *alpha, const float *A, int lda,
-                        const float *B, int ldb, const float *beta, float *C,
-                        int ldc) {
-  return device_ngemm<float>(handle, transa, transb, m, n, k, alpha, A, lda, B,
-                             ldb, beta, C, ldc);
+                        cublasOperation_t transb, int m, int n, int k, const float *alpha,
+                        const float *A, int lda, const float *B, int ldb,
+                        const float *beta, float *C, int ldc) {
+  return device_ngemm<float>(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                             C, ldc);
 }
 
 cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
                         cublasOperation_t transb, int m, int n, int k,
-                        const double *alpha, const double *A, int lda,
-                        const double *B, int ldb, const double *beta,
-                        double *C, int ldc) {
-  return device_ngemm<double>(handle, transa, transb, m, n, k, alpha, A, lda,
-                              B, ldb, beta, C, ldc);
+                        const double *alpha, const double *A, int lda, const double *B,
+                        int ldb, const double *beta, double *C, int ldc) {
+  return device_ngemm<double>(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                              beta, C, ldc);
 }
 
-cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option,
-                           int64_t value) {
+cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option, int64_t value) {
   if (!handle)
     return update_default_option(option, value) ? CUBLAS_STATUS_SUCCESS
                                                 : CUBLAS_STATUS_INVALID_VALUE;
@@ -189,8 +193,7 @@ cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option,
                                               : CUBLAS_STATUS_INVALID_VALUE;
 }
 
-cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option,
-                           int64_t *value) {
+cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *value) {
   Options o;
   if (!handle) {
     o = default_options();
@@ -201,21 +204,20 @@ cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option,
     o = hs->opt;
   }
   return read_option(o, option, value) ? CUBLAS_STATUS_SUCCESS
-                                        : CUBLAS_STATUS_INVALID_VALUE;
+                                       : CUBLAS_STATUS_INVALID_VALUE;
 }
 
 cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
-                                  cublasOperation_t transa,
-                                  cublasOperation_t transb, int m, int n,
-                                  int k, size_t *bytes) {
+                                  cublasOperation_t transa, cublasOperation_t transb,
+                                  int m, int n, int k, size_t *bytes) {
   if (!bytes || (precision != 's' && precision != 'd'))
     return CUBLAS_STATUS_INVALID_VALUE;
   // Leading dimensions do not matter here: pass the smallest valid ones.
   const int lda = std::max(1, transa == CUBLAS_OP_N ? m : k);
   const int ldb = std::max(1, transb == CUBLAS_OP_N ? k : n);
   const void *h = handle ? static_cast<const void *>(handle) : &precision;
-  const cublasStatus_t cs = check_gemm_device_args(h, transa, transb, m, n, k,
-                                                   lda, ldb, std::max(1, m));
+  const cublasStatus_t cs =
+      check_gemm_device_args(h, transa, transb, m, n, k, lda, ldb, std::max(1, m));
   if (cs != CUBLAS_STATUS_SUCCESS) return cs;
   Options o = default_options();
   if (handle) {

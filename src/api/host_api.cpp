@@ -97,8 +97,8 @@ thread_local ThreadGpu t_gpu;
 // (no memory, no handle): the caller then computes on the CPU. C is written
 // only after the device result is complete.
 template <class T>
-bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
-               int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A, int lda,
+               const T *B, int ldb, T beta, T *C, int ldc) {
   if (!t_gpu.ready()) return false;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
   const std::size_t rb = tb ? n : k, cb = tb ? k : n;
@@ -108,8 +108,7 @@ bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
   if (!dev) return false;
   T *dA = dev, *dB = dev + align(na), *dC = dB + align(nb);
   const cudaStream_t s = t_gpu.stream;
-  auto copy_in = [&](T *dst, const T *src, std::size_t rows, std::size_t cols,
-                     int ld) {
+  auto copy_in = [&](T *dst, const T *src, std::size_t rows, std::size_t cols, int ld) {
     return rows == 0 || cols == 0 ||
            cudaMemcpy2DAsync(dst, rows * sizeof(T), src, std::size_t(ld) * sizeof(T),
                              rows * sizeof(T), cols, cudaMemcpyHostToDevice,
@@ -132,8 +131,8 @@ bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
   std::uint64_t before = 0, after = 0;
   xnGetNonNegFallbackCount(t_gpu.handle, &before);
   const cublasStatus_t st = device_ngemm<T>(
-      t_gpu.handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-      m, n, k, &alpha, dA, int(std::max<std::size_t>(1, ra)), dB,
+      t_gpu.handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n,
+      k, &alpha, dA, int(std::max<std::size_t>(1, ra)), dB,
       int(std::max<std::size_t>(1, rb)), &beta, dC, std::max(1, m));
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
@@ -150,8 +149,8 @@ bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
 }
 
 template <class T>
-void host_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
-                int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+void host_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A, int lda,
+                const T *B, int ldb, T beta, T *C, int ldc) {
   if (m == 0 || n == 0) return;
   const HostDevice where = host_device_from_environment();
   const bool big = 2.0 * m * n * k >= kGpuMinFlops;
@@ -161,32 +160,30 @@ void host_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A,
       gpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
   bool fell_back = false;
-  cpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-               default_options(), -1, CpuLeaf::OpenBlas, &fell_back);
+  cpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, default_options(),
+               -1, CpuLeaf::OpenBlas, &fell_back);
   if (fell_back) ++g_host_fallbacks;
 }
 
 template <class T>
-void fortran_ngemm(const char *name, const char *transa, const char *transb,
-                   const int *m, const int *n, const int *k, const T *alpha,
-                   const T *a, const int *lda, const T *b, const int *ldb,
-                   const T *beta, T *c, const int *ldc) {
+void fortran_ngemm(const char *name, const char *transa, const char *transb, const int *m,
+                   const int *n, const int *k, const T *alpha, const T *a, const int *lda,
+                   const T *b, const int *ldb, const T *beta, T *c, const int *ldc) {
   const int info =
       check_gemm_fortran_args(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
   if (info != 0) {
     report(name, info);
     return;
   }
-  host_ngemm<T>(fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k,
-                *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
+  host_ngemm<T>(fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k, *alpha, a,
+                *lda, b, *ldb, *beta, c, *ldc);
 }
 
 template <class T>
-void cblas_ngemm(const char *name, int layout, int transa, int transb, int m,
-                 int n, int k, T alpha, const T *A, int lda, const T *B,
-                 int ldb, T beta, T *C, int ldc) {
-  const int pos =
-      check_gemm_cblas_args(layout, transa, transb, m, n, k, lda, ldb, ldc);
+void cblas_ngemm(const char *name, int layout, int transa, int transb, int m, int n,
+                 int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
+                 int ldc) {
+  const int pos = check_gemm_cblas_args(layout, transa, transb, m, n, k, lda, ldb, ldc);
   if (pos != 0) {
     report(name, pos);
     return;
@@ -208,34 +205,34 @@ using namespace xn;
 
 extern "C" {
 
-void sngemm_(const char *transa, const char *transb, const int *m,
-             const int *n, const int *k, const float *alpha, const float *a,
-             const int *lda, const float *b, const int *ldb,
-             const float *beta, float *c, const int *ldc) {
-  fortran_ngemm<float>("SNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb,
-                       beta, c, ldc);
+void sngemm_(const char *transa, const char *transb, const int *m, const int *n,
+             const int *k, const float *alpha, const float *a, const int *lda,
+             const float *b, const int *ldb, const float *beta, float *c,
+             const int *ldc) {
+  fortran_ngemm<float>("SNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                       ldc);
 }
 
-void dngemm_(const char *transa, const char *transb, const int *m,
-             const int *n, const int *k, const double *alpha,
-             const double *a, const int *lda, const double *b,
-             const int *ldb, const double *beta, double *c, const int *ldc) {
-  fortran_ngemm<double>("DNGEMM", transa, transb, m, n, k, alpha, a, lda, b,
-                        ldb, beta, c, ldc);
+void dngemm_(const char *transa, const char *transb, const int *m, const int *n,
+             const int *k, const double *alpha, const double *a, const int *lda,
+             const double *b, const int *ldb, const double *beta, double *c,
+             const int *ldc) {
+  fortran_ngemm<double>("DNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                        ldc);
 }
 
-void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k,
-                  float alpha, const float *A, int lda, const float *B,
-                  int ldb, float beta, float *C, int ldc) {
-  cblas_ngemm<float>("cblas_sngemm", layout, transa, transb, m, n, k, alpha, A,
-                     lda, B, ldb, beta, C, ldc);
+void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                  const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                  int ldc) {
+  cblas_ngemm<float>("cblas_sngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
+                     ldb, beta, C, ldc);
 }
 
-void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k,
-                  double alpha, const double *A, int lda, const double *B,
-                  int ldb, double beta, double *C, int ldc) {
-  cblas_ngemm<double>("cblas_dngemm", layout, transa, transb, m, n, k, alpha,
-                      A, lda, B, ldb, beta, C, ldc);
+void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                  const double *A, int lda, const double *B, int ldb, double beta,
+                  double *C, int ldc) {
+  cblas_ngemm<double>("cblas_dngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
+                      ldb, beta, C, ldc);
 }
 
 }  // extern "C"

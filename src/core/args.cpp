@@ -21,24 +21,22 @@ bool valid_cblas_op(int t) { return t == kNoTrans || t == kTrans || t == kConjTr
 
 }  // namespace
 
-cublasStatus_t check_gemm_device_args(const void *handle,
-                                      cublasOperation_t transa,
-                                      cublasOperation_t transb, int m, int n,
-                                      int k, int lda, int ldb, int ldc) {
+cublasStatus_t check_gemm_device_args(const void *handle, cublasOperation_t transa,
+                                      cublasOperation_t transb, int m, int n, int k,
+                                      int lda, int ldb, int ldc) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!valid_device_op(transa) || !valid_device_op(transb))
     return CUBLAS_STATUS_INVALID_VALUE;
   if (m < 0 || n < 0 || k < 0) return CUBLAS_STATUS_INVALID_VALUE;
   const int rows_a = transa == CUBLAS_OP_N ? m : k;
   const int rows_b = transb == CUBLAS_OP_N ? k : n;
-  if (lda < std::max(1, rows_a) || ldb < std::max(1, rows_b) ||
-      ldc < std::max(1, m))
+  if (lda < std::max(1, rows_a) || ldb < std::max(1, rows_b) || ldc < std::max(1, m))
     return CUBLAS_STATUS_INVALID_VALUE;
   return CUBLAS_STATUS_SUCCESS;
 }
 
-int check_gemm_fortran_args(char transa, char transb, int m, int n, int k,
-                            int lda, int ldb, int ldc) {
+int check_gemm_fortran_args(char transa, char transb, int m, int n, int k, int lda,
+                            int ldb, int ldc) {
   // Reference DGEMM: the first failing test, in this order, sets INFO.
   const int nrowa = fortran_trans(transa) ? k : m;
   const int nrowb = fortran_trans(transb) ? n : k;
@@ -53,8 +51,8 @@ int check_gemm_fortran_args(char transa, char transb, int m, int n, int k,
   return 0;
 }
 
-int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n,
-                          int k, int lda, int ldb, int ldc) {
+int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n, int k,
+                          int lda, int ldb, int ldc) {
   // Reference CBLAS checks the layout and the two transposes itself, then
   // calls Fortran DGEMM (with A and B, m and n swapped for row-major) whose
   // xerbla position is mapped back to the CBLAS argument list.
@@ -63,30 +61,44 @@ int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n,
   if (!valid_cblas_op(transb)) return 3;
   const bool ta = transa != kNoTrans, tb = transb != kNoTrans;
   if (layout == kColMajor) {
-    const int f = check_gemm_fortran_args(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n,
-                                          k, lda, ldb, ldc);
+    const int f =
+        check_gemm_fortran_args(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, lda, ldb, ldc);
     switch (f) {
-      case 3: return 4;    // m
-      case 4: return 5;    // n
-      case 5: return 6;    // k
-      case 8: return 9;    // lda
-      case 10: return 11;  // ldb
-      case 13: return 14;  // ldc
-      default: return 0;
+      case 3:
+        return 4;  // m
+      case 4:
+        return 5;  // n
+      case 5:
+        return 6;  // k
+      case 8:
+        return 9;  // lda
+      case 10:
+        return 11;  // ldb
+      case 13:
+        return 14;  // ldc
+      default:
+        return 0;
     }
   }
   // Row-major: Fortran sees C^T = op(B)^T op(A)^T, an n x m x k product with
   // B in the place of A.
-  const int f = check_gemm_fortran_args(tb ? 'T' : 'N', ta ? 'T' : 'N', n, m,
-                                        k, ldb, lda, ldc);
+  const int f =
+      check_gemm_fortran_args(tb ? 'T' : 'N', ta ? 'T' : 'N', n, m, k, ldb, lda, ldc);
   switch (f) {
-    case 3: return 5;    // its m is our n
-    case 4: return 4;    // its n is our m
-    case 5: return 6;    // k
-    case 8: return 11;   // its lda is our ldb
-    case 10: return 9;   // its ldb is our lda
-    case 13: return 14;  // ldc
-    default: return 0;
+    case 3:
+      return 5;  // its m is our n
+    case 4:
+      return 4;  // its n is our m
+    case 5:
+      return 6;  // k
+    case 8:
+      return 11;  // its lda is our ldb
+    case 10:
+      return 9;  // its ldb is our lda
+    case 13:
+      return 14;  // ldc
+    default:
+      return 0;
   }
 }
 

@@ -13,22 +13,21 @@ namespace xn {
 // m, n, k >= 0, lda >= max(1, rows of A as stored), ldb likewise,
 // ldc >= max(1, m) (INVALID_VALUE). CUBLAS_OP_CONJG is not supported by
 // cuBLAS for gemm and is rejected the same way.
-cublasStatus_t check_gemm_device_args(const void *handle,
-                                      cublasOperation_t transa,
-                                      cublasOperation_t transb, int m, int n,
-                                      int k, int lda, int ldb, int ldc);
+cublasStatus_t check_gemm_device_args(const void *handle, cublasOperation_t transa,
+                                      cublasOperation_t transb, int m, int n, int k,
+                                      int lda, int ldb, int ldc);
 
 // Reference ?GEMM's checks in its order; returns 0 or the position (1-based,
 // Fortran argument list) of the first bad parameter: 1 transa, 2 transb,
 // 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc.
-int check_gemm_fortran_args(char transa, char transb, int m, int n, int k,
-                            int lda, int ldb, int ldc);
+int check_gemm_fortran_args(char transa, char transb, int m, int n, int k, int lda,
+                            int ldb, int ldc);
 
 // Reference CBLAS's checks for cblas_?gemm (layout is parameter 1): returns 0
 // or the CBLAS position of the first bad parameter: 1 layout, 2 transa,
 // 3 transb, 4 m, 5 n, 6 k, 9 lda, 11 ldb, 14 ldc.
-int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n,
-                          int k, int lda, int ldb, int ldc);
+int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n, int k,
+                          int lda, int ldb, int ldc);
 
 // 'N'/'n' -> false, 'T'/'t'/'C'/'c' -> true (callers check validity first).
 inline bool fortran_trans(char t) { return !(t == 'N' || t == 'n'); }

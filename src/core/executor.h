@@ -38,8 +38,8 @@ namespace xn {
 // cuts its error chain from k to about kchain + k/kchain terms (eq. 3.4), for
 // one extra read and write of the leaf's C per extra chunk.
 template <class T, class Backend>
-Status leaf_gemm(Backend &be, index_t kchain, MatView<const T> A,
-                 MatView<const T> B, ScalarKind beta, MatView<T> C) {
+Status leaf_gemm(Backend &be, index_t kchain, MatView<const T> A, MatView<const T> B,
+                 ScalarKind beta, MatView<T> C) {
   const index_t k = A.cols;
   if (kchain <= 0 || k <= kchain) return be.gemm(A, B, beta, C);
   // Equal chunks, rounded up to 8 so that chunk boundaries stay aligned.
@@ -54,7 +54,8 @@ Status leaf_gemm(Backend &be, index_t kchain, MatView<const T> A,
   return Status::Ok;
 }
 
-template <class T, class Backend> class ScheduleExecutor {
+template <class T, class Backend>
+class ScheduleExecutor {
  public:
   ScheduleExecutor(Backend &backend, const Schedule &schedule, int levels,
                    index_t kchain = 0)
@@ -63,8 +64,8 @@ template <class T, class Backend> class ScheduleExecutor {
   // C = alpha * A * B + beta * C over `levels` levels of the schedule below
   // this one; every dimension must be divisible by 2^(levels - level).
   // `ws` holds workspace_elems(...) elements for the remaining levels.
-  Status run(int level, MatView<const T> A, MatView<const T> B,
-             ScalarKind beta, MatView<T> C, T *ws) const {
+  Status run(int level, MatView<const T> A, MatView<const T> B, ScalarKind beta,
+             MatView<T> C, T *ws) const {
     if (level == levels_) return leaf_gemm<T>(be_, kchain_, A, B, beta, C);
 
     const TempLayout lay = temp_layout(C.rows, C.cols, A.cols, A.trans, B.trans);
@@ -76,27 +77,44 @@ template <class T, class Backend> class ScheduleExecutor {
     // Every operand of the table, as a view of this level.
     auto writable = [&](Operand o) -> MatView<T> {
       switch (o) {
-        case Operand::C11: return C.quad(0, 0);
-        case Operand::C12: return C.quad(0, 1);
-        case Operand::C21: return C.quad(1, 0);
-        case Operand::C22: return C.quad(1, 1);
-        case Operand::S: return S;
-        case Operand::T: return Tm;
-        case Operand::U: return U;
-        default: return MatView<T>{};
+        case Operand::C11:
+          return C.quad(0, 0);
+        case Operand::C12:
+          return C.quad(0, 1);
+        case Operand::C21:
+          return C.quad(1, 0);
+        case Operand::C22:
+          return C.quad(1, 1);
+        case Operand::S:
+          return S;
+        case Operand::T:
+          return Tm;
+        case Operand::U:
+          return U;
+        default:
+          return MatView<T>{};
       }
     };
     auto readable = [&](Operand o) -> MatView<const T> {
       switch (o) {
-        case Operand::A11: return A.quad(0, 0);
-        case Operand::A12: return A.quad(0, 1);
-        case Operand::A21: return A.quad(1, 0);
-        case Operand::A22: return A.quad(1, 1);
-        case Operand::B11: return B.quad(0, 0);
-        case Operand::B12: return B.quad(0, 1);
-        case Operand::B21: return B.quad(1, 0);
-        case Operand::B22: return B.quad(1, 1);
-        default: return writable(o).as_const();
+        case Operand::A11:
+          return A.quad(0, 0);
+        case Operand::A12:
+          return A.quad(0, 1);
+        case Operand::A21:
+          return A.quad(1, 0);
+        case Operand::A22:
+          return A.quad(1, 1);
+        case Operand::B11:
+          return B.quad(0, 0);
+        case Operand::B12:
+          return B.quad(0, 1);
+        case Operand::B21:
+          return B.quad(1, 0);
+        case Operand::B22:
+          return B.quad(1, 1);
+        default:
+          return writable(o).as_const();
       }
     };
 
@@ -115,12 +133,11 @@ template <class T, class Backend> class ScheduleExecutor {
                           st.kind == StepKind::Diff);
           break;
         case StepKind::Product:
-          s = run(level + 1, readable(st.x), readable(st.y), step_beta,
-                  writable(st.dst), deeper);
+          s = run(level + 1, readable(st.x), readable(st.y), step_beta, writable(st.dst),
+                  deeper);
           break;
         case StepKind::Store:
-          s = be_.fold(writable(st.dst), writable(st.dst2), readable(st.x),
-                       step_beta);
+          s = be_.fold(writable(st.dst), writable(st.dst2), readable(st.x), step_beta);
           break;
       }
       if (s != Status::Ok) return s;
@@ -143,9 +160,9 @@ template <class T, class Backend> class ScheduleExecutor {
 // 0, every leaf product (recursion leaves and the peeled strips alike) is
 // split into chunks of k of at most `kchain` (leaf_gemm).
 template <class T, class Backend>
-Status recursive_gemm(Backend &be, const Schedule &sched, int levels,
-                      MatView<const T> A, MatView<const T> B, ScalarKind beta,
-                      MatView<T> C, T *ws, index_t kchain = 0) {
+Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<const T> A,
+                      MatView<const T> B, ScalarKind beta, MatView<T> C, T *ws,
+                      index_t kchain = 0) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   if (k == 0) return be.scale(C, beta);
@@ -166,8 +183,8 @@ Status recursive_gemm(Backend &be, const Schedule &sched, int levels,
     s = leaf_gemm<T>(be, kchain, A.block(c.m, 0, m - c.m, k), B, beta,
                      C.block(c.m, 0, m - c.m, n));
   if (s == Status::Ok && c.n < n)
-    s = leaf_gemm<T>(be, kchain, A.block(0, 0, c.m, k), B.block(0, c.n, k, n - c.n),
-                     beta, C.block(0, c.n, c.m, n - c.n));
+    s = leaf_gemm<T>(be, kchain, A.block(0, 0, c.m, k), B.block(0, c.n, k, n - c.n), beta,
+                     C.block(0, c.n, c.m, n - c.n));
   return s;
 }
 

@@ -115,16 +115,35 @@ bool apply_option(Options &o, int option, std::int64_t value) {
 bool read_option(const Options &o, int option, std::int64_t *value) {
   if (!value) return false;
   switch (option) {
-    case XN_OPT_LEAF_SIZE_S: *value = o.leaf_s; return true;
-    case XN_OPT_LEAF_SIZE_D: *value = o.leaf_d; return true;
-    case XN_OPT_MAX_LEVELS: *value = o.max_levels; return true;
-    case XN_OPT_CHECK_NONNEG: *value = o.check_nonneg; return true;
-    case XN_OPT_WORKSPACE_LIMIT: *value = o.workspace_limit; return true;
-    case XN_OPT_LEAF_KCHAIN_S: *value = o.kchain_s; return true;
-    case XN_OPT_LEAF_KCHAIN_D: *value = o.kchain_d; return true;
-    case XN_OPT_MIN_SIZE_S: *value = o.min_size_s; return true;
-    case XN_OPT_MIN_SIZE_D: *value = o.min_size_d; return true;
-    default: return false;
+    case XN_OPT_LEAF_SIZE_S:
+      *value = o.leaf_s;
+      return true;
+    case XN_OPT_LEAF_SIZE_D:
+      *value = o.leaf_d;
+      return true;
+    case XN_OPT_MAX_LEVELS:
+      *value = o.max_levels;
+      return true;
+    case XN_OPT_CHECK_NONNEG:
+      *value = o.check_nonneg;
+      return true;
+    case XN_OPT_WORKSPACE_LIMIT:
+      *value = o.workspace_limit;
+      return true;
+    case XN_OPT_LEAF_KCHAIN_S:
+      *value = o.kchain_s;
+      return true;
+    case XN_OPT_LEAF_KCHAIN_D:
+      *value = o.kchain_d;
+      return true;
+    case XN_OPT_MIN_SIZE_S:
+      *value = o.min_size_s;
+      return true;
+    case XN_OPT_MIN_SIZE_D:
+      *value = o.min_size_d;
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -26,7 +26,9 @@ struct Options {
   std::int64_t min_size_d = 0;
 
   std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
-  std::int64_t kchain_for(bool is_double) const { return is_double ? kchain_d : kchain_s; }
+  std::int64_t kchain_for(bool is_double) const {
+    return is_double ? kchain_d : kchain_s;
+  }
   std::int64_t min_size_for(bool is_double) const {
     return is_double ? min_size_d : min_size_s;
   }

@@ -30,8 +30,8 @@ inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
 // a GEMM of 8192 x 8192 x 2048 runs at full speed (measured on the H200,
 // docs/performance.md). 0 means the classical leaf product.
 // No recursion at all when m n k < min_size^3 (the crossover option).
-inline int choose_levels(index_t m, index_t n, index_t k, index_t leaf,
-                         int max_levels, index_t min_size = 0) {
+inline int choose_levels(index_t m, index_t n, index_t k, index_t leaf, int max_levels,
+                         index_t min_size = 0) {
   if (leaf < 1) leaf = 1;
   if (min_size > 0 && double(m) * double(n) * double(k) <
                           double(min_size) * double(min_size) * double(min_size))
@@ -64,9 +64,9 @@ inline CoreShape core_shape(index_t m, index_t n, index_t k, int levels) {
 // (m, n, k even): S ~ a quadrant of op(A), stored with A's orientation;
 // T ~ a quadrant of op(B), B's orientation; U ~ a quadrant of C.
 struct TempLayout {
-  index_t s_ld, t_ld, u_ld;               // leading dimensions (elements)
-  index_t s_off, t_off, u_off;            // offsets from the level's base
-  index_t elems;                          // this level's total, aligned
+  index_t s_ld, t_ld, u_ld;     // leading dimensions (elements)
+  index_t s_off, t_off, u_off;  // offsets from the level's base
+  index_t elems;                // this level's total, aligned
 };
 
 inline TempLayout temp_layout(index_t m, index_t n, index_t k, bool a_trans,
@@ -89,8 +89,8 @@ inline TempLayout temp_layout(index_t m, index_t n, index_t k, bool a_trans,
 // Elements of workspace for `levels` levels of recursion on the core of an
 // m x n x k product. Levels run one after the other, so each level needs one
 // set of temporaries: sum over levels, about (mk + kn + mn) / 3 in all.
-inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels,
-                               bool a_trans, bool b_trans) {
+inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool a_trans,
+                               bool b_trans) {
   const CoreShape c = core_shape(m, n, k, levels);
   index_t total = 0;
   for (int l = 0; l < levels; ++l)

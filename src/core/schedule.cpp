@@ -77,11 +77,9 @@ bool schedule_is_well_formed(const Schedule &s) {
       case K::Diff: {
         if (!readable(st.x) || !readable(st.y)) return false;
         // S is built from A's quadrants (or S), T from B's (or T).
-        const bool s_ok = st.dst == O::S &&
-                          (is_a_quadrant(st.x) || st.x == O::S) &&
+        const bool s_ok = st.dst == O::S && (is_a_quadrant(st.x) || st.x == O::S) &&
                           (is_a_quadrant(st.y) || st.y == O::S);
-        const bool t_ok = st.dst == O::T &&
-                          (is_b_quadrant(st.x) || st.x == O::T) &&
+        const bool t_ok = st.dst == O::T && (is_b_quadrant(st.x) || st.x == O::T) &&
                           (is_b_quadrant(st.y) || st.y == O::T);
         if (!s_ok && !t_ok) return false;
         (st.dst == O::S ? s_written : t_written) = true;
@@ -105,9 +103,8 @@ bool schedule_is_well_formed(const Schedule &s) {
       case K::Store: {
         if (st.x != O::U || !u_written) return false;
         if (!is_c_quadrant(st.dst) || !write_c(st.dst, st.accumulate)) return false;
-        if (st.dst2 != O::None &&
-            (!is_c_quadrant(st.dst2) || st.dst2 == st.dst ||
-             !write_c(st.dst2, st.accumulate)))
+        if (st.dst2 != O::None && (!is_c_quadrant(st.dst2) || st.dst2 == st.dst ||
+                                   !write_c(st.dst2, st.accumulate)))
           return false;
         break;
       }

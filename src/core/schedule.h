@@ -11,13 +11,15 @@
 
 namespace xn {
 
+// clang-format off
 enum class Operand : unsigned char {
-  A11, A12, A21, A22,
-  B11, B12, B21, B22,
-  C11, C12, C21, C22,
-  S, T, U,
+  A11, A12, A21, A22,  // quadrants of op(A)
+  B11, B12, B21, B22,  // quadrants of op(B)
+  C11, C12, C21, C22,  // quadrants of C
+  S, T, U,             // temporaries
   None
 };
+// clang-format on
 
 enum class StepKind : unsigned char {
   Sum,      // dst = x + y              (dst is S or T)
@@ -58,16 +60,13 @@ const Schedule &winograd_nonneg_schedule();
 bool schedule_is_well_formed(const Schedule &s);
 
 inline bool is_c_quadrant(Operand o) {
-  return o == Operand::C11 || o == Operand::C12 || o == Operand::C21 ||
-         o == Operand::C22;
+  return o == Operand::C11 || o == Operand::C12 || o == Operand::C21 || o == Operand::C22;
 }
 inline bool is_a_quadrant(Operand o) {
-  return o == Operand::A11 || o == Operand::A12 || o == Operand::A21 ||
-         o == Operand::A22;
+  return o == Operand::A11 || o == Operand::A12 || o == Operand::A21 || o == Operand::A22;
 }
 inline bool is_b_quadrant(Operand o) {
-  return o == Operand::B11 || o == Operand::B12 || o == Operand::B21 ||
-         o == Operand::B22;
+  return o == Operand::B11 || o == Operand::B12 || o == Operand::B21 || o == Operand::B22;
 }
 
 }  // namespace xn

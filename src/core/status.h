@@ -5,10 +5,10 @@ namespace xn {
 
 enum class Status {
   Ok = 0,
-  InvalidValue,    // bad argument (never reaches the core from the API)
-  AllocFailed,     // workspace or staging memory could not be had
-  ExecutionFailed, // a kernel launch or a leaf GEMM failed
-  Internal         // anything else (unexpected library error)
+  InvalidValue,     // bad argument (never reaches the core from the API)
+  AllocFailed,      // workspace or staging memory could not be had
+  ExecutionFailed,  // a kernel launch or a leaf GEMM failed
+  Internal          // anything else (unexpected library error)
 };
 
 }  // namespace xn

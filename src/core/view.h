@@ -14,7 +14,8 @@ namespace xn {
 
 using index_t = std::int64_t;
 
-template <class T> struct MatView {
+template <class T>
+struct MatView {
   T *p = nullptr;
   index_t rows = 0;  // rows of op(X)
   index_t cols = 0;  // columns of op(X)
@@ -26,9 +27,7 @@ template <class T> struct MatView {
   index_t stored_cols() const { return trans ? rows : cols; }
 
   // Address of op(X)(i, j).
-  T *at(index_t i, index_t j) const {
-    return trans ? p + j + i * ld : p + i + j * ld;
-  }
+  T *at(index_t i, index_t j) const { return trans ? p + j + i * ld : p + i + j * ld; }
 
   // The r x c block of op(X) whose top-left entry is op(X)(i0, j0).
   MatView block(index_t i0, index_t j0, index_t r, index_t c) const {
@@ -42,9 +41,7 @@ template <class T> struct MatView {
   }
 
   // The same memory, read-only.
-  MatView<const T> as_const() const {
-    return MatView<const T>{p, rows, cols, ld, trans};
-  }
+  MatView<const T> as_const() const { return MatView<const T>{p, rows, cols, ld, trans}; }
 
   bool empty() const { return rows == 0 || cols == 0; }
 };

@@ -13,19 +13,20 @@
 
 namespace xn_test {
 
-#define XN_CUDA_OK(call)                                                     \
-  do {                                                                       \
-    const cudaError_t e_ = (call);                                           \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_);   \
+#define XN_CUDA_OK(call)                                                   \
+  do {                                                                     \
+    const cudaError_t e_ = (call);                                         \
+    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_); \
   } while (0)
 
-#define XN_CUBLAS_OK(call)                                  \
-  do {                                                      \
-    const cublasStatus_t s_ = (call);                       \
-    ASSERT_EQ(s_, CUBLAS_STATUS_SUCCESS) << #call;          \
+#define XN_CUBLAS_OK(call)                         \
+  do {                                             \
+    const cublasStatus_t s_ = (call);              \
+    ASSERT_EQ(s_, CUBLAS_STATUS_SUCCESS) << #call; \
   } while (0)
 
-template <class T> class DeviceBuffer {
+template <class T>
+class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t n) { resize(n); }
@@ -72,35 +73,36 @@ template <class T> class DeviceBuffer {
 
 inline cublasStatus_t xn_gemm(cublasHandle_t h, cublasOperation_t ta,
                               cublasOperation_t tb, int m, int n, int k,
-                              const float *alpha, const float *A, int lda,
-                              const float *B, int ldb, const float *beta,
-                              float *C, int ldc) {
+                              const float *alpha, const float *A, int lda, const float *B,
+                              int ldb, const float *beta, float *C, int ldc) {
   return xnSngemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 inline cublasStatus_t xn_gemm(cublasHandle_t h, cublasOperation_t ta,
                               cublasOperation_t tb, int m, int n, int k,
                               const double *alpha, const double *A, int lda,
-                              const double *B, int ldb, const double *beta,
-                              double *C, int ldc) {
+                              const double *B, int ldb, const double *beta, double *C,
+                              int ldc) {
   return xnDngemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 inline cublasStatus_t ref_gemm(cublasHandle_t h, cublasOperation_t ta,
                                cublasOperation_t tb, int m, int n, int k,
                                const float *alpha, const float *A, int lda,
-                               const float *B, int ldb, const float *beta,
-                               float *C, int ldc) {
+                               const float *B, int ldb, const float *beta, float *C,
+                               int ldc) {
   return cublasSgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 inline cublasStatus_t ref_gemm(cublasHandle_t h, cublasOperation_t ta,
                                cublasOperation_t tb, int m, int n, int k,
                                const double *alpha, const double *A, int lda,
-                               const double *B, int ldb, const double *beta,
-                               double *C, int ldc) {
+                               const double *B, int ldb, const double *beta, double *C,
+                               int ldc) {
   return cublasDgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-template <class T> bool same_bits(const std::vector<T> &a, const std::vector<T> &b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+template <class T>
+bool same_bits(const std::vector<T> &a, const std::vector<T> &b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 }  // namespace xn_test

@@ -28,7 +28,8 @@ namespace {
 
 constexpr mpfr_prec_t kFirstPrec = 128;
 constexpr mpfr_prec_t kSecondPrec = 512;
-template <class T> constexpr mpfr_prec_t max_prec() {
+template <class T>
+constexpr mpfr_prec_t max_prec() {
   return sizeof(T) == sizeof(double) ? 6400 : 1024;
 }
 

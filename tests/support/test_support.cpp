@@ -30,31 +30,38 @@ std::uint64_t fresh_seed() {
   return std::uint64_t(t) * 0x9E3779B97F4A7C15ull + counter++;
 }
 
-template <> double uniform01<double>(std::mt19937_64 &rng) {
+template <>
+double uniform01<double>(std::mt19937_64 &rng) {
   return double(rng() >> 11) * 0x1.0p-53;
 }
-template <> double uniform01<float>(std::mt19937_64 &rng) {
+template <>
+double uniform01<float>(std::mt19937_64 &rng) {
   return double(rng() >> 40) * 0x1.0p-24;  // exactly a float, never 1
 }
 
 template <class T>
-void fill(std::vector<T> &a, std::int64_t rows, std::int64_t cols,
-          std::int64_t ld, Dist dist, std::mt19937_64 &rng, T pad) {
+void fill(std::vector<T> &a, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+          Dist dist, std::mt19937_64 &rng, T pad) {
   a.assign(std::size_t(ld * (cols > 0 ? cols : 1)), pad);
   for (std::int64_t j = 0; j < cols; ++j)
     for (std::int64_t i = 0; i < rows; ++i) {
       T v;
       switch (dist) {
-        case Dist::Uniform01: v = T(uniform01<T>(rng)); break;
-        case Dist::UniformPm1: v = T(2 * uniform01<T>(rng) - 1); break;
-        default: v = T(std::int64_t(rng() % 9));  // 0..8, exact products
+        case Dist::Uniform01:
+          v = T(uniform01<T>(rng));
+          break;
+        case Dist::UniformPm1:
+          v = T(2 * uniform01<T>(rng) - 1);
+          break;
+        default:
+          v = T(std::int64_t(rng() % 9));  // 0..8, exact products
       }
       a[std::size_t(i + j * ld)] = v;
     }
 }
 
-template void fill<float>(std::vector<float> &, std::int64_t, std::int64_t,
-                          std::int64_t, Dist, std::mt19937_64 &, float);
+template void fill<float>(std::vector<float> &, std::int64_t, std::int64_t, std::int64_t,
+                          Dist, std::mt19937_64 &, float);
 template void fill<double>(std::vector<double> &, std::int64_t, std::int64_t,
                            std::int64_t, Dist, std::mt19937_64 &, double);
 

@@ -12,8 +12,8 @@ namespace xn_test {
 // True when a CUDA device can be used. GPU tests call XN_REQUIRE_GPU() first.
 bool gpu_available();
 
-#define XN_REQUIRE_GPU()                                       \
-  do {                                                         \
+#define XN_REQUIRE_GPU()                                               \
+  do {                                                                 \
     if (!::xn_test::gpu_available()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -27,12 +27,13 @@ enum class Dist { Uniform01, UniformPm1, SmallInt };
 // padding rows between `rows` and `ld` are set to `pad` (NaN by default, so a
 // read of padding shows up in the result).
 template <class T>
-void fill(std::vector<T> &a, std::int64_t rows, std::int64_t cols,
-          std::int64_t ld, Dist dist, std::mt19937_64 &rng, T pad);
+void fill(std::vector<T> &a, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+          Dist dist, std::mt19937_64 &rng, T pad);
 
 // Uniform [0,1) with 53 random bits for T = double, 24 for T = float (so the
 // value is exactly representable in T and never rounds up to 1).
-template <class T = double> double uniform01(std::mt19937_64 &rng);
+template <class T = double>
+double uniform01(std::mt19937_64 &rng);
 
 std::string describe_seed(std::uint64_t seed);
 

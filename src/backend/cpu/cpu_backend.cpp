@@ -21,33 +21,31 @@ namespace {
 // leaf (measured: a 1024^3 product 5x slower with them).
 constexpr index_t kParallelElems = index_t(1) << 16;
 
-void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, index_t m, index_t n,
-               index_t k, float alpha, const float *A, index_t lda,
-               const float *B, index_t ldb, float beta, float *C, index_t ldc) {
-  cblas_sgemm(CblasColMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha,
-              A, (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, index_t m, index_t n, index_t k,
+               float alpha, const float *A, index_t lda, const float *B, index_t ldb,
+               float beta, float *C, index_t ldc) {
+  cblas_sgemm(CblasColMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, A,
+              (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
 }
-void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, index_t m, index_t n,
-               index_t k, double alpha, const double *A, index_t lda,
-               const double *B, index_t ldb, double beta, double *C,
-               index_t ldc) {
-  cblas_dgemm(CblasColMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha,
-              A, (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, index_t m, index_t n, index_t k,
+               double alpha, const double *A, index_t lda, const double *B, index_t ldb,
+               double beta, double *C, index_t ldc) {
+  cblas_dgemm(CblasColMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, A,
+              (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
 }
 
 }  // namespace
 
 template <class T>
-Status CpuBackend<T>::gemm(MatView<const T> A, MatView<const T> B,
-                           ScalarKind beta_kind, MatView<T> C) {
+Status CpuBackend<T>::gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta_kind,
+                           MatView<T> C) {
   ++leaf_calls_;
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   const T beta = value(beta_kind);
   if (leaf_ == CpuLeaf::OpenBlas && k > 0) {
-    blas_gemm(A.trans ? CblasTrans : CblasNoTrans,
-              B.trans ? CblasTrans : CblasNoTrans, m, n, k, alpha_, A.p, A.ld,
-              B.p, B.ld, beta, C.p, C.ld);
+    blas_gemm(A.trans ? CblasTrans : CblasNoTrans, B.trans ? CblasTrans : CblasNoTrans, m,
+              n, k, alpha_, A.p, A.ld, B.p, B.ld, beta, C.p, C.ld);
     return Status::Ok;
   }
   // Preload loop (seed 000, Figure 4) or k == 0: one running sum per entry,
@@ -64,8 +62,8 @@ Status CpuBackend<T>::gemm(MatView<const T> A, MatView<const T> B,
 }
 
 template <class T>
-Status CpuBackend<T>::add_sub(MatView<T> D, MatView<const T> X,
-                              MatView<const T> Y, bool subtract) {
+Status CpuBackend<T>::add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
+                              bool subtract) {
   const index_t rows = D.stored_rows(), cols = D.stored_cols();
   for (index_t j = 0; j < cols; ++j) {
     T *d = D.p + j * D.ld;
@@ -94,7 +92,8 @@ Status CpuBackend<T>::fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
   return Status::Ok;
 }
 
-template <class T> Status CpuBackend<T>::scale(MatView<T> C, ScalarKind beta_kind) {
+template <class T>
+Status CpuBackend<T>::scale(MatView<T> C, ScalarKind beta_kind) {
   const T beta = value(beta_kind);
   if (beta_kind == ScalarKind::One) return Status::Ok;
   for (index_t j = 0; j < C.cols; ++j) {
@@ -106,10 +105,9 @@ template <class T> Status CpuBackend<T>::scale(MatView<T> C, ScalarKind beta_kin
 
 template <class T>
 Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
-                 std::int64_t k, T alpha, const T *A, std::int64_t lda,
-                 const T *B, std::int64_t ldb, T beta, T *C, std::int64_t ldc,
-                 const Options &opt, int levels, CpuLeaf leaf,
-                 bool *used_fallback) {
+                 std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
+                 std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
+                 int levels, CpuLeaf leaf, bool *used_fallback) {
   if (used_fallback) *used_fallback = false;
   if (m == 0 || n == 0) return Status::Ok;
   const ScalarKind beta_kind = beta == T(0)   ? ScalarKind::Zero
@@ -147,8 +145,7 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
   std::vector<T> ws;
   for (; levels > 0; --levels) {
     const index_t elems = workspace_elems(m, n, k, levels, trans_a, trans_b);
-    if (opt.workspace_limit >= 0 &&
-        elems * index_t(sizeof(T)) > opt.workspace_limit)
+    if (opt.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt.workspace_limit)
       continue;
     try {
       ws.resize(std::size_t(elems));
@@ -157,21 +154,19 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
       continue;
     }
   }
-  return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv,
-                           beta_kind, Cv, ws.data(), opt.kchain_for(is_double));
+  return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
+                           ws.data(), opt.kchain_for(is_double));
 }
 
 template class CpuBackend<float>;
 template class CpuBackend<double>;
-template Status cpu_ngemm<float>(bool, bool, std::int64_t, std::int64_t,
-                                 std::int64_t, float, const float *,
-                                 std::int64_t, const float *, std::int64_t,
-                                 float, float *, std::int64_t, const Options &,
-                                 int, CpuLeaf, bool *);
-template Status cpu_ngemm<double>(bool, bool, std::int64_t, std::int64_t,
-                                  std::int64_t, double, const double *,
-                                  std::int64_t, const double *, std::int64_t,
-                                  double, double *, std::int64_t,
+template Status cpu_ngemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                 float, const float *, std::int64_t, const float *,
+                                 std::int64_t, float, float *, std::int64_t,
+                                 const Options &, int, CpuLeaf, bool *);
+template Status cpu_ngemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                  double, const double *, std::int64_t, const double *,
+                                  std::int64_t, double, double *, std::int64_t,
                                   const Options &, int, CpuLeaf, bool *);
 
 }  // namespace xn

@@ -17,17 +17,15 @@ namespace xn {
 // to a preload leaf's error.
 enum class CpuLeaf { OpenBlas, PreloadLoop };
 
-template <class T> class CpuBackend {
+template <class T>
+class CpuBackend {
  public:
   CpuBackend(T alpha, T beta, CpuLeaf leaf = CpuLeaf::OpenBlas)
       : alpha_(alpha), beta_(beta), leaf_(leaf) {}
 
-  Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta,
-              MatView<T> C);
-  Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
-                 bool subtract);
-  Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
-              ScalarKind beta);
+  Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta, MatView<T> C);
+  Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y, bool subtract);
+  Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X, ScalarKind beta);
   Status scale(MatView<T> C, ScalarKind beta);
 
   std::int64_t leaf_calls() const { return leaf_calls_; }
@@ -48,9 +46,9 @@ template <class T> class CpuBackend {
 // and by tests with a chosen leaf and depth (levels < 0: automatic).
 template <class T>
 Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
-                 std::int64_t k, T alpha, const T *A, std::int64_t lda,
-                 const T *B, std::int64_t ldb, T beta, T *C, std::int64_t ldc,
-                 const Options &opt, int levels = -1,
-                 CpuLeaf leaf = CpuLeaf::OpenBlas, bool *used_fallback = nullptr);
+                 std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
+                 std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
+                 int levels = -1, CpuLeaf leaf = CpuLeaf::OpenBlas,
+                 bool *used_fallback = nullptr);
 
 }  // namespace xn

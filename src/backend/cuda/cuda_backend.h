@@ -15,48 +15,49 @@ namespace xn {
 inline cublasStatus_t cublas_gemm(cublasHandle_t h, cublasOperation_t ta,
                                   cublasOperation_t tb, int m, int n, int k,
                                   const float *alpha, const float *A, int lda,
-                                  const float *B, int ldb, const float *beta,
-                                  float *C, int ldc) {
+                                  const float *B, int ldb, const float *beta, float *C,
+                                  int ldc) {
   return cublasSgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 inline cublasStatus_t cublas_gemm(cublasHandle_t h, cublasOperation_t ta,
                                   cublasOperation_t tb, int m, int n, int k,
-                                  const double *alpha, const double *A,
-                                  int lda, const double *B, int ldb,
-                                  const double *beta, double *C, int ldc) {
+                                  const double *alpha, const double *A, int lda,
+                                  const double *B, int ldb, const double *beta, double *C,
+                                  int ldc) {
   return cublasDgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-template <class T> class CudaBackend {
+template <class T>
+class CudaBackend {
  public:
   // alpha/beta point to host or device memory as the handle's pointer mode
   // says (`device_scalars`); zero_one points to {0, 1} of type T in memory of
   // the same kind, and may be null if only ScalarKind::User is ever used.
   CudaBackend(cublasHandle_t handle, cudaStream_t stream, bool device_scalars,
               const T *alpha, const T *beta, const T *zero_one)
-      : h_(handle), s_(stream), dev_(device_scalars), alpha_(alpha),
-        beta_(beta), zero_one_(zero_one) {}
+      : h_(handle),
+        s_(stream),
+        dev_(device_scalars),
+        alpha_(alpha),
+        beta_(beta),
+        zero_one_(zero_one) {}
 
-  Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta,
-              MatView<T> C) {
+  Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta, MatView<T> C) {
     const cublasStatus_t st = cublas_gemm(
-        h_, A.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
-        B.trans ? CUBLAS_OP_T : CUBLAS_OP_N, int(C.rows), int(C.cols),
-        int(A.cols), alpha_, A.p, int(A.ld), B.p, int(B.ld), beta_ptr(beta),
-        C.p, int(C.ld));
+        h_, A.trans ? CUBLAS_OP_T : CUBLAS_OP_N, B.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+        int(C.rows), int(C.cols), int(A.cols), alpha_, A.p, int(A.ld), B.p, int(B.ld),
+        beta_ptr(beta), C.p, int(C.ld));
     return st == CUBLAS_STATUS_SUCCESS ? Status::Ok : Status::ExecutionFailed;
   }
 
-  Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
-                 bool subtract) {
-    return ok(launch_add_sub<T>(s_, D.stored_rows(), D.stored_cols(), D.p, D.ld,
-                                X.p, X.ld, Y.p, Y.ld, subtract));
+  Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y, bool subtract) {
+    return ok(launch_add_sub<T>(s_, D.stored_rows(), D.stored_cols(), D.p, D.ld, X.p,
+                                X.ld, Y.p, Y.ld, subtract));
   }
 
-  Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
-              ScalarKind beta) {
-    return ok(launch_fold<T>(s_, X.stored_rows(), X.stored_cols(), D0.p, D0.ld,
-                             D1.p, D1.ld, X.p, X.ld, scalar(beta)));
+  Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X, ScalarKind beta) {
+    return ok(launch_fold<T>(s_, X.stored_rows(), X.stored_cols(), D0.p, D0.ld, D1.p,
+                             D1.ld, X.p, X.ld, scalar(beta)));
   }
 
   Status scale(MatView<T> C, ScalarKind beta) {
@@ -69,7 +70,9 @@ template <class T> class CudaBackend {
     return e == cudaSuccess ? Status::Ok : Status::ExecutionFailed;
   }
   const T *beta_ptr(ScalarKind k) const {
-    return k == ScalarKind::Zero ? zero_one_ : k == ScalarKind::One ? zero_one_ + 1 : beta_;
+    return k == ScalarKind::Zero  ? zero_one_
+           : k == ScalarKind::One ? zero_one_ + 1
+                                  : beta_;
   }
   ScalarArg<T> scalar(ScalarKind k) const {
     if (k == ScalarKind::Zero) return ScalarArg<T>{T(0), nullptr};

@@ -14,8 +14,7 @@ namespace {
 
 std::mutex g_registry_mutex;
 std::unordered_map<cublasHandle_t, std::unique_ptr<HandleState>> &registry() {
-  static auto *r =
-      new std::unordered_map<cublasHandle_t, std::unique_ptr<HandleState>>();
+  static auto *r = new std::unordered_map<cublasHandle_t, std::unique_ptr<HandleState>>();
   return *r;
 }
 
@@ -81,7 +80,8 @@ bool release_handle_state(cublasHandle_t handle) {
   free_workspace(*st, nullptr);
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_dev && cudaFree(st->neg_flag_dev) != cudaSuccess) cudaGetLastError();
-  if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess) cudaGetLastError();
+  if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess)
+    cudaGetLastError();
   if (st->has_last) cudaEventSynchronize(st->last_done);
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();
   return true;
