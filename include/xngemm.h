@@ -138,9 +138,11 @@ cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option, int64_t val
 cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *value);
 
 /**
- * Bytes of workspace a call with these arguments would use at the recursion
- * depth the library would choose for the handle's current options
- * (precision: 's' or 'd'). Returns INVALID_VALUE for bad arguments.
+ * Bytes of workspace a call with these arguments uses at the recursion depth
+ * the handle's options choose (precision: 's' or 'd'), before any workspace
+ * limit or supplied workspace makes it run fewer levels: the size to give
+ * xnSetWorkspace for the full depth. 0 when the call would not recurse.
+ * Returns INVALID_VALUE for bad arguments.
  */
 cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
                                   cublasOperation_t transa, cublasOperation_t transb,

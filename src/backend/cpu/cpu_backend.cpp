@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <cmath>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -142,20 +143,23 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                            opt.min_size_for(is_double));
   // Fewer levels when the workspace would pass the limit or cannot be had:
   // the classical product never fails for lack of scratch memory.
-  std::vector<T> ws;
+  // The workspace is kept per thread and grown on demand, so repeated calls
+  // allocate nothing (the CPU counterpart of the handle's workspace).
+  thread_local std::unique_ptr<T[]> cache;
+  thread_local std::size_t cached = 0;
   for (; levels > 0; --levels) {
     const index_t elems = workspace_elems(m, n, k, levels, trans_a, trans_b);
     if (opt.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt.workspace_limit)
       continue;
-    try {
-      ws.resize(std::size_t(elems));
-      break;
-    } catch (const std::bad_alloc &) {
-      continue;
-    }
+    if (std::size_t(elems) <= cached) break;
+    T *p = new (std::nothrow) T[std::size_t(elems)];
+    if (!p) continue;  // fewer levels: never fail for lack of scratch memory
+    cache.reset(p);
+    cached = std::size_t(elems);
+    break;
   }
   return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
-                           ws.data(), opt.kchain_for(is_double));
+                           cache.get(), opt.kchain_for(is_double));
 }
 
 template class CpuBackend<float>;
