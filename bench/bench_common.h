@@ -32,6 +32,8 @@ struct CaseSpec {
   double time_budget = 1.0;        // seconds of timed calls when reps is automatic
   int levels = -1;                 // XN_OPT_MAX_LEVELS; -1 = library default
   std::int64_t leaf = -1;          // XN_OPT_LEAF_SIZE_S/_D; -1 = library default
+  std::int64_t min_size = -1;      // XN_OPT_MIN_SIZE_S/_D; -1 = library default
+                                   // (0 whenever `leaf` is given)
   std::int64_t ref_samples = 512;  // sampled entries; <= 0 = all entries
   bool baseline = true;
   CpuLeafKind cpu_leaf = CpuLeafKind::OpenBlas;  // CPU runner only

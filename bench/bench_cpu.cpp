@@ -146,7 +146,10 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   const int ldb = int(std::max<std::int64_t>(1, rb));
   const int ldc = int(std::max<std::int64_t>(1, m));
 
-  // Options: process-wide defaults, which the host API uses.
+  // Options: process-wide defaults, which the host API uses. Each case starts
+  // from the library's defaults (and XN_* environment), as a GPU case starts
+  // from a fresh handle state, so one case's --leaf never leaks into the next.
+  xn::set_default_options(xn::options_from_environment());
   if (c.levels >= 0 &&
       xnSetOption(nullptr, XN_OPT_MAX_LEVELS, c.levels) != CUBLAS_STATUS_SUCCESS) {
     r.status = "error";
@@ -160,11 +163,20 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
     r.message = "xnSetOption(LEAF_SIZE) rejected the value";
     return r;
   }
+  const std::int64_t min_size = c.min_size >= 0 ? c.min_size : (c.leaf > 0 ? 0 : -1);
+  if (min_size >= 0 &&
+      (xnSetOption(nullptr, XN_OPT_MIN_SIZE_D, min_size) != CUBLAS_STATUS_SUCCESS ||
+       xnSetOption(nullptr, XN_OPT_MIN_SIZE_S, min_size) != CUBLAS_STATUS_SUCCESS)) {
+    r.status = "error";
+    r.message = "xnSetOption(MIN_SIZE) rejected the value";
+    return r;
+  }
   const xn::Options opt = xn::default_options();
   r.leaf = opt.leaf_for(is_d);
   r.max_levels = opt.max_levels;
-  // The depth cpu_ngemm picks (same rule, same workspace limit).
-  int levels = xn::choose_levels(m, n, k, r.leaf, int(opt.max_levels));
+  // The depth cpu_ngemm picks (same rule, crossover and workspace limit).
+  int levels =
+      xn::choose_levels(m, n, k, r.leaf, int(opt.max_levels), opt.min_size_for(is_d));
   for (; levels > 0; --levels) {
     const std::int64_t bytes =
         xn::workspace_elems(m, n, k, levels, c.ta, c.tb) * std::int64_t(sizeof(T));

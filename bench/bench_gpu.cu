@@ -425,6 +425,13 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
     XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_D, c.leaf));
     XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_S, c.leaf));
   }
+  // An explicit leaf means "the leaf decides the depth": no crossover on top
+  // unless one is given too.
+  const std::int64_t min_size = c.min_size >= 0 ? c.min_size : (c.leaf > 0 ? 0 : -1);
+  if (min_size >= 0) {
+    XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_D, min_size));
+    XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_S, min_size));
+  }
   std::int64_t leaf = 0, max_levels = 0;
   XNB_CUBLAS(xnGetOption(handle_, is_d ? XN_OPT_LEAF_SIZE_D : XN_OPT_LEAF_SIZE_S, &leaf));
   XNB_CUBLAS(xnGetOption(handle_, XN_OPT_MAX_LEVELS, &max_levels));

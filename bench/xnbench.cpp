@@ -62,7 +62,10 @@ gemm options:
                            the accuracy call comes before them and is never timed)
   --levels L               XN_OPT_MAX_LEVELS, upper bound on recursion depth
   --leaf N                 XN_OPT_LEAF_SIZE_D and _S: recursion continues while
-                           every dimension is at least 2N
+                           the two largest dimensions stay at least N (the
+                           smallest N/2); also sets --min-size 0 unless given
+  --min-size N             XN_OPT_MIN_SIZE_D and _S: no recursion for
+                           (m n k)^(1/3) < N (the crossover; 0 = none)
   --ref-samples N|all      entries compared with the reference when the product
                            is large (default 512; small products: all entries)
   --device gpu|cpu|auto    where to run (default auto: the GPU if there is one)
@@ -259,6 +262,7 @@ struct Options {
   int warmup = 1;
   int levels = -1;
   long long leaf = -1;
+  long long min_size = -1;
   long long ref_samples = 512;
   std::string device = "auto";
   CpuLeafKind cpu_leaf = CpuLeafKind::OpenBlas;
@@ -366,6 +370,8 @@ Options parse_args(int argc, char **argv) {
       o.levels = int(parse_int(value(), "levels", 0, 30));
     } else if (key == "--leaf") {
       o.leaf = parse_int(value(), "leaf", 1, INT_MAX);
+    } else if (key == "--min-size") {
+      o.min_size = parse_int(value(), "min-size", 0, INT_MAX);
     } else if (key == "--ref-samples") {
       const std::string v = value();
       o.ref_samples = v == "all" ? 0 : parse_int(v, "ref-samples", 1, LLONG_MAX);
@@ -574,6 +580,7 @@ CaseSpec base_spec(const Options &o) {
   c.warmup = o.warmup;
   c.levels = o.levels;
   c.leaf = o.leaf;
+  c.min_size = o.min_size;
   c.ref_samples = o.ref_samples;
   c.baseline = o.baseline;
   c.cpu_leaf = o.cpu_leaf;
@@ -611,6 +618,7 @@ std::vector<Section> demo_sections(const Options &o, bool gpu) {
     c.prec = p;
     c.m = c.n = c.k = n;
     c.leaf = leaf;
+    c.min_size = leaf > 0 ? 0 : -1;
     c.cpu_leaf = kind;
     c.time_budget = budget;
     return c;
