@@ -15,7 +15,9 @@
  *     Fortran 77 symbols sngemm_/dngemm_ with the SGEMM/DGEMM argument list,
  *     and cblas_sngemm/cblas_dngemm with the CBLAS argument list. They take host
  *     memory; with a GPU present they compute there (copy in, compute, copy
- *     out), otherwise on the CPU. XN_DEVICE=cpu|gpu|auto forces the choice.
+ *     out), otherwise on the CPU. Under XN_DEVICE=auto (the default) products
+ *     smaller than 2*256^3 flops stay on the CPU, where the copies would cost
+ *     more than they save; XN_DEVICE=cpu|gpu forces the choice.
  *     Bad arguments are reported through xerbla_ as reference BLAS does.
  *
  * THE NON-NEGATIVE CONTRACT (the "N" in xNGEMM). xnSngemm/xnDngemm and the
