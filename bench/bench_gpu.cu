@@ -432,12 +432,16 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
     XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_D, min_size));
     XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_S, min_size));
   }
-  std::int64_t leaf = 0, max_levels = 0;
+  std::int64_t leaf = 0, max_levels = 0, crossover = 0;
   XNB_CUBLAS(xnGetOption(handle_, is_d ? XN_OPT_LEAF_SIZE_D : XN_OPT_LEAF_SIZE_S, &leaf));
   XNB_CUBLAS(xnGetOption(handle_, XN_OPT_MAX_LEVELS, &max_levels));
   r.leaf = leaf;
   r.max_levels = max_levels;
-  const int planned = xn::choose_levels(m, n, k, leaf, int(max_levels));
+  XNB_CUBLAS(
+      xnGetOption(handle_, is_d ? XN_OPT_MIN_SIZE_D : XN_OPT_MIN_SIZE_S, &crossover));
+  // The depth the library plans (same rule, crossover included); fewer run
+  // only when the workspace cannot be had.
+  const int planned = xn::choose_levels(m, n, k, leaf, int(max_levels), crossover);
   std::size_t ws_need = 0;
   XNB_CUBLAS(xnGetWorkspaceSize(handle_, c.prec, opa, opb, im, in, ik, &ws_need));
 
