@@ -84,21 +84,6 @@ inline cublasStatus_t xn_gemm(cublasHandle_t h, cublasOperation_t ta,
                               int ldc) {
   return xnDngemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
-inline cublasStatus_t ref_gemm(cublasHandle_t h, cublasOperation_t ta,
-                               cublasOperation_t tb, int m, int n, int k,
-                               const float *alpha, const float *A, int lda,
-                               const float *B, int ldb, const float *beta, float *C,
-                               int ldc) {
-  return cublasSgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-inline cublasStatus_t ref_gemm(cublasHandle_t h, cublasOperation_t ta,
-                               cublasOperation_t tb, int m, int n, int k,
-                               const double *alpha, const double *A, int lda,
-                               const double *B, int ldb, const double *beta, double *C,
-                               int ldc) {
-  return cublasDgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
 template <class T>
 bool same_bits(const std::vector<T> &a, const std::vector<T> &b) {
   return a.size() == b.size() &&
