@@ -77,12 +77,14 @@ bool release_handle_state(cublasHandle_t handle) {
     r.erase(it);
   }
   std::lock_guard<std::mutex> lock(st->mu);
+  // The handle's last call may still be running and reading the workspace
+  // and the constants: wait for it (our own event, not the device) first.
+  if (st->has_last) cudaEventSynchronize(st->last_done);
   free_workspace(*st, nullptr);
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_dev && cudaFree(st->neg_flag_dev) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess)
     cudaGetLastError();
-  if (st->has_last) cudaEventSynchronize(st->last_done);
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();
   return true;
 }
