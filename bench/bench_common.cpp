@@ -7,7 +7,23 @@
 
 namespace xnb {
 
-const char *dist_name(Dist d) { return d == Dist::U01 ? "u01" : "upm1"; }
+const char *routine_name(Routine r) {
+  return r == Routine::Exdgemm ? "exdgemm" : "ngemm";
+}
+
+const char *dist_name(Dist d) {
+  switch (d) {
+    case Dist::U01:
+      return "u01";
+    case Dist::Upm1:
+      return "upm1";
+    case Dist::Phi:
+      return "phi";
+    case Dist::Illcond:
+      return "illcond";
+  }
+  return "?";
+}
 
 void choose_samples(std::int64_t m, std::int64_t n, bool full, std::int64_t count,
                     std::uint64_t seed, std::vector<std::int64_t> *rows,
@@ -51,6 +67,7 @@ ErrStats error_stats(const std::vector<double> &ref_hi, const std::vector<double
   std::int64_t rel_count = 0;
   for (std::size_t s = 0; s < values.size(); ++s) {
     const double v = values[s];
+    e.wrong += !(v == ref_hi[s]);     // NaN included
     if (!std::isfinite(v)) continue;  // counted in `nonfinite`
     // (v - hi) is exact when v and hi are close (Sterbenz); lo then adds
     // the reference's low part.

@@ -1,6 +1,7 @@
 // bench_common.h - what the xnbench front end (xnbench.cpp) and its two
 // runners (bench_cpu.cpp, bench_gpu.cu) share: one benchmark case, its
-// result, the error statistics and the sample choice for the reference.
+// result, the error statistics, the sample choice for the reference, the
+// timing loop, and (bench_exdgemm.cpp) the exdgemm inputs and exact reference.
 #pragma once
 
 #include <cstdint>
@@ -10,22 +11,34 @@
 #include <string>
 #include <vector>
 
+#include "xngemm.h"
+
 namespace xnb {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-enum class Dist { U01, Upm1 };
+// ngemm: xnDngemm/xnSngemm (cblas_dngemm/_sngemm) against the vendor GEMM;
+// exdgemm: the correctly rounded xnExdgemm (cblas_exdgemm) against the
+// vendor DGEMM.
+enum class Routine { Ngemm, Exdgemm };
+// u01, upm1: uniform in [0,1) / [-1,1). phi: (u - 0.5) exp(phi randn) with
+// 53-bit u (tests/exdgemm_inputs.h); illcond: ill-conditioned dot products
+// (ex_fill_illcond). phi and illcond are exdgemm inputs only.
+enum class Dist { U01, Upm1, Phi, Illcond };
 enum class CpuLeafKind { OpenBlas, Preload };
 
+const char *routine_name(Routine r);
 const char *dist_name(Dist d);
 
 // One benchmark case: C = 1 * op(A) op(B) + 0 * C, column-major, lda/ldb/ldc
 // equal to the stored rows (no padding).
 struct CaseSpec {
-  char prec = 'd';  // 'd' (double) or 's' (single)
+  Routine routine = Routine::Ngemm;
+  char prec = 'd';  // 'd' (double) or 's' (single); exdgemm: always 'd'
   bool ta = false, tb = false;
   std::int64_t m = 0, n = 0, k = 0;
   Dist dist = Dist::U01;
+  double phi = 0;  // Dist::Phi's phi
   std::uint64_t seed = 0;
   int reps = 0;                    // timed calls per routine; 0 = automatic
   int warmup = 1;                  // untimed calls per routine before timing
@@ -35,6 +48,8 @@ struct CaseSpec {
   std::int64_t min_size = -1;      // XN_OPT_MIN_SIZE_S/_D; -1 = library default
                                    // (0 whenever `leaf` is given)
   std::int64_t ref_samples = 512;  // sampled entries; <= 0 = all entries
+  std::int64_t ex_budget = -1;     // XN_OPT_EXDGEMM_WORKSPACE_LIMIT; -1 = default
+  std::int64_t ex_block = -1;      // XN_OPT_EXDGEMM_BLOCK; -1 = default
   bool baseline = true;
   CpuLeafKind cpu_leaf = CpuLeafKind::OpenBlas;  // CPU runner only
 };
@@ -47,6 +62,9 @@ struct ErrStats {
   std::int64_t checked = 0;    // finite entries compared
   std::int64_t zero_ref = 0;   // entries with ref == 0 (no relative error)
   std::int64_t nonfinite = 0;  // NaN/Inf entries in the whole of C
+  // Checked entries (NaN/Inf included) not equal to ref_hi: with the exact
+  // (MPFR) reference of exdgemm cases, the entries not correctly rounded.
+  std::int64_t wrong = 0;
 };
 
 struct CaseResult {
@@ -65,6 +83,8 @@ struct CaseResult {
   bool ref_full = false;         // reference on every entry (else sampled)
   std::int64_t ref_entries = 0;
   std::uint64_t seed = 0;
+  bool has_ex = false;  // exdgemm: `ex` holds xnGetLastExdgemmInfo's report
+  xnExdgemmInfo_t ex{};
 };
 
 // A runner executes cases on one processor.
@@ -107,6 +127,64 @@ double min_of(const std::vector<double> &v);
 // Timed repetitions when CaseSpec::reps == 0: enough to fill `budget`
 // seconds given one call of each routine took `pair_seconds`, in [3, 25].
 int auto_reps(double pair_seconds, double budget);
+
+// The timing of one case: c.warmup untimed calls of each routine, then timed
+// calls of ours and (with c.baseline) the baseline, interleaved so both see
+// the same clocks and temperature; c.reps of them, or auto_reps after the
+// first pair. `timed_ours()` / `timed_base()` make one call and return its
+// seconds. Fills r's reps, warmup, t_ours(_min) and t_base(_min).
+template <class TimedOurs, class TimedBase>
+void time_interleaved(const CaseSpec &c, TimedOurs &&timed_ours, TimedBase &&timed_base,
+                      CaseResult *r) {
+  for (int w = 0; w < c.warmup; ++w) {
+    timed_ours();
+    if (c.baseline) timed_base();
+  }
+  std::vector<double> to, tb;
+  to.push_back(timed_ours());
+  if (c.baseline) tb.push_back(timed_base());
+  const int reps =
+      c.reps > 0 ? c.reps : auto_reps(to[0] + (tb.empty() ? 0 : tb[0]), c.time_budget);
+  for (int i = 1; i < reps; ++i) {
+    to.push_back(timed_ours());
+    if (c.baseline) tb.push_back(timed_base());
+  }
+  r->reps = reps;
+  r->warmup = c.warmup;
+  r->t_ours = median_of(to);
+  r->t_ours_min = min_of(to);
+  if (c.baseline) {
+    r->t_base = median_of(tb);
+    r->t_base_min = min_of(tb);
+  }
+}
+
+// ------------------------------------------------- exdgemm (bench_exdgemm.cpp)
+
+// Every entry is checked against the exact reference when m * n is at most
+// this (or --ref-samples all / >= m * n); else c.ref_samples sampled ones.
+constexpr std::int64_t kExFullRefEntries = 4096;
+bool ex_full_reference(const CaseSpec &c);
+
+// The stored A (lda = rows of A as stored) and B of an exdgemm case, drawn
+// from c.seed by c.dist (with c.phi); transposes as c.ta, c.tb.
+struct ExInputs {
+  std::vector<double> a, b;
+  std::int64_t lda = 1, ldb = 1;
+};
+void make_ex_inputs(const CaseSpec &c, ExInputs *in);
+
+// The exact (MPFR, tests/support/mpfr_oracle.h) value of op(A) op(B) at the
+// entries (rows[s], cols[s]): hi = the correctly rounded double, lo = the
+// rest. OpenMP over the entries when MPFR is thread-safe.
+void exact_reference(const CaseSpec &c, const ExInputs &in,
+                     const std::vector<std::int64_t> &rows,
+                     const std::vector<std::int64_t> &cols, std::vector<double> *hi,
+                     std::vector<double> *lo);
+
+// "error" with a message when exdgemm left entries not correctly rounded or
+// either result has NaN/Inf (shared by the two runners' exdgemm cases).
+void ex_check_result(CaseResult *r);
 
 // Stream of 53-bit (double) or 24-bit (float) uniforms in [0,1), or [-1,1).
 template <class T>

@@ -1,7 +1,8 @@
 // bench_cpu.cpp - the CPU runner: cblas_dngemm/cblas_sngemm (host API, forced
 // onto the CPU with XN_DEVICE=cpu) against OpenBLAS cblas_dgemm/cblas_sgemm,
 // or, with --cpu-leaf preload, the recursion over the library's preload-loop
-// leaf against that loop alone (the accumulation order of a GPU GEMM).
+// leaf against that loop alone (the accumulation order of a GPU GEMM); for
+// exdgemm cases, cblas_exdgemm against OpenBLAS cblas_dgemm.
 #include <cblas.h>
 
 #include <algorithm>
@@ -56,6 +57,70 @@ std::uint64_t host_available_bytes() {
   return 0;
 }
 
+// Seconds of one call on the wall clock.
+template <class Call>
+double wall_seconds(Call &&call) {
+  const auto t0 = Clock::now();
+  call();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Calls `call` on C poisoned with NaN (so an entry left unwritten shows) and
+// compares the entries (rows[s], cols[s]) with the reference.
+template <class T, class Call>
+ErrStats accuracy_of(Call &&call, std::vector<T> &C, std::int64_t ldc,
+                     const std::vector<std::int64_t> &rows,
+                     const std::vector<std::int64_t> &cols,
+                     const std::vector<double> &ref_hi,
+                     const std::vector<double> &ref_lo) {
+  std::fill(C.begin(), C.end(), std::numeric_limits<T>::quiet_NaN());
+  call();
+  std::int64_t bad = 0;
+  for (const T v : C) bad += !std::isfinite(v);
+  std::vector<double> vals(rows.size());
+  for (std::size_t s = 0; s < rows.size(); ++s)
+    vals[s] = double(C[std::size_t(rows[s] + cols[s] * ldc)]);
+  return error_stats(ref_hi, ref_lo, vals, bad);
+}
+
+// The case's options on the process-wide defaults, which the host API uses.
+// Each case starts from the library's defaults (and XN_* environment), as a
+// GPU case starts from a fresh handle state, so one case's --leaf never leaks
+// into the next. False (and r an error) if the library rejects a value.
+bool set_host_options(const CaseSpec &c, CaseResult *r) {
+  xn::set_default_options(xn::options_from_environment());
+  auto set = [&](xnOption_t opt, std::int64_t v, const char *name) {
+    if (xnSetOption(nullptr, opt, v) == CUBLAS_STATUS_SUCCESS) return true;
+    r->status = "error";
+    r->message = std::string("xnSetOption(") + name + ") rejected the value";
+    return false;
+  };
+  if (c.levels >= 0 && !set(XN_OPT_MAX_LEVELS, c.levels, "MAX_LEVELS")) return false;
+  if (c.leaf > 0 && (!set(XN_OPT_LEAF_SIZE_D, c.leaf, "LEAF_SIZE") ||
+                     !set(XN_OPT_LEAF_SIZE_S, c.leaf, "LEAF_SIZE")))
+    return false;
+  const std::int64_t min_size = c.min_size >= 0 ? c.min_size : (c.leaf > 0 ? 0 : -1);
+  if (min_size >= 0 && (!set(XN_OPT_MIN_SIZE_D, min_size, "MIN_SIZE") ||
+                        !set(XN_OPT_MIN_SIZE_S, min_size, "MIN_SIZE")))
+    return false;
+  if (c.ex_budget >= 0 &&
+      !set(XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.ex_budget, "EXDGEMM_WORKSPACE_LIMIT"))
+    return false;
+  if (c.ex_block >= 0 && !set(XN_OPT_EXDGEMM_BLOCK, c.ex_block, "EXDGEMM_BLOCK"))
+    return false;
+  return true;
+}
+
+// "skipped" (true) when `need` bytes exceed 85% of the available memory.
+bool skip_for_memory(std::uint64_t need, CaseResult *r) {
+  const std::uint64_t avail = host_available_bytes();
+  if (avail == 0 || double(need) <= 0.85 * double(avail)) return false;
+  r->status = "skipped";
+  r->message = "needs " + std::to_string(need >> 20) + " MiB of host memory, " +
+               std::to_string(avail >> 20) + " MiB available";
+  return true;
+}
+
 template <class T>
 struct Blas;
 template <>
@@ -101,23 +166,27 @@ class CpuRunner final : public Runner {
     return o.str();
   }
   std::string ours_name(const CaseSpec &c) const override {
+    if (c.routine == Routine::Exdgemm) return "cblas_exdgemm";
     return c.cpu_leaf == CpuLeafKind::Preload
                ? std::string("winograd over preload-loop leaves (") + c.prec + ")"
                : std::string("cblas_") + c.prec + "ngemm";
   }
   std::string base_name(const CaseSpec &c) const override {
+    if (c.routine == Routine::Exdgemm) return "OpenBLAS cblas_dgemm";
     return c.cpu_leaf == CpuLeafKind::Preload
                ? std::string("preload loop (") + c.prec + ")"
                : std::string("OpenBLAS cblas_") + c.prec + "gemm";
   }
   bool is_gpu() const override { return false; }
   bool full_reference(const CaseSpec &c) const override {
+    if (c.routine == Routine::Exdgemm) return ex_full_reference(c);
     return c.ref_samples <= 0 || c.m * c.n * c.k <= kCpuFullRefTerms ||
            c.ref_samples >= c.m * c.n;
   }
   CaseResult run(const CaseSpec &c) override {
     preload_ = c.cpu_leaf == CpuLeafKind::Preload;
     try {
+      if (c.routine == Routine::Exdgemm) return run_ex(c);
       return c.prec == 'd' ? run_t<double>(c) : run_t<float>(c);
     } catch (const std::bad_alloc &) {
       CaseResult r;
@@ -132,6 +201,7 @@ class CpuRunner final : public Runner {
 
   template <class T>
   CaseResult run_t(const CaseSpec &c);
+  CaseResult run_ex(const CaseSpec &c);
 };
 
 template <class T>
@@ -146,31 +216,7 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   const int ldb = int(std::max<std::int64_t>(1, rb));
   const int ldc = int(std::max<std::int64_t>(1, m));
 
-  // Options: process-wide defaults, which the host API uses. Each case starts
-  // from the library's defaults (and XN_* environment), as a GPU case starts
-  // from a fresh handle state, so one case's --leaf never leaks into the next.
-  xn::set_default_options(xn::options_from_environment());
-  if (c.levels >= 0 &&
-      xnSetOption(nullptr, XN_OPT_MAX_LEVELS, c.levels) != CUBLAS_STATUS_SUCCESS) {
-    r.status = "error";
-    r.message = "xnSetOption(MAX_LEVELS) rejected the value";
-    return r;
-  }
-  if (c.leaf > 0 &&
-      (xnSetOption(nullptr, XN_OPT_LEAF_SIZE_D, c.leaf) != CUBLAS_STATUS_SUCCESS ||
-       xnSetOption(nullptr, XN_OPT_LEAF_SIZE_S, c.leaf) != CUBLAS_STATUS_SUCCESS)) {
-    r.status = "error";
-    r.message = "xnSetOption(LEAF_SIZE) rejected the value";
-    return r;
-  }
-  const std::int64_t min_size = c.min_size >= 0 ? c.min_size : (c.leaf > 0 ? 0 : -1);
-  if (min_size >= 0 &&
-      (xnSetOption(nullptr, XN_OPT_MIN_SIZE_D, min_size) != CUBLAS_STATUS_SUCCESS ||
-       xnSetOption(nullptr, XN_OPT_MIN_SIZE_S, min_size) != CUBLAS_STATUS_SUCCESS)) {
-    r.status = "error";
-    r.message = "xnSetOption(MIN_SIZE) rejected the value";
-    return r;
-  }
+  if (!set_host_options(c, &r)) return r;
   const xn::Options opt = xn::default_options();
   r.leaf = opt.leaf_for(is_d);
   r.max_levels = opt.max_levels;
@@ -186,15 +232,9 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   r.ws_bytes =
       std::uint64_t(xn::workspace_elems(m, n, k, levels, c.ta, c.tb)) * sizeof(T);
 
-  const std::uint64_t need =
-      std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T) + r.ws_bytes;
-  const std::uint64_t avail = host_available_bytes();
-  if (avail > 0 && double(need) > 0.85 * double(avail)) {
-    r.status = "skipped";
-    r.message = "needs " + std::to_string(need >> 20) + " MiB of host memory, " +
-                std::to_string(avail >> 20) + " MiB available";
+  if (skip_for_memory(std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T) + r.ws_bytes,
+                      &r))
     return r;
-  }
 
   std::vector<T> A(std::size_t(ra * ca)), B(std::size_t(rb * cb));
   std::vector<T> C(std::size_t(m * n));
@@ -265,51 +305,65 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
     }
   };
 
-  // Accuracy: C poisoned with NaN first, so an entry left unwritten shows.
-  auto accuracy = [&](auto &&call) {
-    std::fill(C.begin(), C.end(), std::numeric_limits<T>::quiet_NaN());
-    call();
-    std::int64_t bad = 0;
-    for (const T v : C) bad += !std::isfinite(v);
-    std::vector<double> vals(nS);
-    for (std::int64_t s = 0; s < S; ++s)
-      vals[std::size_t(s)] = double(C[std::size_t(si[s] + sj[s] * ldc)]);
-    return error_stats(ref_hi, ref_lo, vals, bad);
-  };
-  r.ours = accuracy(call_ours);
-  if (c.baseline) r.base = accuracy(call_base);
-
-  auto timed = [&](auto &&call) {
-    const auto t0 = Clock::now();
-    call();
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  };
-  for (int w = 0; w < c.warmup; ++w) {
-    call_ours();
-    if (c.baseline) call_base();
-  }
-  std::vector<double> to, tb;
-  to.push_back(timed(call_ours));
-  if (c.baseline) tb.push_back(timed(call_base));
-  const int reps =
-      c.reps > 0 ? c.reps : auto_reps(to[0] + (tb.empty() ? 0 : tb[0]), c.time_budget);
-  for (int i = 1; i < reps; ++i) {  // interleaved: both see the same conditions
-    to.push_back(timed(call_ours));
-    if (c.baseline) tb.push_back(timed(call_base));
-  }
-  r.reps = reps;
-  r.warmup = c.warmup;
-  r.t_ours = median_of(to);
-  r.t_ours_min = min_of(to);
-  if (c.baseline) {
-    r.t_base = median_of(tb);
-    r.t_base_min = min_of(tb);
-  }
+  r.ours = accuracy_of(call_ours, C, ldc, si, sj, ref_hi, ref_lo);
+  if (c.baseline) r.base = accuracy_of(call_base, C, ldc, si, sj, ref_hi, ref_lo);
+  time_interleaved(
+      c, [&] { return wall_seconds(call_ours); }, [&] { return wall_seconds(call_base); },
+      &r);
   if (r.ours.nonfinite > 0 || r.base.nonfinite > 0) {
     r.status = "error";
     r.message = "non-finite entries in C (ours " + std::to_string(r.ours.nonfinite) +
                 ", baseline " + std::to_string(r.base.nonfinite) + ")";
   }
+  return r;
+}
+
+CaseResult CpuRunner::run_ex(const CaseSpec &c) {
+  CaseResult r;
+  r.seed = c.seed;
+  const std::int64_t m = c.m, n = c.n, k = c.k;
+  if (!set_host_options(c, &r)) return r;
+  const xn::Options opt = xn::default_options();
+  // The inputs, C, and at most the workspace budget (0 = 1 GiB on the CPU).
+  const std::uint64_t budget = opt.exdgemm_workspace_limit > 0
+                                   ? std::uint64_t(opt.exdgemm_workspace_limit)
+                                   : std::uint64_t(1) << 30;
+  if (skip_for_memory(std::uint64_t(m * k + k * n + m * n) * 8 + budget, &r)) return r;
+
+  ExInputs inp;
+  make_ex_inputs(c, &inp);
+  std::vector<double> C(std::size_t(m * n));
+  const int ldc = int(std::max<std::int64_t>(1, m));
+
+  // The exact reference at the checked entries.
+  r.ref_full = full_reference(c);
+  std::vector<std::int64_t> si, sj;
+  choose_samples(m, n, r.ref_full, c.ref_samples, c.seed, &si, &sj);
+  r.ref_entries = std::int64_t(si.size());
+  std::vector<double> ref_hi, ref_lo;
+  exact_reference(c, inp, si, sj, &ref_hi, &ref_lo);
+
+  const CBLAS_TRANSPOSE ta = c.ta ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = c.tb ? CblasTrans : CblasNoTrans;
+  const int im = int(m), in = int(n), ik = int(k);
+  const int lda = int(inp.lda), ldb = int(inp.ldb);
+  auto call_ours = [&] {
+    cblas_exdgemm(XnColMajor, ta, tb, im, in, ik, 1.0, inp.a.data(), lda, inp.b.data(),
+                  ldb, 0.0, C.data(), ldc);
+  };
+  auto call_base = [&] {
+    cblas_dgemm(CblasColMajor, ta, tb, im, in, ik, 1.0, inp.a.data(), lda, inp.b.data(),
+                ldb, 0.0, C.data(), ldc);
+  };
+  r.ours = accuracy_of(call_ours, C, ldc, si, sj, ref_hi, ref_lo);
+  xnGetLastExdgemmInfo(nullptr, &r.ex);  // this thread's last host exdgemm
+  r.has_ex = true;
+  r.ws_bytes = r.ex.workspace_bytes;
+  if (c.baseline) r.base = accuracy_of(call_base, C, ldc, si, sj, ref_hi, ref_lo);
+  time_interleaved(
+      c, [&] { return wall_seconds(call_ours); }, [&] { return wall_seconds(call_base); },
+      &r);
+  ex_check_result(&r);
   return r;
 }
 

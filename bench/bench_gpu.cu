@@ -1,7 +1,9 @@
 // bench_gpu.cu - the GPU runner: xnDngemm/xnSngemm against cublasDgemm/
 // cublasSgemm on the same handle, stream and device inputs; inputs generated
 // on the device by a counter-based hash; reference by kernels calling the
-// same dd_dot (kernels/dd_reference.h) as the CPU runner.
+// same dd_dot (kernels/dd_reference.h) as the CPU runner. exdgemm cases:
+// xnExdgemm against cublasDgemm, inputs and exact (MPFR) reference made on the
+// host (bench_exdgemm.cpp), as on the CPU.
 //
 // Error policy: every CUDA runtime call is checked; a failing one throws
 // CudaFatal and ends the whole run (the context may be broken). A routine or
@@ -266,6 +268,20 @@ struct Gemm<float> {
   static constexpr const char *base_name = "cublasSgemm";
 };
 
+void check_status(cublasStatus_t s, const char *name) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw CaseFailure(std::string(name) + " returned " + cublasGetStatusName(s));
+}
+
+// The checked entries of a case on the device (indices, a buffer for the
+// gathered values) and their reference on the host.
+struct Probe {
+  const long long *rows, *cols;
+  long long count;
+  double *vals;
+  const std::vector<double> *ref_hi, *ref_lo;
+};
+
 // Full reference while m * n is at most this (one thread per entry).
 constexpr long long kGpuFullRefEntries = 1ll << 20;
 // Device memory kept free beyond A, B, C and the reference arrays (cuBLAS's
@@ -335,19 +351,23 @@ class GpuRunner final : public Runner {
     return o.str();
   }
   std::string ours_name(const CaseSpec &c) const override {
+    if (c.routine == Routine::Exdgemm) return "xnExdgemm";
     return c.prec == 'd' ? Gemm<double>::ours_name : Gemm<float>::ours_name;
   }
   std::string base_name(const CaseSpec &c) const override {
+    if (c.routine == Routine::Exdgemm) return "cublasDgemm";
     return c.prec == 'd' ? Gemm<double>::base_name : Gemm<float>::base_name;
   }
   bool is_gpu() const override { return true; }
   bool full_reference(const CaseSpec &c) const override {
+    if (c.routine == Routine::Exdgemm) return ex_full_reference(c);
     return c.ref_samples <= 0 || c.m * c.n <= kGpuFullRefEntries ||
            c.ref_samples >= c.m * c.n;
   }
 
   CaseResult run(const CaseSpec &c) override {
     try {
+      if (c.routine == Routine::Exdgemm) return run_ex(c);
       return c.prec == 'd' ? run_t<double>(c) : run_t<float>(c);
     } catch (const CaseFailure &e) {
       CaseResult r;
@@ -387,6 +407,83 @@ class GpuRunner final : public Runner {
 
   template <class T>
   CaseResult run_t(const CaseSpec &c);
+  CaseResult run_ex(const CaseSpec &c);
+
+  // Fresh library state on the handle (so the workspace held is this case's)
+  // with the case's options.
+  void fresh_state(const CaseSpec &c) {
+    XNB_CUDA(cudaStreamSynchronize(stream_));
+    XNB_CUBLAS(xnRelease(handle_));
+    XNB_CUDA(cudaDeviceSynchronize());
+    cudaMemPool_t pool = nullptr;
+    XNB_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev_));
+    XNB_CUDA(cudaMemPoolTrimTo(pool, 0));  // stream-ordered frees back to the device
+    if (c.levels >= 0) XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MAX_LEVELS, c.levels));
+    if (c.leaf > 0) {
+      XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_D, c.leaf));
+      XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_S, c.leaf));
+    }
+    // An explicit leaf means "the leaf decides the depth": no crossover on
+    // top unless one is given too.
+    const std::int64_t min_size = c.min_size >= 0 ? c.min_size : (c.leaf > 0 ? 0 : -1);
+    if (min_size >= 0) {
+      XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_D, min_size));
+      XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_S, min_size));
+    }
+    if (c.ex_budget >= 0)
+      XNB_CUBLAS(xnSetOption(handle_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.ex_budget));
+    if (c.ex_block >= 0)
+      XNB_CUBLAS(xnSetOption(handle_, XN_OPT_EXDGEMM_BLOCK, c.ex_block));
+  }
+
+  // "skipped" (true) unless `bytes` plus the margin fit the free memory.
+  bool skip_for_memory(std::uint64_t bytes, const char *what, CaseResult *r) {
+    std::size_t free_b = 0, total_b = 0;
+    XNB_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    if (bytes + kMarginBytes <= free_b) return false;
+    r->status = "skipped";
+    r->message = "needs " + fmt_gib(double(bytes + kMarginBytes)) + " GiB for " + what +
+                 ", " + fmt_gib(double(free_b)) + " GiB free on the device";
+    return true;
+  }
+
+  // Calls `call` on C poisoned with NaN (all-ones bytes), so an entry left
+  // unwritten shows up as non-finite; counts the non-finite entries of C and
+  // compares the probe's entries with the reference.
+  template <class T, class Call>
+  ErrStats accuracy_of(Call &&call, const char *name, T *C, long long m, long long n,
+                       int ldc, const Probe &p) {
+    XNB_CUDA(cudaMemsetAsync(C, 0xFF, std::size_t(m * n) * sizeof(T), stream_));
+    check_status(call(), name);
+    XNB_CUDA(cudaMemsetAsync(counter_, 0, sizeof(unsigned long long), stream_));
+    count_nonfinite_kernel<T>
+        <<<grid_for(m * n, kBlock, 1 << 14), kBlock, 0, stream_>>>(C, m * n, counter_);
+    XNB_CUDA(cudaGetLastError());
+    gather_kernel<T><<<grid_for(p.count, kBlock, 1 << 16), kBlock, 0, stream_>>>(
+        C, ldc, p.rows, p.cols, p.count, p.vals);
+    XNB_CUDA(cudaGetLastError());
+    unsigned long long bad = 0;
+    std::vector<double> vals(static_cast<std::size_t>(p.count));
+    XNB_CUDA(
+        cudaMemcpyAsync(&bad, counter_, sizeof bad, cudaMemcpyDeviceToHost, stream_));
+    XNB_CUDA(cudaMemcpyAsync(vals.data(), p.vals, std::size_t(p.count) * 8,
+                             cudaMemcpyDeviceToHost, stream_));
+    XNB_CUDA(cudaStreamSynchronize(stream_));
+    return error_stats(*p.ref_hi, *p.ref_lo, vals, (long long)bad);
+  }
+
+  // Seconds of one call between two events on the handle's stream.
+  template <class Call>
+  double timed(Call &&call, const char *name) {
+    XNB_CUDA(cudaEventRecord(ev0_, stream_));
+    const cublasStatus_t s = call();
+    XNB_CUDA(cudaEventRecord(ev1_, stream_));
+    XNB_CUDA(cudaEventSynchronize(ev1_));
+    check_status(s, name);
+    float ms = 0;
+    XNB_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
+    return double(ms) * 1e-3;
+  }
 
   int dev_ = 0;
   cudaDeviceProp prop_{};
@@ -412,26 +509,8 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
   const int ldc = int(std::max(1ll, m));
   const int im = int(m), in = int(n), ik = int(k);
 
-  // 1. Fresh library state (so the workspace held is this case's), then the
-  //    case's options on the handle.
-  XNB_CUDA(cudaStreamSynchronize(stream_));
-  XNB_CUBLAS(xnRelease(handle_));
-  XNB_CUDA(cudaDeviceSynchronize());
-  cudaMemPool_t pool = nullptr;
-  XNB_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev_));
-  XNB_CUDA(cudaMemPoolTrimTo(pool, 0));  // stream-ordered frees back to the device
-  if (c.levels >= 0) XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MAX_LEVELS, c.levels));
-  if (c.leaf > 0) {
-    XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_D, c.leaf));
-    XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_S, c.leaf));
-  }
-  // An explicit leaf means "the leaf decides the depth": no crossover on top
-  // unless one is given too.
-  const std::int64_t min_size = c.min_size >= 0 ? c.min_size : (c.leaf > 0 ? 0 : -1);
-  if (min_size >= 0) {
-    XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_D, min_size));
-    XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MIN_SIZE_S, min_size));
-  }
+  // 1. Fresh library state, then the case's options on the handle.
+  fresh_state(c);
   std::int64_t leaf = 0, max_levels = 0, crossover = 0;
   XNB_CUBLAS(xnGetOption(handle_, is_d ? XN_OPT_LEAF_SIZE_D : XN_OPT_LEAF_SIZE_S, &leaf));
   XNB_CUBLAS(xnGetOption(handle_, XN_OPT_MAX_LEVELS, &max_levels));
@@ -450,15 +529,9 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
   const long long S = r.ref_full ? m * n : std::min<long long>(c.ref_samples, m * n);
   const std::uint64_t abc = std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T);
   const std::uint64_t ref_bytes = std::uint64_t(S) * (2 * 8 + 2 * 8 + 8);
+  if (skip_for_memory(abc + ref_bytes, "A, B, C and the reference", &r)) return r;
   std::size_t free_b = 0, total_b = 0;
   XNB_CUDA(cudaMemGetInfo(&free_b, &total_b));
-  if (abc + ref_bytes + kMarginBytes > free_b) {
-    r.status = "skipped";
-    r.message = "needs " + fmt_gib(double(abc + ref_bytes + kMarginBytes)) +
-                " GiB for A, B, C and the reference, " + fmt_gib(double(free_b)) +
-                " GiB free on the device";
-    return r;
-  }
   if (abc + ref_bytes + kMarginBytes + ws_need > free_b)
     r.message = "workspace of " + fmt_gib(double(ws_need)) +
                 " GiB may not fit: the library may run fewer levels";
@@ -526,69 +599,19 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
     return Gemm<T>::base(handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda, B.as<T>(),
                          ldb, &zero, C.as<T>(), ldc);
   };
-  auto check = [](cublasStatus_t s, const char *name) {
-    if (s != CUBLAS_STATUS_SUCCESS)
-      throw CaseFailure(std::string(name) + " returned " + cublasGetStatusName(s));
-  };
 
-  // 5. Accuracy: C poisoned with NaN (all-ones bytes) before the call, so an
-  //    entry left unwritten shows up as non-finite.
-  auto accuracy = [&](auto &&call, const char *name) {
-    XNB_CUDA(cudaMemsetAsync(C.p, 0xFF, std::size_t(m * n) * sizeof(T), stream_));
-    check(call(), name);
-    XNB_CUDA(cudaMemsetAsync(counter_, 0, sizeof(unsigned long long), stream_));
-    count_nonfinite_kernel<T><<<grid_for(m * n, kBlock, 1 << 14), kBlock, 0, stream_>>>(
-        C.as<T>(), m * n, counter_);
-    XNB_CUDA(cudaGetLastError());
-    gather_kernel<T><<<grid_for(S, kBlock, 1 << 16), kBlock, 0, stream_>>>(
-        C.as<T>(), ldc, dsi.as<long long>(), dsj.as<long long>(), S, dvals.as<double>());
-    XNB_CUDA(cudaGetLastError());
-    unsigned long long bad = 0;
-    std::vector<double> vals(nS);
-    XNB_CUDA(
-        cudaMemcpyAsync(&bad, counter_, sizeof bad, cudaMemcpyDeviceToHost, stream_));
-    XNB_CUDA(cudaMemcpyAsync(vals.data(), dvals.p, std::size_t(S) * 8,
-                             cudaMemcpyDeviceToHost, stream_));
-    XNB_CUDA(cudaStreamSynchronize(stream_));
-    return error_stats(ref_hi, ref_lo, vals, (long long)bad);
-  };
-  r.ours = accuracy(call_ours, Gemm<T>::ours_name);
-  if (c.baseline) r.base = accuracy(call_base, Gemm<T>::base_name);
+  // 5. Accuracy, first and never timed.
+  const Probe probe{
+      dsi.as<long long>(), dsj.as<long long>(), S, dvals.as<double>(), &ref_hi, &ref_lo};
+  r.ours = accuracy_of(call_ours, Gemm<T>::ours_name, C.as<T>(), m, n, ldc, probe);
+  if (c.baseline)
+    r.base = accuracy_of(call_base, Gemm<T>::base_name, C.as<T>(), m, n, ldc, probe);
 
   // 6. Timing: warm-up, then calls of the two routines interleaved, each
   //    between two events on the handle's stream, waited for one at a time.
-  for (int w = 0; w < c.warmup; ++w) {
-    check(call_ours(), Gemm<T>::ours_name);
-    if (c.baseline) check(call_base(), Gemm<T>::base_name);
-  }
-  XNB_CUDA(cudaStreamSynchronize(stream_));
-  auto timed = [&](auto &&call, const char *name) {
-    XNB_CUDA(cudaEventRecord(ev0_, stream_));
-    const cublasStatus_t s = call();
-    XNB_CUDA(cudaEventRecord(ev1_, stream_));
-    XNB_CUDA(cudaEventSynchronize(ev1_));
-    check(s, name);
-    float ms = 0;
-    XNB_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
-    return double(ms) * 1e-3;
-  };
-  std::vector<double> to, tb;
-  to.push_back(timed(call_ours, Gemm<T>::ours_name));
-  if (c.baseline) tb.push_back(timed(call_base, Gemm<T>::base_name));
-  const int reps =
-      c.reps > 0 ? c.reps : auto_reps(to[0] + (tb.empty() ? 0 : tb[0]), c.time_budget);
-  for (int i = 1; i < reps; ++i) {
-    to.push_back(timed(call_ours, Gemm<T>::ours_name));
-    if (c.baseline) tb.push_back(timed(call_base, Gemm<T>::base_name));
-  }
-  r.reps = reps;
-  r.warmup = c.warmup;
-  r.t_ours = median_of(to);
-  r.t_ours_min = min_of(to);
-  if (c.baseline) {
-    r.t_base = median_of(tb);
-    r.t_base_min = min_of(tb);
-  }
+  time_interleaved(
+      c, [&] { return timed(call_ours, Gemm<T>::ours_name); },
+      [&] { return timed(call_base, Gemm<T>::base_name); }, &r);
 
   // 7. Depth actually run (the library drops levels whose workspace it
   //    cannot get) and the workspace it holds.
@@ -610,6 +633,87 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
                  "non-finite entries in C (ours " + std::to_string(r.ours.nonfinite) +
                  ", baseline " + std::to_string(r.base.nonfinite) + ")";
   }
+  return r;
+}
+
+CaseResult GpuRunner::run_ex(const CaseSpec &c) {
+  CaseResult r;
+  r.seed = c.seed;
+  const long long m = c.m, n = c.n, k = c.k;
+  const cublasOperation_t opa = c.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opb = c.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldc = int(std::max(1ll, m));
+  const int im = int(m), in = int(n), ik = int(k);
+
+  // 1. Fresh library state, then the case's options on the handle.
+  fresh_state(c);
+
+  // 2. Memory: A, B, C and the probe (xnExdgemm's workspace comes on top:
+  //    by default a quarter of the memory free at the call).
+  r.ref_full = full_reference(c);
+  const long long S = r.ref_full ? m * n : std::min<long long>(c.ref_samples, m * n);
+  if (skip_for_memory(std::uint64_t(m * k + k * n + m * n) * 8 + std::uint64_t(S) * 24,
+                      "A, B, C and the reference", &r))
+    return r;
+
+  // 3. Inputs and the exact reference on the host (bench_exdgemm.cpp).
+  ExInputs inp;
+  make_ex_inputs(c, &inp);
+  std::vector<std::int64_t> si, sj;
+  choose_samples(m, n, r.ref_full, S, c.seed, &si, &sj);
+  r.ref_entries = S;
+  std::vector<double> ref_hi, ref_lo;
+  exact_reference(c, inp, si, sj, &ref_hi, &ref_lo);
+
+  DevMem A, B, C, dsi, dsj, dvals;
+  std::string why;
+  if (!try_alloc(A, inp.a.size() * 8, &why) || !try_alloc(B, inp.b.size() * 8, &why) ||
+      !try_alloc(C, std::size_t(m * n) * 8, &why) ||
+      !try_alloc(dsi, std::size_t(S) * 8, &why) ||
+      !try_alloc(dsj, std::size_t(S) * 8, &why) ||
+      !try_alloc(dvals, std::size_t(S) * 8, &why)) {
+    r.status = "skipped";
+    r.message = why;
+    return r;
+  }
+  static_assert(sizeof(std::int64_t) == sizeof(long long), "64-bit indices");
+  XNB_CUDA(cudaMemcpyAsync(A.p, inp.a.data(), inp.a.size() * 8, cudaMemcpyHostToDevice,
+                           stream_));
+  XNB_CUDA(cudaMemcpyAsync(B.p, inp.b.data(), inp.b.size() * 8, cudaMemcpyHostToDevice,
+                           stream_));
+  XNB_CUDA(cudaMemcpyAsync(dsi.p, si.data(), std::size_t(S) * 8, cudaMemcpyHostToDevice,
+                           stream_));
+  XNB_CUDA(cudaMemcpyAsync(dsj.p, sj.data(), std::size_t(S) * 8, cudaMemcpyHostToDevice,
+                           stream_));
+  XNB_CUDA(cudaStreamSynchronize(stream_));
+
+  const int lda = int(inp.lda), ldb = int(inp.ldb);
+  const double one = 1, zero = 0;
+  auto call_ours = [&] {
+    return xnExdgemm(handle_, opa, opb, im, in, ik, &one, A.as<double>(), lda,
+                     B.as<double>(), ldb, &zero, C.as<double>(), ldc);
+  };
+  auto call_base = [&] {
+    return cublasDgemm(handle_, opa, opb, im, in, ik, &one, A.as<double>(), lda,
+                       B.as<double>(), ldb, &zero, C.as<double>(), ldc);
+  };
+
+  // 4. Accuracy, first and never timed; the report of the call (its
+  //    wide-entry count waits for the call on the device).
+  const Probe probe{
+      dsi.as<long long>(), dsj.as<long long>(), S, dvals.as<double>(), &ref_hi, &ref_lo};
+  r.ours = accuracy_of(call_ours, "xnExdgemm", C.as<double>(), m, n, ldc, probe);
+  XNB_CUBLAS(xnGetLastExdgemmInfo(handle_, &r.ex));
+  r.has_ex = true;
+  r.ws_bytes = r.ex.workspace_bytes;
+  if (c.baseline)
+    r.base = accuracy_of(call_base, "cublasDgemm", C.as<double>(), m, n, ldc, probe);
+
+  // 5. Timing, as for ngemm.
+  time_interleaved(
+      c, [&] { return timed(call_ours, "xnExdgemm"); },
+      [&] { return timed(call_base, "cublasDgemm"); }, &r);
+  ex_check_result(&r);
   return r;
 }
 

@@ -2,6 +2,7 @@
 // xNGEMM's routines against the vendor GEMM, measured in the same run.
 //
 //   xnbench gemm [options]   a table of cases (see --help, docs/xnbench.md)
+//   xnbench exdgemm [...]    the same as gemm --routine exdgemm
 //   xnbench demo             a short comparison, under a minute on a small CPU
 //
 // The runners (bench_gpu.cu, bench_cpu.cpp) do the work; this file parses the
@@ -36,25 +37,35 @@ const char *kUsage =
 
 usage:
   xnbench gemm [options]    time and check a list of GEMM cases, print a table
+  xnbench exdgemm [options] the same as: xnbench gemm --routine exdgemm
   xnbench demo [options]    a short comparison (under a minute on a 2-core CPU)
   xnbench --help | --version
 
 Each case computes C = op(A) op(B) (alpha = 1, beta = 0, column-major, no
 padding) with our routine and with the baseline on the same inputs:
-  GPU: xnDngemm / xnSngemm   vs cublasDgemm / cublasSgemm (same handle, stream)
-  CPU: cblas_dngemm / cblas_sngemm (XN_DEVICE=cpu) vs OpenBLAS cblas_dgemm / _sgemm
+  --routine ngemm (default):
+    GPU: xnDngemm / xnSngemm   vs cublasDgemm / cublasSgemm (same handle, stream)
+    CPU: cblas_dngemm / cblas_sngemm (XN_DEVICE=cpu) vs OpenBLAS cblas_dgemm / _sgemm
+  --routine exdgemm (correctly rounded DGEMM, double only):
+    GPU: xnExdgemm             vs cublasDgemm (same handle, stream)
+    CPU: cblas_exdgemm (XN_DEVICE=cpu) vs OpenBLAS cblas_dgemm
 
 gemm options:
-  --routine ngemm          routine to measure (ngemm is the only one so far)
-  --prec d|s|both          precision (default both)
+  --routine ngemm|exdgemm  routine to measure (default ngemm)
+  --prec d|s|both          precision (default both; exdgemm: d only)
   --sizes LIST             square sizes n (m = n = k): comma-separated items,
                            each N or FIRST:LAST[:STEP] (LAST included), e.g.
                            1024,2048,4096 or 1024:32768:1024
   --shape MxNxK[,...]      explicit shapes: C is M x N, the inner dimension is K
                            (repeatable; combines with --sizes)
   --trans LIST             comma-separated NN,TN,NT,TT: op(A) then op(B) (default NN)
-  --dist u01|upm1          inputs uniform in [0,1) (default) or in [-1,1)
-                           (upm1 breaks the non-negative contract on purpose)
+  --dist u01|upm1|phi|illcond
+                           inputs uniform in [0,1) (ngemm default) or in [-1,1)
+                           (upm1 breaks the non-negative contract on purpose);
+                           exdgemm only: phi = (u - 0.5) exp(phi randn) with
+                           53-bit u (exdgemm default), illcond = ill-conditioned
+                           dot products (condition up to 2^60)
+  --phi X                  phi of --dist phi (default 0; implies --dist phi)
   --reps N                 timed calls per routine (default: automatic, 3..25,
                            so that the timed calls take about --time-budget)
   --time-budget S          seconds of timed calls per case for automatic reps (default 1)
@@ -68,6 +79,10 @@ gemm options:
                            (m n k)^(1/3) < N (the crossover; 0 = none)
   --ref-samples N|all      entries compared with the reference when the product
                            is large (default 512; small products: all entries)
+  --ex-budget BYTES        exdgemm: XN_OPT_EXDGEMM_WORKSPACE_LIMIT (suffix K, M
+                           or G allowed; 0 = automatic)
+  --ex-block N             exdgemm: XN_OPT_EXDGEMM_BLOCK, the block of C
+                           (0 = from the budget)
   --device gpu|cpu|auto    where to run (default auto: the GPU if there is one)
   --cpu-leaf openblas|preload
                            CPU only. preload: compare the recursion over the
@@ -88,8 +103,18 @@ checked entries; acc_gain = base maxrel / ours maxrel; ref = all (every entry)
 or the number of sampled entries. The reference is a double-double dot product
 (error ~ k 2^-104) per checked entry.
 
-Exit status: 0 all cases ran (skipped ones included), 1 a result had NaN/Inf
-or a CUDA/cuBLAS/xNGEMM call failed, 2 bad command line.
+exdgemm columns: s, t = most slices of a row block of op(A) / a column block
+of op(B); prods = slice products in units of one m x n x k DGEMM; blocks,
+block = blocks of C and their size; ws_MiB = workspace; wide = entries summed
+by the wide accumulator; ex_ms / dgemm_ms, ex_TF / dgemm_TF as above; ratio =
+ex_ms / dgemm_ms; model = ex_ms / (prods * dgemm_ms) (the cost model: 1 means
+exdgemm costs exactly its slice products); wrong = checked entries differing
+from the correctly rounded value (exact MPFR reference: every entry when
+m*n <= 4096, else --ref-samples random ones); must be 0 for exdgemm.
+
+Exit status: 0 all cases ran (skipped ones included), 1 a result had NaN/Inf,
+an exdgemm entry was not correctly rounded, or a CUDA/cuBLAS/xNGEMM call
+failed, 2 bad command line.
 )";
 
 // ------------------------------------------------------------------ helpers
@@ -118,12 +143,37 @@ long long parse_int(const std::string &s, const char *what, long long lo, long l
   return v;
 }
 
-double parse_double(const std::string &s, const char *what) {
+// A finite number > 0 (>= 0 with allow_zero).
+double parse_double(const std::string &s, const char *what, bool allow_zero = false) {
   char *end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || !end || *end != '\0' || !(v > 0) || !std::isfinite(v))
+  if (s.empty() || !end || *end != '\0' || !(allow_zero ? v >= 0 : v > 0) ||
+      !std::isfinite(v))
     usage_error(std::string("bad ") + what + " '" + s + "'");
   return v;
+}
+
+// A byte count: an integer >= 0 with an optional K, M or G (binary) suffix.
+long long parse_bytes(const std::string &s, const char *what) {
+  std::string digits = s;
+  int shift = 0;
+  if (!digits.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        break;
+    }
+    if (shift) digits.pop_back();
+  }
+  return parse_int(digits, what, 0, LLONG_MAX >> shift) << shift;
 }
 
 struct Shape {
@@ -252,11 +302,16 @@ std::string csv_str(const std::string &s) {
 
 struct Options {
   std::string command;
-  std::string routine = "ngemm";
+  Routine routine = Routine::Ngemm;
   std::vector<char> precs{'d', 's'};
+  bool prec_given = false;
   std::vector<Shape> shapes;
   std::vector<std::pair<bool, bool>> trans{{false, false}};
   Dist dist = Dist::U01;
+  bool dist_given = false;
+  double phi = 0;
+  bool phi_given = false;
+  long long ex_budget = -1, ex_block = -1;
   int reps = 0;
   double time_budget = 1.0;
   int warmup = 1;
@@ -275,7 +330,7 @@ struct Options {
 
 Options parse_args(int argc, char **argv) {
   Options o;
-  if (argc < 2) usage_error("missing command (gemm or demo)");
+  if (argc < 2) usage_error("missing command (gemm, exdgemm or demo)");
   o.command = argv[1];
   if (o.command == "--help" || o.command == "-h" || o.command == "help") {
     std::fputs(kUsage, stdout);
@@ -284,6 +339,11 @@ Options parse_args(int argc, char **argv) {
   if (o.command == "--version") {
     std::printf("xnbench %s\n", version_str().c_str());
     std::exit(0);
+  }
+  const bool ex_command = o.command == "exdgemm";
+  if (ex_command) {  // shorthand for gemm --routine exdgemm
+    o.command = "gemm";
+    o.routine = Routine::Exdgemm;
   }
   if (o.command != "gemm" && o.command != "demo")
     usage_error("unknown command '" + o.command + "'");
@@ -326,10 +386,17 @@ Options parse_args(int argc, char **argv) {
     } else if (demo) {
       usage_error("demo takes only --device, --seed, --csv, --json, --quiet");
     } else if (key == "--routine") {
-      o.routine = value();
-      if (o.routine != "ngemm")
-        usage_error("unknown routine '" + o.routine + "' (known: ngemm)");
+      const std::string v = value();
+      if (v == "ngemm")
+        o.routine = Routine::Ngemm;
+      else if (v == "exdgemm")
+        o.routine = Routine::Exdgemm;
+      else
+        usage_error("unknown routine '" + v + "' (known: ngemm, exdgemm)");
+      if (ex_command && o.routine != Routine::Exdgemm)
+        usage_error("xnbench exdgemm runs --routine exdgemm only");
     } else if (key == "--prec") {
+      o.prec_given = true;
       const std::string p = value();
       if (p == "d")
         o.precs = {'d'};
@@ -353,13 +420,25 @@ Options parse_args(int argc, char **argv) {
       }
       if (o.trans.empty()) usage_error("--trans is empty");
     } else if (key == "--dist") {
+      o.dist_given = true;
       const std::string d = value();
       if (d == "u01")
         o.dist = Dist::U01;
       else if (d == "upm1")
         o.dist = Dist::Upm1;
+      else if (d == "phi")
+        o.dist = Dist::Phi;
+      else if (d == "illcond")
+        o.dist = Dist::Illcond;
       else
-        usage_error("--dist must be u01 or upm1");
+        usage_error("--dist must be u01, upm1, phi or illcond");
+    } else if (key == "--phi") {
+      o.phi = parse_double(value(), "phi", true);
+      o.phi_given = true;
+    } else if (key == "--ex-budget") {
+      o.ex_budget = parse_bytes(value(), "ex-budget");
+    } else if (key == "--ex-block") {
+      o.ex_block = parse_int(value(), "ex-block", 0, INT_MAX);
     } else if (key == "--reps") {
       o.reps = int(parse_int(value(), "reps", 1, 100000));
     } else if (key == "--time-budget") {
@@ -390,7 +469,52 @@ Options parse_args(int argc, char **argv) {
       usage_error("unknown option '" + key + "'");
     }
   }
+  // Checks across options (any order on the command line).
+  if (o.phi_given) {
+    if (o.dist_given && o.dist != Dist::Phi) usage_error("--phi needs --dist phi");
+    o.dist = Dist::Phi;
+  }
+  if (o.routine == Routine::Exdgemm) {
+    if (!o.dist_given) o.dist = Dist::Phi;
+    if (o.prec_given && o.precs != std::vector<char>{'d'})
+      usage_error("exdgemm is double precision only (--prec d)");
+    o.precs = {'d'};
+    if (o.levels >= 0 || o.leaf > 0 || o.min_size >= 0 ||
+        o.cpu_leaf != CpuLeafKind::OpenBlas)
+      usage_error("--levels, --leaf, --min-size and --cpu-leaf are ngemm options");
+  } else if (!demo) {
+    if (o.dist == Dist::Phi || o.dist == Dist::Illcond)
+      usage_error("--dist phi/illcond and --phi are exdgemm inputs (--routine exdgemm)");
+    if (o.ex_budget >= 0 || o.ex_block >= 0)
+      usage_error("--ex-budget and --ex-block are exdgemm options (--routine exdgemm)");
+  }
   return o;
+}
+
+// "u01", "upm1", "phi=1.5", "illcond".
+std::string dist_label(const CaseSpec &c) {
+  if (c.dist != Dist::Phi) return dist_name(c.dist);
+  char b[48];
+  std::snprintf(b, sizeof b, "phi=%g", c.phi);
+  return b;
+}
+
+std::string dist_description(const CaseSpec &c) {
+  switch (c.dist) {
+    case Dist::U01:
+      return "uniform [0,1)";
+    case Dist::Upm1:
+      return "uniform [-1,1)";
+    case Dist::Phi: {
+      char b[96];
+      std::snprintf(b, sizeof b, "(u - 0.5) exp(%g randn), u uniform [0,1) with 53 bits",
+                    c.phi);
+      return b;
+    }
+    case Dist::Illcond:
+      return "ill-conditioned dot products (tests/exdgemm_inputs.h ex_fill_illcond)";
+  }
+  return "?";
 }
 
 // ------------------------------------------------------------------ output
@@ -413,13 +537,25 @@ class Reporter {
               "ours_tflops,base_tflops,speedup,ours_max_rel,ours_mean_rel,"
               "ours_max_abs,ours_nonfinite,base_max_rel,base_mean_rel,"
               "base_max_abs,base_nonfinite,acc_gain,ref_mode,ref_entries,"
-              "ref_zero\n";
+              "ref_zero,phi,ex_max_slices_a,ex_max_slices_b,slice_products,"
+              "ex_blocks,ex_block_rows,ex_block_cols,ex_wide_entries,time_ratio,"
+              "model_ratio,ours_wrong,base_wrong\n";
       csv_.flush();
     }
     if (!o.json.empty()) write_json();  // fail early on a bad path
   }
 
-  void table_header() const {
+  void table_header(Routine routine) const {
+    if (routine == Routine::Exdgemm) {
+      std::printf(
+          "%-5s %-18s %-9s %3s %3s %7s %6s %11s %9s %6s | %10s %10s %7s %8s %7s %7s | "
+          "%8s %10s | %11s %12s | %5s\n",
+          "trans", "m x n x k", "dist", "s", "t", "prods", "blocks", "block", "ws_MiB",
+          "wide", "ex_ms", "dgemm_ms", "ex_TF", "dgemm_TF", "ratio", "model", "ex_wrong",
+          "ex_maxrel", "dgemm_wrong", "dgemm_maxrel", "ref");
+      std::fflush(stdout);
+      return;
+    }
     std::printf(
         "%-4s %-5s %-18s %3s %9s %10s %10s %8s %8s %7s | %11s %11s %11s | "
         "%11s %11s %11s | %8s %5s\n",
@@ -432,9 +568,17 @@ class Reporter {
   void row(const CaseSpec &c, const CaseResult &r) {
     const std::string shape = shape_str(c.m, c.n, c.k);
     const std::string tr = trans_str(c.ta, c.tb);
+    const bool ex = c.routine == Routine::Exdgemm;
     if (r.status == "skipped" || (r.status == "error" && !std::isfinite(r.t_ours))) {
-      std::printf("%-4c %-5s %-18s %s: %s\n", c.prec, tr.c_str(), shape.c_str(),
-                  r.status == "skipped" ? "skipped" : "ERROR", r.message.c_str());
+      if (ex)
+        std::printf("%-5s %-18s %-9s %s: %s\n", tr.c_str(), shape.c_str(),
+                    dist_label(c).c_str(), r.status == "skipped" ? "skipped" : "ERROR",
+                    r.message.c_str());
+      else
+        std::printf("%-4c %-5s %-18s %s: %s\n", c.prec, tr.c_str(), shape.c_str(),
+                    r.status == "skipped" ? "skipped" : "ERROR", r.message.c_str());
+    } else if (ex) {
+      ex_row(c, r, shape, tr);
     } else {
       const double flops = 2.0 * double(c.m) * double(c.n) * double(c.k);
       const double tf_o = flops / r.t_ours * 1e-12, tf_b = flops / r.t_base * 1e-12;
@@ -460,7 +604,51 @@ class Reporter {
     record(c, r);
   }
 
+  // Totals over the exdgemm cases run, for the closing summary.
+  struct ExTotals {
+    std::int64_t cases = 0, checked = 0, ours_wrong = 0, base_wrong = 0, base_checked = 0;
+    double max_model = kNaN;
+  };
+  const ExTotals &ex_totals() const { return ex_totals_; }
+
  private:
+  void ex_row(const CaseSpec &c, const CaseResult &r, const std::string &shape,
+              const std::string &tr) {
+    const double flops = 2.0 * double(c.m) * double(c.n) * double(c.k);
+    const double tf_o = flops / r.t_ours * 1e-12, tf_b = flops / r.t_base * 1e-12;
+    const double model = r.t_ours / (r.ex.slice_products * r.t_base);
+    const std::string ref = r.ref_full ? "all" : std::to_string(r.ref_entries);
+    const std::string block =
+        std::to_string(r.ex.block_rows) + "x" + std::to_string(r.ex.block_cols);
+    const std::string wide =
+        r.ex.wide_entries >= 0 ? std::to_string(r.ex.wide_entries) : std::string("-");
+    std::printf(
+        "%-5s %-18s %-9s %3d %3d %7.2f %6lld %11s %9.1f %6s | %10.4g %10s %7.3g %8s %7s "
+        "%7s | %8lld %10s | %11s %12s | %5s",
+        tr.c_str(), shape.c_str(), dist_label(c).c_str(), r.ex.max_slices_a,
+        r.ex.max_slices_b, r.ex.slice_products, (long long)r.ex.blocks, block.c_str(),
+        double(r.ex.workspace_bytes) / double(1 << 20), wide.c_str(), r.t_ours * 1e3,
+        num(r.t_base * 1e3, "%.4g").c_str(), tf_o, num(tf_b, "%.3g").c_str(),
+        num(r.t_ours / r.t_base, "%.2fx").c_str(), num(model, "%.3f").c_str(),
+        (long long)r.ours.wrong, num(r.ours.max_rel, "%.2e").c_str(),
+        c.baseline ? std::to_string(r.base.wrong).c_str() : "-",
+        num(r.base.max_rel, "%.2e").c_str(), ref.c_str());
+    if (r.status == "error")
+      std::printf("  ERROR: %s", r.message.c_str());
+    else if (!r.message.empty())
+      std::printf("  note: %s", r.message.c_str());
+    std::printf("\n");
+    ++ex_totals_.cases;
+    ex_totals_.checked += r.ref_entries;
+    ex_totals_.ours_wrong += r.ours.wrong;
+    if (c.baseline) {
+      ex_totals_.base_wrong += r.base.wrong;
+      ex_totals_.base_checked += r.ref_entries;
+    }
+    if (std::isfinite(model) && !(model <= ex_totals_.max_model))
+      ex_totals_.max_model = model;
+  }
+
   void record(const CaseSpec &c, const CaseResult &r) {
     const double flops = 2.0 * double(c.m) * double(c.n) * double(c.k);
     const std::string date = utc_now();
@@ -473,19 +661,27 @@ class Reporter {
     const double gain = r.base.max_rel / r.ours.max_rel;
     const bool ran = std::isfinite(r.t_ours);
     const std::string ref_mode = ran ? (r.ref_full ? "all" : "sampled") : "";
+    const bool ex = c.routine == Routine::Exdgemm;
+    const bool ng = !ex;  // the recursion's fields
+    const std::string routine = routine_name(c.routine);
+    const bool info = ran && r.has_ex;
+    const double time_ratio = r.t_ours / r.t_base;
+    const double model = info ? r.t_ours / (r.ex.slice_products * r.t_base) : kNaN;
+    const double phi = c.dist == Dist::Phi ? c.phi : kNaN;
     if (csv_.is_open()) {
       std::ostringstream l;
-      l << date << ',' << csv_str(dev) << ',' << version_str() << ',' << o_.routine << ','
+      auto opt_int = [&](bool have, long long v) {
+        return have ? std::to_string(v) : std::string();
+      };
+      l << date << ',' << csv_str(dev) << ',' << version_str() << ',' << routine << ','
         << csv_str(ours) << ',' << csv_str(base) << ',' << prec << ',' << tr << ',' << c.m
         << ',' << c.n << ',' << c.k << ',' << dist_name(c.dist) << ',' << c.seed << ','
-        << r.status << ',' << csv_str(r.message) << ','
-        << (ran ? std::to_string(r.levels) : "") << ','
-        << (r.leaf > 0 ? std::to_string(r.leaf) : "") << ','
-        << (r.max_levels >= 0 ? std::to_string(r.max_levels) : "") << ','
-        << (ran ? std::to_string(r.ws_bytes) : "") << ','
-        << (ran ? std::to_string(r.ws_held) : "") << ','
-        << (ran ? std::to_string(r.reps) : "") << ','
-        << (ran ? std::to_string(r.warmup) : "") << ',' << file_num(r.t_ours * 1e3) << ','
+        << r.status << ',' << csv_str(r.message) << ',' << opt_int(ran && ng, r.levels)
+        << ',' << opt_int(ng && r.leaf > 0, r.leaf) << ','
+        << opt_int(ng && r.max_levels >= 0, r.max_levels) << ','
+        << opt_int(ran, (long long)r.ws_bytes) << ','
+        << opt_int(ran && ng, (long long)r.ws_held) << ',' << opt_int(ran, r.reps) << ','
+        << opt_int(ran, r.warmup) << ',' << file_num(r.t_ours * 1e3) << ','
         << file_num(r.t_base * 1e3) << ',' << file_num(r.t_ours_min * 1e3) << ','
         << file_num(r.t_base_min * 1e3) << ',' << file_num(tf_o) << ',' << file_num(tf_b)
         << ',' << file_num(speedup) << ',' << file_num(r.ours.max_rel) << ','
@@ -496,7 +692,15 @@ class Reporter {
         << (ran && c.baseline ? std::to_string(r.base.nonfinite) : "") << ','
         << file_num(gain) << ',' << ref_mode << ','
         << (ran ? std::to_string(r.ref_entries) : "") << ','
-        << (ran ? std::to_string(r.ours.zero_ref) : "") << '\n';
+        << (ran ? std::to_string(r.ours.zero_ref) : "") << ',' << file_num(phi) << ','
+        << opt_int(info, r.ex.max_slices_a) << ',' << opt_int(info, r.ex.max_slices_b)
+        << ',' << file_num(info ? r.ex.slice_products : kNaN) << ','
+        << opt_int(info, r.ex.blocks) << ',' << opt_int(info, r.ex.block_rows) << ','
+        << opt_int(info, r.ex.block_cols) << ','
+        << opt_int(info && r.ex.wide_entries >= 0, r.ex.wide_entries) << ','
+        << file_num(time_ratio) << ',' << file_num(model) << ','
+        << opt_int(ran && ex, r.ours.wrong) << ','
+        << opt_int(ran && ex && c.baseline, r.base.wrong) << '\n';
       csv_ << l.str();
       csv_.flush();
     }
@@ -507,18 +711,18 @@ class Reporter {
       };
       j << "    {\"date\": " << json_str(date) << ", \"device\": " << json_str(dev)
         << ", \"xngemm_version\": " << json_str(version_str())
-        << ", \"routine\": " << json_str(o_.routine) << ", \"ours\": " << json_str(ours)
+        << ", \"routine\": " << json_str(routine) << ", \"ours\": " << json_str(ours)
         << ", \"baseline\": " << (c.baseline ? json_str(base) : "null")
         << ", \"prec\": " << json_str(prec) << ", \"trans\": " << json_str(tr)
         << ", \"m\": " << c.m << ", \"n\": " << c.n << ", \"k\": " << c.k
         << ", \"dist\": " << json_str(dist_name(c.dist)) << ", \"seed\": " << c.seed
         << ", \"status\": " << json_str(r.status)
         << ", \"message\": " << json_str(r.message)
-        << ", \"levels\": " << opt_int(ran, r.levels)
-        << ", \"leaf\": " << opt_int(r.leaf > 0, r.leaf)
-        << ", \"max_levels\": " << opt_int(r.max_levels >= 0, r.max_levels)
+        << ", \"levels\": " << opt_int(ran && ng, r.levels)
+        << ", \"leaf\": " << opt_int(ng && r.leaf > 0, r.leaf)
+        << ", \"max_levels\": " << opt_int(ng && r.max_levels >= 0, r.max_levels)
         << ", \"ws_bytes\": " << opt_int(ran, (long long)r.ws_bytes)
-        << ", \"ws_held_bytes\": " << opt_int(ran, (long long)r.ws_held)
+        << ", \"ws_held_bytes\": " << opt_int(ran && ng, (long long)r.ws_held)
         << ", \"reps\": " << opt_int(ran, r.reps)
         << ", \"warmup\": " << opt_int(ran, r.warmup)
         << ", \"ours_ms\": " << json_num(r.t_ours * 1e3)
@@ -539,7 +743,20 @@ class Reporter {
         << ", \"acc_gain\": " << json_num(gain)
         << ", \"ref_mode\": " << (ran ? json_str(ref_mode) : "null")
         << ", \"ref_entries\": " << opt_int(ran, r.ref_entries)
-        << ", \"ref_zero\": " << opt_int(ran, r.ours.zero_ref) << "}";
+        << ", \"ref_zero\": " << opt_int(ran, r.ours.zero_ref)
+        << ", \"phi\": " << json_num(phi)
+        << ", \"ex_max_slices_a\": " << opt_int(info, r.ex.max_slices_a)
+        << ", \"ex_max_slices_b\": " << opt_int(info, r.ex.max_slices_b)
+        << ", \"slice_products\": " << json_num(info ? r.ex.slice_products : kNaN)
+        << ", \"ex_blocks\": " << opt_int(info, r.ex.blocks)
+        << ", \"ex_block_rows\": " << opt_int(info, r.ex.block_rows)
+        << ", \"ex_block_cols\": " << opt_int(info, r.ex.block_cols)
+        << ", \"ex_wide_entries\": "
+        << opt_int(info && r.ex.wide_entries >= 0, r.ex.wide_entries)
+        << ", \"time_ratio\": " << json_num(time_ratio)
+        << ", \"model_ratio\": " << json_num(model)
+        << ", \"ours_wrong\": " << opt_int(ran && ex, r.ours.wrong)
+        << ", \"base_wrong\": " << opt_int(ran && ex && c.baseline, r.base.wrong) << "}";
       json_records_.push_back(j.str());
       write_json();
     }
@@ -570,11 +787,16 @@ class Reporter {
   std::uint64_t seed_;
   std::ofstream csv_;
   std::vector<std::string> json_records_;
+  ExTotals ex_totals_;
 };
 
 CaseSpec base_spec(const Options &o) {
   CaseSpec c;
+  c.routine = o.routine;
   c.dist = o.dist;
+  c.phi = o.phi;
+  c.ex_budget = o.ex_budget;
+  c.ex_block = o.ex_block;
   c.reps = o.reps;
   c.time_budget = o.time_budget;
   c.warmup = o.warmup;
@@ -590,9 +812,14 @@ CaseSpec base_spec(const Options &o) {
 std::vector<Section> gemm_sections(const Options &o, bool gpu) {
   std::vector<Shape> shapes = o.shapes;
   if (shapes.empty()) {
-    for (long long n : gpu ? std::vector<long long>{1024, 2048, 4096, 8192, 16384}
-                           : std::vector<long long>{256, 512, 1024})
-      shapes.push_back({n, n, n});
+    std::vector<long long> sizes;
+    if (o.routine == Routine::Exdgemm)
+      sizes = gpu ? std::vector<long long>{1024, 2048, 4096, 8192}
+                  : std::vector<long long>{128, 256, 512};
+    else
+      sizes = gpu ? std::vector<long long>{1024, 2048, 4096, 8192, 16384}
+                  : std::vector<long long>{256, 512, 1024};
+    for (long long n : sizes) shapes.push_back({n, n, n});
   }
   Section s;
   for (char p : o.precs)
@@ -623,6 +850,26 @@ std::vector<Section> demo_sections(const Options &o, bool gpu) {
     c.time_budget = budget;
     return c;
   };
+  // The correctly rounded DGEMM next to the vendor's: phi = 1 and
+  // ill-conditioned inputs.
+  auto exdgemm = [&](long long n, double budget) {
+    Section s{"correctly rounded DGEMM: " +
+                  std::string(gpu ? "xnExdgemm vs cublasDgemm"
+                                  : "cblas_exdgemm vs OpenBLAS cblas_dgemm") +
+                  "; wrong = checked entries that are not the correctly rounded value",
+              {}};
+    for (Dist d : {Dist::Phi, Dist::Illcond}) {
+      CaseSpec c = base_spec(o);
+      c.routine = Routine::Exdgemm;
+      c.prec = 'd';
+      c.m = c.n = c.k = n;
+      c.dist = d;
+      c.phi = 1;
+      c.time_budget = budget;
+      s.cases.push_back(c);
+    }
+    return s;
+  };
   if (gpu) {
     Section a{"xnDngemm/xnSngemm vs cublasDgemm/cublasSgemm, library defaults", {}};
     for (char p : {'d', 's'})
@@ -634,6 +881,7 @@ std::vector<Section> demo_sections(const Options &o, bool gpu) {
         b.cases.push_back(square(p, n, 1024, CpuLeafKind::OpenBlas, 1.0));
     out.push_back(a);
     out.push_back(b);
+    out.push_back(exdgemm(4096, 1.0));
   } else {
     Section a{
         "cblas_dngemm/cblas_sngemm (Winograd over OpenBLAS leaves, leaf 128) vs "
@@ -652,6 +900,7 @@ std::vector<Section> demo_sections(const Options &o, bool gpu) {
         b.cases.push_back(square(p, n, 32, CpuLeafKind::Preload, 0.3));
     out.push_back(a);
     out.push_back(b);
+    out.push_back(exdgemm(256, 0.3));
   }
   return out;
 }
@@ -716,26 +965,58 @@ int main(int argc, char **argv) {
                     ? " (set by xnbench; export OMP_WAIT_POLICY to choose)"
                     : "");
   }
-  std::printf(
-      "library defaults: leaf d=%lld s=%lld, max levels %lld (XN_* environment "
-      "applied)%s%s\n",
-      (long long)leaf_d, (long long)leaf_s, (long long)levels,
-      o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
-      o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "");
-  std::printf("inputs: %s, base seed %llu (replay with --seed %llu)\n",
-              o.dist == Dist::U01 ? "uniform [0,1)" : "uniform [-1,1)",
-              (unsigned long long)seed, (unsigned long long)seed);
+  bool any_ngemm = false, any_ex = false;
+  for (const Section &s : sections)
+    for (const CaseSpec &c : s.cases)
+      (c.routine == Routine::Exdgemm ? any_ex : any_ngemm) = true;
+  if (any_ngemm)
+    std::printf(
+        "library defaults: leaf d=%lld s=%lld, max levels %lld (XN_* environment "
+        "applied)%s%s\n",
+        (long long)leaf_d, (long long)leaf_s, (long long)levels,
+        o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
+        o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "");
+  if (any_ex) {
+    std::int64_t ex_limit = 0, ex_block = 0;
+    xnGetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, &ex_limit);
+    xnGetOption(nullptr, XN_OPT_EXDGEMM_BLOCK, &ex_block);
+    const std::string lim =
+        o.ex_budget >= 0 ? std::to_string(o.ex_budget) + " bytes (--ex-budget)"
+        : ex_limit > 0   ? std::to_string(ex_limit) + " bytes"
+                         : std::string(gpu ? "automatic (a quarter of the free memory)"
+                                           : "automatic (1 GiB)");
+    const std::string blk = o.ex_block >= 0 ? std::to_string(o.ex_block) + " (--ex-block)"
+                            : ex_block > 0  ? std::to_string(ex_block)
+                                            : std::string("from the budget");
+    std::printf("exdgemm: workspace limit %s, block %s\n", lim.c_str(), blk.c_str());
+  }
+  if (o.command == "demo")
+    std::printf("inputs: uniform [0,1) (ngemm), as titled (exdgemm); base seed %llu\n",
+                (unsigned long long)seed);
+  else
+    std::printf("inputs: %s, base seed %llu (replay with --seed %llu)\n",
+                dist_description(base_spec(o)).c_str(), (unsigned long long)seed,
+                (unsigned long long)seed);
   std::printf(
       "timing: %s around each call; accuracy call first (C poisoned with NaN), "
       "%d warm-up call(s), then %s timed calls of each routine, interleaved; "
       "median reported\n",
       gpu ? "CUDA events" : "steady_clock", o.warmup,
       o.reps > 0 ? std::to_string(o.reps).c_str() : "3..25 (automatic)");
-  std::printf(
-      "reference: double-double dot products (kernels/dd_reference.h) on %s, "
-      "every entry when %s, else %s random entries\n",
-      gpu ? "the GPU" : "the CPU", gpu ? "m*n <= 2^20" : "m*n*k <= 2^27",
-      o.ref_samples > 0 ? std::to_string(o.ref_samples).c_str() : "(all)");
+  const std::string samples =
+      o.ref_samples > 0 ? std::to_string(o.ref_samples) : std::string("(all)");
+  if (any_ngemm)
+    std::printf(
+        "reference: double-double dot products (kernels/dd_reference.h) on %s, "
+        "every entry when %s, else %s random entries\n",
+        gpu ? "the GPU" : "the CPU", gpu ? "m*n <= 2^20" : "m*n*k <= 2^27",
+        samples.c_str());
+  if (any_ex)
+    std::printf(
+        "reference%s: exact (MPFR, tests/support/mpfr_oracle.cpp) on the CPU, every "
+        "entry when m*n <= %lld, else %s random entries; wrong = entries that differ "
+        "from the correctly rounded value\n",
+        any_ngemm ? " (exdgemm)" : "", (long long)kExFullRefEntries, samples.c_str());
 
   Reporter rep(o, *runner, seed);
   bool failed = false, fatal = false;
@@ -749,15 +1030,18 @@ int main(int argc, char **argv) {
       std::printf("ours: %s; baseline: %s\n", runner->ours_name(c0).c_str(),
                   c0.baseline ? runner->base_name(c0).c_str() : "(none)");
     }
-    rep.table_header();
+    rep.table_header(s.cases.empty() ? Routine::Ngemm : s.cases.front().routine);
     for (const CaseSpec &c : s.cases) {
       ++index;
       if (!o.quiet) {
         const double el =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start)
                 .count();
-        std::fprintf(stderr, "[%zu/%zu] %c %s %s ... (%.0f s elapsed)\n", index, total,
-                     c.prec, trans_str(c.ta, c.tb).c_str(),
+        const std::string what = c.routine == Routine::Exdgemm
+                                     ? "exdgemm " + dist_label(c)
+                                     : std::string(1, c.prec);
+        std::fprintf(stderr, "[%zu/%zu] %s %s %s ... (%.0f s elapsed)\n", index, total,
+                     what.c_str(), trans_str(c.ta, c.tb).c_str(),
                      shape_str(c.m, c.n, c.k).c_str(), el);
       }
       const CaseResult r = runner->run(c);
@@ -779,5 +1063,24 @@ int main(int argc, char **argv) {
     std::printf(
         "speedup = base_ms / ours_ms (> 1: ours faster); acc_gain = base_maxrel / "
         "ours_maxrel (> 1: ours more accurate)\n");
+  const Reporter::ExTotals &ex = rep.ex_totals();
+  if (ex.cases > 0) {
+    if (ex.ours_wrong == 0)
+      std::printf(
+          "exdgemm: 0 wrong entries: all %lld checked entries are correctly rounded",
+          (long long)ex.checked);
+    else
+      std::printf(
+          "EXDGEMM: %lld OF %lld CHECKED ENTRIES ARE NOT CORRECTLY ROUNDED (ERROR rows)",
+          (long long)ex.ours_wrong, (long long)ex.checked);
+    if (ex.base_checked > 0)
+      std::printf("; DGEMM: %lld of %lld wrong", (long long)ex.base_wrong,
+                  (long long)ex.base_checked);
+    std::printf("\n");
+    if (std::isfinite(ex.max_model))
+      std::printf(
+          "model = ex_ms / (prods * dgemm_ms): largest %.3f (GPU target <= 1.15)\n",
+          ex.max_model);
+  }
   return failed ? 1 : 0;
 }

@@ -83,6 +83,59 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
                         const double *alpha, const double *A, int lda, const double *B,
                         int ldb, const double *beta, double *C, int ldc);
 
+/**
+ * CORRECTLY ROUNDED DGEMM. C = alpha * op(A) * op(B) + beta * C where every
+ * entry is the exact value of that expression rounded once to the nearest
+ * double (ties to even), for any alpha and beta, including subnormal results
+ * and overflow to +-Inf. Results are therefore bitwise reproducible across
+ * runs, streams, block sizes, the CPU and the GPU. Parameters, pointer modes,
+ * stream and status codes exactly as cublasDgemm.
+ *
+ * Method: the Ozaki scheme (Ozaki, Ogita, Oishi, Rump 2012; Mukunoki et al.,
+ * PMAA'18). op(A) is split by rows and op(B) by columns into slices of at
+ * most floor((53 - log2 k) / 2) bits, so that every slice product is exact in
+ * double precision; the slice products are formed with cuBLAS DGEMM (native
+ * FP64, never the emulated modes), and each entry is summed with NearSum
+ * (Rump, Ogita, Oishi 2008). Cost: about s*t DGEMMs where s and t are the
+ * slice counts (4-5 each for well-scaled random data, more when the entries
+ * of a row or column span many binades). C is processed in blocks so the
+ * workspace stays within XN_OPT_EXDGEMM_WORKSPACE_LIMIT.
+ *
+ * NaN/Inf: an entry whose exact value needs an Inf or NaN operand gets the
+ * IEEE value of the exact computation (NaN for Inf - Inf or 0 * Inf); other
+ * entries are unaffected. If alpha or beta is itself Inf or NaN, the result
+ * is the IEEE value of alpha * X + beta * c with X the exact product.
+ *
+ * The call synchronises the handle's stream once (to read the slice counts,
+ * which decide how many DGEMMs to launch), so it returns only when the host
+ * has launched all work; the result is ready when the stream reaches it.
+ * It may allocate (cudaMallocAsync) when its workspace must grow; a failed
+ * allocation returns CUBLAS_STATUS_ALLOC_FAILED with C untouched.
+ */
+cublasStatus_t xnExdgemm(cublasHandle_t handle, cublasOperation_t transa,
+                         cublasOperation_t transb, int m, int n, int k,
+                         const double *alpha, const double *A, int lda, const double *B,
+                         int ldb, const double *beta, double *C, int ldc);
+
+/** What the last xnExdgemm (or host exdgemm on this thread) did. */
+typedef struct {
+  int max_slices_a;      /**< s: most slices of any row block of op(A) */
+  int max_slices_b;      /**< t: most slices of any column block of op(B) */
+  int block_rows;        /**< rows of C per block */
+  int block_cols;        /**< columns of C per block */
+  int64_t blocks;        /**< blocks of C processed */
+  double slice_products; /**< slice products, counted in products of the full
+                              m x n x k shape: sum over blocks of
+                              (nonzero A slices)(nonzero B slices)(block area)/(m n) */
+  int64_t wide_entries;  /**< entries summed by the wide (long accumulator)
+                              path instead of NearSum; -1 if not counted */
+  size_t workspace_bytes; /**< bytes of workspace the call used */
+} xnExdgemmInfo_t;
+
+/** Report of the last xnExdgemm on the handle; handle NULL: the calling
+ *  thread's last host exdgemm_/cblas_exdgemm. */
+cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info);
+
 /* ------------------------------------------------------------------------ */
 /* Library state attached to a cuBLAS handle                                */
 /* ------------------------------------------------------------------------ */
@@ -127,7 +180,22 @@ typedef enum {
    *  (XN_MIN_SIZE_S). */
   XN_OPT_MIN_SIZE_S = 7,
   /** The same for double precision (XN_MIN_SIZE_D). */
-  XN_OPT_MIN_SIZE_D = 8
+  XN_OPT_MIN_SIZE_D = 8,
+  /** xnExdgemm: largest workspace in bytes a call may use (slices of A and B
+   *  and the slice products of one block of C). 0 = automatic: a quarter of
+   *  the device memory that is free at the call (XN_EXDGEMM_WORKSPACE_LIMIT).
+   *  A smaller budget means smaller blocks of C, never a different result. */
+  XN_OPT_EXDGEMM_WORKSPACE_LIMIT = 9,
+  /** xnExdgemm: force the block size of C (rows and columns); 0 = chosen from
+   *  the budget (XN_EXDGEMM_BLOCK). For tests and tuning. */
+  XN_OPT_EXDGEMM_BLOCK = 10,
+  /** xnDngemm/xnSngemm: copy a transposed op(B) into the workspace in
+   *  non-transposed layout before recursing, so that every leaf GEMM is NN or
+   *  TN. -1 = automatic (double precision with transa = N, where cuBLAS's NT
+   *  leaf kernels are slower), 0 = never, 1 = whenever transb != N
+   *  (XN_PACK_TRANS_B). Costs k*n elements of workspace; dropped first when
+   *  the workspace is short. */
+  XN_OPT_PACK_TRANS_B = 11
 } xnOption_t;
 
 /**
@@ -217,6 +285,17 @@ void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k, float
 void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                   const double *A, int lda, const double *B, int ldb, double beta,
                   double *C, int ldc);
+
+/** Fortran 77 EXDGEMM: argument list of DGEMM, correctly rounded result (see
+ *  xnExdgemm); reports errors via xerbla_ with the name "EXDGEMM". */
+void exdgemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const double *alpha, const double *a, const int *lda,
+              const double *b, const int *ldb, const double *beta, double *c,
+              const int *ldc);
+/** CBLAS-style EXDGEMM, both layouts; see cblas_sngemm for the conventions. */
+void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k,
+                   double alpha, const double *A, int lda, const double *B, int ldb,
+                   double beta, double *C, int ldc);
 
 #ifdef __cplusplus
 } /* extern "C" */

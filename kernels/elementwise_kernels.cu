@@ -1,6 +1,7 @@
 // elementwise_kernels.cu - the add/sub, fold, scale and sign-scan kernels of
 // the CUDA backend (seed 000, section 5: "custom CUDA kernels for assignment,
-// addition and subtraction"). The arithmetic is kernels/elementwise.h.
+// addition and subtraction"), and the transpose that packs op(B). The
+// arithmetic is kernels/elementwise.h.
 //
 // Geometry: blockIdx.y walks columns, threads walk rows; each thread owns V
 // consecutive rows of a column. When every pointer is 16-byte aligned and
@@ -166,6 +167,38 @@ __global__ void __launch_bounds__(kThreads)
   if (negative) *flag = 1;
 }
 
+// Transpose through a kTile x kTile tile of shared memory, padded by one
+// column so that reading it across its rows hits distinct banks. A block of
+// kTile x kTileRows threads moves one tile per iteration: each warp reads
+// kTile consecutive entries of a column of x and writes kTile consecutive
+// entries of a column of d, so both sides are coalesced. blockIdx.x walks
+// the tiles down the rows of x; blockIdx.y strides over its columns (the
+// grid's y dimension is limited to 65535).
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;
+
+template <class T>
+__global__ void __launch_bounds__(kTile *kTileRows)
+    transpose_kernel(idx rows, idx cols, const T *x, idx ldx, T *d, idx ldd) {
+  __shared__ T tile[kTile][kTile + 1];
+  const idx i0 = idx(blockIdx.x) * kTile;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (idx j0 = idx(blockIdx.y) * kTile; j0 < cols; j0 += idx(gridDim.y) * kTile) {
+#pragma unroll
+    for (int r = 0; r < kTile; r += kTileRows) {
+      const idx i = i0 + tx, j = j0 + ty + r;
+      if (i < rows && j < cols) tile[ty + r][tx] = x[i + j * ldx];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kTile; r += kTileRows) {
+      const idx j = j0 + tx, i = i0 + ty + r;
+      if (i < rows && j < cols) d[j + i * ldd] = tile[tx][ty + r];
+    }
+    __syncthreads();  // the tile is refilled by the next iteration
+  }
+}
+
 __global__ void write_zero_one_kernel(void *dst) {
   float *f = static_cast<float *>(dst);
   double *d = reinterpret_cast<double *>(static_cast<char *>(dst) + 16);
@@ -241,6 +274,18 @@ cudaError_t launch_find_negative(cudaStream_t stream, idx rows, idx cols, const 
   return cudaGetLastError();
 }
 
+template <class T>
+cudaError_t launch_transpose(cudaStream_t stream, idx rows, idx cols, const T *x, idx ldx,
+                             T *d, idx ldd) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  const idx gx = (rows + kTile - 1) / kTile;
+  const idx gy = std::min<idx>((cols + kTile - 1) / kTile, kMaxGridY);
+  transpose_kernel<T>
+      <<<dim3(unsigned(gx), unsigned(gy), 1), dim3(kTile, kTileRows, 1), 0, stream>>>(
+          rows, cols, x, ldx, d, ldd);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst) {
   write_zero_one_kernel<<<1, 1, 0, stream>>>(dst);
   return cudaGetLastError();
@@ -253,7 +298,9 @@ cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst) {
                                       const T *, idx, ScalarArg<T>);                    \
   template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>); \
   template cudaError_t launch_find_negative<T>(cudaStream_t, idx, idx, const T *, idx,  \
-                                               int *);
+                                               int *);                                  \
+  template cudaError_t launch_transpose<T>(cudaStream_t, idx, idx, const T *, idx, T *, \
+                                           idx);
 XN_INSTANTIATE(float)
 XN_INSTANTIATE(double)
 #undef XN_INSTANTIATE

@@ -45,6 +45,13 @@ cudaError_t launch_find_negative(cudaStream_t stream, std::int64_t rows,
                                  std::int64_t cols, const T *x, std::int64_t ldx,
                                  int *flag);
 
+// D = X^T: x is a rows x cols stored array, d receives its cols x rows
+// transpose (d[j + i*ldd] = x[i + j*ldx]). Tiled through shared memory so
+// that both the reads and the writes are coalesced. d must not overlap x.
+template <class T>
+cudaError_t launch_transpose(cudaStream_t stream, std::int64_t rows, std::int64_t cols,
+                             const T *x, std::int64_t ldx, T *d, std::int64_t ldd);
+
 // Writes {0.f, 1.f} at bytes 0..7 and {0.0, 1.0} at bytes 16..31 of `dst`
 // (32 bytes of device memory), in stream order.
 cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst);

@@ -2,7 +2,8 @@
 // a sweep of shapes, transposes, leading dimensions, alpha/beta and
 // recursion depths under a componentwise error bound; the preload-versus-
 // recursion claim of seed 000 §4.1; NaN/Inf propagation; the non-negative
-// check; the workspace limit; the public host API on the CPU.
+// check; the workspace limit; packing a transposed op(B); the public host
+// API on the CPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -17,8 +19,10 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "core/executor.h"
 #include "core/options.h"
 #include "core/plan.h"
+#include "core/schedule.h"
 #include "support/mpfr_oracle.h"
 #include "support/test_support.h"
 #include "xngemm.h"
@@ -190,11 +194,12 @@ struct Problem {
 
 template <class T>
 std::vector<T> run_cpu(const Problem<T> &p, int levels, CpuLeaf leaf,
-                       const xn::Options &opt, bool *used_fallback = nullptr) {
+                       const xn::Options &opt, bool *used_fallback = nullptr,
+                       bool *packed_b = nullptr) {
   std::vector<T> C = p.C0;
-  const xn::Status st =
-      xn::cpu_ngemm<T>(p.ta, p.tb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(),
-                       p.ldb, p.beta, C.data(), p.ldc, opt, levels, leaf, used_fallback);
+  const xn::Status st = xn::cpu_ngemm<T>(
+      p.ta, p.tb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
+      C.data(), p.ldc, opt, levels, leaf, used_fallback, packed_b);
   EXPECT_EQ(st, xn::Status::Ok) << p.describe();
   return C;
 }
@@ -666,6 +671,343 @@ TEST(CpuAccuracy, WorkspaceLimitLowersTheDepth) {
 }
 
 // ---------------------------------------------------------------------------
+// g: packing a transposed op(B) (XN_OPT_PACK_TRANS_B). The call copies op(B)
+// into a non-transposed array and recurses on the copy, so it must give, bit
+// for bit, what the same call gives with B transposed by the caller and
+// transb = N: the same leaves on the same values in the same order. (Only
+// the copy's leading dimension differs, which neither OpenBLAS nor the
+// preload loop lets into the result.) Whether the call packed at all is
+// reported by cpu_ngemm: with the preload leaf a call that did not pack
+// would give the same bits.
+
+template <class T>
+bool same_bits(const std::vector<T> &x, const std::vector<T> &y) {
+  return x.size() == y.size() &&
+         std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
+
+// The same problem with op(B) stored non-transposed (leading dimension k +
+// 5, NaN padding), as a caller would transpose it.
+template <class T>
+Problem<T> with_explicit_op_b(const Problem<T> &p) {
+  Problem<T> q = p;
+  q.tb = false;
+  q.ldb = p.k + 5;
+  q.B.assign(std::size_t(q.ldb * std::max<std::int64_t>(p.n, 1)),
+             std::numeric_limits<T>::quiet_NaN());
+  for (std::int64_t j = 0; j < p.n; ++j)
+    for (std::int64_t i = 0; i < p.k; ++i)
+      q.B[std::size_t(i + j * q.ldb)] = p.B[std::size_t(j + i * p.ldb)];
+  return q;
+}
+
+template <class T>
+void packed_equals_explicit_transpose(std::uint64_t seed, int &runs) {
+  std::mt19937_64 rng(seed);
+  const bool is_double = sizeof(T) == sizeof(double);
+  xn::Options opt;  // leaf 16, no crossover: these sizes run 1 to 3 levels
+  opt.leaf_s = opt.leaf_d = kLeaf;
+  opt.max_levels = kMaxLevels;
+  opt.min_size_s = opt.min_size_d = 0;
+  xn::Options pack = opt, never = opt, automatic = opt;
+  pack.pack_trans_b = 1;
+  never.pack_trans_b = 0;
+  automatic.pack_trans_b = -1;
+  // Odd sizes (peeled strips at every depth), rectangular, 1-3 levels.
+  const Shape shapes[] = {{67, 69, 71}, {131, 129, 133}, {37, 101, 65}, {100, 36, 130}};
+  const T scalars[][2] = {
+      {T(1), T(0)}, {T(0.75), T(0)}, {T(1), T(1)}, {T(1.25), T(-1.5)}};
+  for (const Shape &s : shapes)
+    for (bool ta : {false, true})
+      for (const auto &ab : scalars) {
+        Problem<T> p;
+        p.ta = ta;
+        p.tb = true;
+        p.m = s.m;
+        p.n = s.n;
+        p.k = s.k;
+        p.alpha = ab[0];
+        p.beta = ab[1];
+        p.draw(rng, Dist::Uniform01);  // ldb = n + 4: more than needed
+        p.solve();
+        const Problem<T> q = with_explicit_op_b(p);
+        const std::string what = p.describe() + "; " + xn_test::describe_seed(seed);
+        for (int depth : {1, 2, 3, -1})
+          for (CpuLeaf leaf : {CpuLeaf::OpenBlas, CpuLeaf::PreloadLoop}) {
+            const std::string where =
+                " depth=" + std::to_string(depth) + " leaf=" + leaf_name(leaf) + "; ";
+            bool packed = false;
+            std::vector<T> C = run_cpu(p, depth, leaf, pack, nullptr, &packed);
+            EXPECT_TRUE(packed) << where << what;
+            const std::vector<T> ref = run_cpu(q, depth, leaf, never);
+            EXPECT_TRUE(same_bits(C, ref))
+                << "packed op(B) differs from the explicit transpose;" << where << what;
+            ++runs;
+            // The automatic choice: double precision with op(A) = A only.
+            bool auto_packed = !(is_double && !ta);
+            run_cpu(p, depth, leaf, automatic, nullptr, &auto_packed);
+            EXPECT_EQ(auto_packed, is_double && !ta) << "automatic;" << where << what;
+            bool never_packed = true;
+            std::vector<T> unpacked =
+                run_cpu(p, depth, leaf, never, nullptr, &never_packed);
+            EXPECT_FALSE(never_packed) << where << what;
+            if (leaf == CpuLeaf::PreloadLoop) {  // orientation-blind leaf
+              EXPECT_TRUE(same_bits(unpacked, ref)) << where << what;
+            }
+            // And the result is right: within the bound of its depth.
+            Judge jd;
+            jd.levels =
+                depth >= 0 ? depth : xn::choose_levels(p.m, p.n, p.k, kLeaf, kMaxLevels);
+            jd.componentwise = library_regime(p.m, p.n, p.k, jd.levels);
+            jd.c = kStatedC[jd.levels];
+            const Measured r = measure(p, C, jd);
+            EXPECT_TRUE(r.failure.empty()) << where << r.failure << "; " << what;
+            if (::testing::Test::HasFailure()) return;
+          }
+        // Nothing to pack: B not transposed, or no recursion (one plain
+        // product on B as given).
+        bool packed = true;
+        run_cpu(q, -1, CpuLeaf::OpenBlas, pack, nullptr, &packed);
+        EXPECT_FALSE(packed) << "op(B) = B; " << what;
+        packed = true;
+        std::vector<T> flat = run_cpu(p, 0, CpuLeaf::OpenBlas, pack, nullptr, &packed);
+        EXPECT_FALSE(packed) << "0 levels; " << what;
+        Judge jd;
+        const Measured r = measure(p, flat, jd);
+        EXPECT_TRUE(r.failure.empty()) << "0 levels: " << r.failure << "; " << what;
+      }
+}
+
+// The executor itself, through a backend that records what it is asked to
+// do: with packing, one transpose into the front of the workspace comes
+// first and every leaf product (recursion leaves, k strip, peeled strips)
+// reads a non-transposed B from the workspace (the copy or a temporary made
+// from it), never the caller's B, and nothing is written past the
+// workspace; without it, B's flag reaches every leaf. (OpenBLAS gives NT and NN the same
+// bits, so only this shows that the leaves really run on the copy.)
+template <class T>
+class RecordingBackend {
+ public:
+  RecordingBackend(T alpha, T beta, const T *ws, const T *caller_b,
+                   std::size_t caller_b_elems)
+      : cpu_(alpha, beta), ws_(ws), b_(caller_b), b_end_(caller_b + caller_b_elems) {}
+  xn::Status gemm(xn::MatView<const T> A, xn::MatView<const T> B, xn::ScalarKind beta,
+                  xn::MatView<T> C) {
+    ++gemms;
+    if (B.trans) ++trans_b_leaves;
+    if (B.p >= b_ && B.p < b_end_) ++b_from_caller;
+    return cpu_.gemm(A, B, beta, C);
+  }
+  xn::Status add_sub(xn::MatView<T> D, xn::MatView<const T> X, xn::MatView<const T> Y,
+                     bool subtract) {
+    return cpu_.add_sub(D, X, Y, subtract);
+  }
+  xn::Status fold(xn::MatView<T> D0, xn::MatView<T> D1, xn::MatView<const T> X,
+                  xn::ScalarKind beta) {
+    return cpu_.fold(D0, D1, X, beta);
+  }
+  xn::Status scale(xn::MatView<T> C, xn::ScalarKind beta) { return cpu_.scale(C, beta); }
+  xn::Status transpose(xn::MatView<T> D, xn::MatView<const T> X) {
+    ++transposes;
+    if (gemms > 0) transpose_after_gemm = true;
+    if (D.p != ws_) transpose_elsewhere = true;
+    return cpu_.transpose(D, X);
+  }
+
+  int gemms = 0, trans_b_leaves = 0, b_from_caller = 0, transposes = 0;
+  bool transpose_after_gemm = false, transpose_elsewhere = false;
+
+ private:
+  xn::CpuBackend<T> cpu_;
+  const T *ws_, *b_, *b_end_;
+};
+
+template <class T>
+void executor_packs(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  constexpr std::int64_t kGuard = 256;
+  const T guard = T(kPadC);
+  for (bool ta : {false, true})
+    for (int levels = 1; levels <= 3; ++levels)
+      for (bool pack : {true, false}) {
+        Problem<T> p;
+        p.ta = ta;
+        p.tb = true;
+        p.m = 67;
+        p.n = 69;
+        p.k = 71;
+        p.alpha = T(0.75);
+        p.beta = T(0);
+        p.draw(rng, Dist::Uniform01);
+        const std::int64_t elems =
+            xn::call_workspace_elems(p.m, p.n, p.k, levels, ta, true, pack);
+        std::vector<T> ws(std::size_t(elems + kGuard), guard);
+        RecordingBackend<T> be(p.alpha, p.beta, ws.data(), p.B.data(), p.B.size());
+        std::vector<T> C = p.C0;
+        const xn::MatView<const T> Av{p.A.data(), p.m, p.k, p.lda, ta};
+        const xn::MatView<const T> Bv{p.B.data(), p.k, p.n, p.ldb, true};
+        const xn::MatView<T> Cv{C.data(), p.m, p.n, p.ldc, false};
+        ASSERT_EQ(xn::recursive_gemm<T>(be, xn::winograd_nonneg_schedule(), levels, Av,
+                                        Bv, xn::ScalarKind::Zero, Cv, ws.data(), 0, pack),
+                  xn::Status::Ok);
+        const std::string what = p.describe() + " levels=" + std::to_string(levels) +
+                                 " pack=" + std::to_string(pack);
+        EXPECT_GT(be.gemms, 7) << what;
+        if (pack) {
+          EXPECT_EQ(be.transposes, 1) << what;
+          EXPECT_FALSE(be.transpose_after_gemm) << what;
+          EXPECT_FALSE(be.transpose_elsewhere) << what;
+          EXPECT_EQ(be.trans_b_leaves, 0) << what;
+          EXPECT_EQ(be.b_from_caller, 0) << what;
+        } else {
+          EXPECT_EQ(be.transposes, 0) << what;
+          EXPECT_EQ(be.trans_b_leaves, be.gemms) << what;
+          EXPECT_GT(be.b_from_caller, 0) << what;
+        }
+        for (std::int64_t i = elems; i < elems + kGuard; ++i)
+          ASSERT_EQ(ws[std::size_t(i)], guard) << "wrote past the workspace; " << what;
+        // The same bits as cpu_ngemm, which packs (option 1) the same way.
+        xn::Options opt;
+        opt.pack_trans_b = pack ? 1 : 0;
+        bool packed = !pack;
+        EXPECT_TRUE(
+            same_bits(C, run_cpu(p, levels, CpuLeaf::OpenBlas, opt, nullptr, &packed)))
+            << what;
+        EXPECT_EQ(packed, pack) << what;
+      }
+}
+
+TEST(CpuAccuracy, PackedExecutorRunsEveryLeafOnTheCopy) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  executor_packs<double>(seed);
+  executor_packs<float>(seed + 1);
+}
+
+TEST(CpuAccuracy, PackedTransposedBIsBitwiseTheExplicitTranspose) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  int runs = 0;
+  packed_equals_explicit_transpose<double>(seed, runs);
+  packed_equals_explicit_transpose<float>(seed + 1, runs);
+  std::printf("%d packed runs bitwise equal to the explicitly transposed B\n", runs);
+}
+
+// A workspace limit that leaves no room for the packed copy: the call first
+// runs unpacked at the same depth, and only a smaller limit costs levels.
+// With preload leaves every depth rounds differently while packing changes
+// nothing, so the depth that ran shows bit for bit; cpu_ngemm says whether
+// it packed.
+TEST(CpuAccuracy, WorkspaceTooSmallForPackingDropsPackingFirst) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (const Shape &s : {Shape{128, 128, 128}, Shape{131, 133, 130}}) {
+    Problem<double> p;
+    p.m = s.m;
+    p.n = s.n;
+    p.k = s.k;
+    p.tb = true;
+    p.alpha = 0.75;
+    p.beta = 1;
+    p.draw(rng, Dist::Uniform01);
+    p.solve();
+    const std::string what = p.describe() + "; " + xn_test::describe_seed(seed);
+    std::int64_t plain[4], packed_bytes[4];
+    for (int l = 0; l <= 3; ++l) {
+      plain[l] = 8 * xn::workspace_elems(p.m, p.n, p.k, l, p.ta, p.tb);
+      packed_bytes[l] = 8 * xn::call_workspace_elems(p.m, p.n, p.k, l, p.ta, p.tb, true);
+      if (l > 0) {
+        // The copy, then the temporaries of a recursion on a non-transposed B.
+        ASSERT_GE(packed_bytes[l],
+                  8 * (xn::round_up(p.k, xn::kLdAlign) * p.n +
+                       xn::workspace_elems(p.m, p.n, p.k, l, p.ta, false)))
+            << "the packed copy is not counted; " << what;
+        ASSERT_LT(plain[l], packed_bytes[l]) << what;
+      }
+    }
+    xn::Options opt;
+    opt.pack_trans_b = 1;
+    std::vector<double> by_depth[4];
+    for (int l = 0; l <= 3; ++l) by_depth[l] = run_cpu(p, l, CpuLeaf::PreloadLoop, opt);
+    for (int l = 0; l < 3; ++l)
+      ASSERT_FALSE(same_bits(by_depth[l], by_depth[3]))
+          << "depths " << l << " and 3 agree: the test is void";
+
+    struct Expect {
+      std::int64_t limit;
+      int levels;
+      bool packed;
+    };
+    auto deepest_plain = [&](std::int64_t limit) {
+      for (int l = 3; l > 0; --l)
+        if (plain[l] <= limit) return l;
+      return 0;
+    };
+    const Expect cases[] = {
+        {-1, 3, true},
+        {packed_bytes[3], 3, true},
+        {packed_bytes[3] - 1, 3, false},  // no room for the copy: same depth
+        {plain[3], 3, false},
+        {plain[3] - 1, deepest_plain(plain[3] - 1), false},  // then fewer levels
+        {plain[1], deepest_plain(plain[1]), false},
+        {0, 0, false},
+    };
+    for (const Expect &e : cases) {
+      opt.workspace_limit = e.limit;
+      bool packed = !e.packed;
+      std::vector<double> C = run_cpu(p, 3, CpuLeaf::PreloadLoop, opt, nullptr, &packed);
+      EXPECT_EQ(packed, e.packed) << "limit " << e.limit << "; " << what;
+      EXPECT_TRUE(same_bits(C, by_depth[e.levels]))
+          << "limit " << e.limit << ": not the result of depth " << e.levels << "; "
+          << what;
+      // OpenBLAS leaves under the same limit: right within that depth's bound.
+      for (CpuLeaf leaf : {CpuLeaf::PreloadLoop, CpuLeaf::OpenBlas}) {
+        std::vector<double> Cl =
+            leaf == CpuLeaf::PreloadLoop ? C : run_cpu(p, 3, leaf, opt, nullptr, &packed);
+        Judge jd;
+        jd.levels = e.levels;
+        jd.c = kStatedC[e.levels];
+        const Measured r = measure(p, Cl, jd);
+        EXPECT_TRUE(r.failure.empty()) << "limit " << e.limit << " (" << leaf_name(leaf)
+                                       << "): " << r.failure << "; " << what;
+      }
+    }
+  }
+}
+
+// The option's range, its environment variable and its default.
+TEST(CpuAccuracy, PackTransBOptionValuesAndEnvironment) {
+  EXPECT_EQ(xn::Options().pack_trans_b, -1);
+  xn::Options o;
+  for (std::int64_t v : {-1, 0, 1}) {
+    EXPECT_TRUE(xn::apply_option(o, XN_OPT_PACK_TRANS_B, v));
+    std::int64_t got = 7;
+    EXPECT_TRUE(xn::read_option(o, XN_OPT_PACK_TRANS_B, &got));
+    EXPECT_EQ(got, v);
+  }
+  for (std::int64_t bad : {-2, 2, 99})
+    EXPECT_FALSE(xn::apply_option(o, XN_OPT_PACK_TRANS_B, bad));
+  EXPECT_EQ(o.pack_trans_b, 1);  // unchanged by the rejected values
+  const char *old = std::getenv("XN_PACK_TRANS_B");
+  const std::string saved = old ? old : "";
+  for (const char *v : {"1", "0", "-1"}) {
+    setenv("XN_PACK_TRANS_B", v, 1);
+    EXPECT_EQ(xn::options_from_environment().pack_trans_b, std::atoll(v)) << v;
+  }
+  setenv("XN_PACK_TRANS_B", "2", 1);  // out of range: ignored
+  EXPECT_EQ(xn::options_from_environment().pack_trans_b, -1);
+  if (old)
+    setenv("XN_PACK_TRANS_B", saved.c_str(), 1);
+  else
+    unsetenv("XN_PACK_TRANS_B");
+  // The rule: automatic packs double precision with op(A) = A only.
+  EXPECT_TRUE(xn::packs_trans_b(-1, true, false, true));
+  EXPECT_FALSE(xn::packs_trans_b(-1, true, true, true));
+  EXPECT_FALSE(xn::packs_trans_b(-1, false, false, true));
+  EXPECT_TRUE(xn::packs_trans_b(1, false, true, true));
+  EXPECT_FALSE(xn::packs_trans_b(1, true, false, false));
+  EXPECT_FALSE(xn::packs_trans_b(0, true, false, true));
+}
+
+// ---------------------------------------------------------------------------
 // The public host API on the CPU (XN_DEVICE=cpu), with leaf 16 and at most 3
 // levels, restoring the process-wide options and the environment after.
 
@@ -673,7 +1015,7 @@ class HostApiOnCpu : public ::testing::Test {
  protected:
   static constexpr xnOption_t kOptions[] = {
       XN_OPT_LEAF_SIZE_S,     XN_OPT_LEAF_SIZE_D, XN_OPT_MAX_LEVELS, XN_OPT_CHECK_NONNEG,
-      XN_OPT_WORKSPACE_LIMIT, XN_OPT_MIN_SIZE_S,  XN_OPT_MIN_SIZE_D};
+      XN_OPT_WORKSPACE_LIMIT, XN_OPT_MIN_SIZE_S,  XN_OPT_MIN_SIZE_D, XN_OPT_PACK_TRANS_B};
   void SetUp() override {
     const char *d = std::getenv("XN_DEVICE");
     had_device_ = d != nullptr;
@@ -786,6 +1128,83 @@ TEST_F(HostApiOnCpu, FortranAndCblasEntryPointsMeetTheBounds) {
       check(p, C,
             layout == XnColMajor ? "cblas_dngemm col-major" : "cblas_dngemm row-major");
     }
+}
+
+// transb = T and C through the host API with XN_OPT_PACK_TRANS_B = 1: bit
+// for bit the call with B transposed by the caller and transb = N.
+template <class T>
+void host_packed_case(std::mt19937_64 &rng, std::uint64_t seed, const Shape &s, char ca,
+                      char cb, T alpha, T beta,
+                      void (*f77)(const char *, const char *, const int *, const int *,
+                                  const int *, const T *, const T *, const int *,
+                                  const T *, const int *, const T *, T *, const int *)) {
+  Problem<T> p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.ta = ca != 'N';
+  p.tb = true;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.draw(rng, Dist::Uniform01);
+  p.solve();
+  const Problem<T> q = with_explicit_op_b(p);
+  const int m = s.m, n = s.n, k = s.k, lda = int(p.lda), ldb = int(p.ldb),
+            ldbq = int(q.ldb), ldc = int(p.ldc);
+  std::vector<T> C = p.C0, ref = p.C0;
+  f77(&ca, &cb, &m, &n, &k, &p.alpha, p.A.data(), &lda, p.B.data(), &ldb, &p.beta,
+      C.data(), &ldc);
+  const char nn = 'N';
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_B, 0), CUBLAS_STATUS_SUCCESS);
+  f77(&ca, &nn, &m, &n, &k, &q.alpha, q.A.data(), &lda, q.B.data(), &ldbq, &q.beta,
+      ref.data(), &ldc);
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_B, 1), CUBLAS_STATUS_SUCCESS);
+  EXPECT_TRUE(same_bits(C, ref))
+      << ca << cb << " " << p.describe() << "; " << xn_test::describe_seed(seed);
+  Judge jd;
+  jd.levels = xn::choose_levels(p.m, p.n, p.k, kLeaf, kMaxLevels);
+  jd.c = kStatedC[jd.levels];
+  const Measured r = measure(p, C, jd);
+  EXPECT_TRUE(r.failure.empty()) << ca << cb << " " << p.describe() << ": " << r.failure
+                                 << "; " << xn_test::describe_seed(seed);
+}
+
+TEST_F(HostApiOnCpu, PackedTransposedBThroughTheFortranAndCblasEntryPoints) {
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_B, 1), CUBLAS_STATUS_SUCCESS);
+  std::mt19937_64 rng(seed_);
+  int turn = 0;
+  for (const Shape &s : {Shape{131, 129, 133}, Shape{40, 33, 70}, Shape{67, 70, 69}})
+    for (char ca : {'N', 'T'})
+      for (char cb : {'T', 'C', 't', 'c'}) {
+        const double alpha = turn % 2 ? 0.75 : 1.0;
+        const double beta = turn % 3 == 0 ? 0.0 : turn % 3 == 1 ? 1.0 : -1.5;
+        ++turn;
+        host_packed_case<double>(rng, seed_, s, ca, cb, alpha, beta, dngemm_);
+        host_packed_case<float>(rng, seed_, s, ca, cb, float(alpha), float(beta),
+                                sngemm_);
+        if (HasFatalFailure()) return;
+      }
+  // CBLAS with CblasConjTrans for B, column-major, and row-major (where the
+  // library's column-major op(B) is the caller's A: transa = ConjTrans).
+  Problem<double> p;
+  p.m = 67;
+  p.n = 70;
+  p.k = 69;
+  p.tb = true;
+  p.alpha = 0.75;
+  p.beta = 0;
+  p.draw(rng, Dist::Uniform01);
+  const Problem<double> q = with_explicit_op_b(p);
+  std::vector<double> C = p.C0, Cr = p.C0, ref = p.C0;
+  cblas_dngemm(XnColMajor, XnNoTrans, XnConjTrans, 67, 70, 69, p.alpha, p.A.data(),
+               int(p.lda), p.B.data(), int(p.ldb), p.beta, C.data(), int(p.ldc));
+  cblas_dngemm(XnRowMajor, XnConjTrans, XnNoTrans, 70, 67, 69, p.alpha, p.B.data(),
+               int(p.ldb), p.A.data(), int(p.lda), p.beta, Cr.data(), int(p.ldc));
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_B, 0), CUBLAS_STATUS_SUCCESS);
+  cblas_dngemm(XnColMajor, XnNoTrans, XnNoTrans, 67, 70, 69, q.alpha, q.A.data(),
+               int(q.lda), q.B.data(), int(q.ldb), q.beta, ref.data(), int(q.ldc));
+  EXPECT_TRUE(same_bits(C, ref)) << "cblas col-major; " << xn_test::describe_seed(seed_);
+  EXPECT_TRUE(same_bits(Cr, ref)) << "cblas row-major; " << xn_test::describe_seed(seed_);
 }
 
 }  // namespace

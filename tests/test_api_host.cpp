@@ -83,7 +83,7 @@ class OptionGuard {
   OptionGuard &operator=(const OptionGuard &) = delete;
 
  private:
-  static constexpr int kCount = XN_OPT_MIN_SIZE_D + 1;
+  static constexpr int kCount = XN_OPT_PACK_TRANS_B + 1;
   std::int64_t saved_[kCount] = {};
 };
 
@@ -612,7 +612,9 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
                          {XN_OPT_CHECK_NONNEG, 0},    {XN_OPT_WORKSPACE_LIMIT, -1},
                          {XN_OPT_WORKSPACE_LIMIT, 0}, {XN_OPT_WORKSPACE_LIMIT, 1 << 20},
                          {XN_OPT_LEAF_KCHAIN_S, 0},   {XN_OPT_LEAF_KCHAIN_D, 512},
-                         {XN_OPT_MIN_SIZE_S, 0},      {XN_OPT_MIN_SIZE_D, 9000}};
+                         {XN_OPT_MIN_SIZE_S, 0},      {XN_OPT_MIN_SIZE_D, 9000},
+                         {XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 1 << 30},
+                         {XN_OPT_EXDGEMM_BLOCK, 128}};
   for (const Valid &v : valid) {
     std::int64_t got = -99;
     EXPECT_EQ(xnSetOption(nullptr, v.opt, v.value), CUBLAS_STATUS_SUCCESS)
@@ -624,7 +626,8 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
   const Valid invalid[] = {
       {XN_OPT_LEAF_SIZE_S, 0},      {XN_OPT_LEAF_SIZE_D, 0},    {XN_OPT_LEAF_SIZE_D, -8},
       {XN_OPT_MAX_LEVELS, -1},      {XN_OPT_CHECK_NONNEG, 2},   {XN_OPT_CHECK_NONNEG, -1},
-      {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KCHAIN_S, -1}, {XN_OPT_MIN_SIZE_D, -5}};
+      {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KCHAIN_S, -1}, {XN_OPT_MIN_SIZE_D, -5},
+      {XN_OPT_EXDGEMM_WORKSPACE_LIMIT, -1}, {XN_OPT_EXDGEMM_BLOCK, -1}};
   for (const Valid &v : invalid) {
     std::int64_t before = 0, after = 0;
     ASSERT_EQ(xnGetOption(nullptr, v.opt, &before), CUBLAS_STATUS_SUCCESS);
@@ -636,7 +639,7 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
 
   // Unknown options, and a NULL output pointer.
   std::int64_t v = 42;
-  for (int bad : {-1, XN_OPT_MIN_SIZE_D + 1, 99}) {
+  for (int bad : {-1, XN_OPT_PACK_TRANS_B + 1, 99}) {
     EXPECT_EQ(xnSetOption(nullptr, xnOption_t(bad), 1), CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(xnGetOption(nullptr, xnOption_t(bad), &v), CUBLAS_STATUS_INVALID_VALUE);
   }

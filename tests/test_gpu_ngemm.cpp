@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/handle_state.h"
 #include "core/plan.h"
 #include "support/gpu_support.h"
@@ -145,6 +146,18 @@ class GpuNgemm : public ::testing::Test {
             << what;
       }
     }
+  }
+
+  // Frees the handle's state (workspace included) and sets the options the
+  // tests start from again: no crossover, leaf `leaf` for both precisions,
+  // XN_OPT_PACK_TRANS_B = pack.
+  void reset_handle(std::int64_t leaf, std::int64_t pack) {
+    xnRelease(h_);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_MIN_SIZE_S, 0), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_MIN_SIZE_D, 0), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, leaf), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, leaf), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, pack), CUBLAS_STATUS_SUCCESS);
   }
 
   cublasHandle_t h_ = nullptr;
@@ -330,10 +343,22 @@ TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 64), CUBLAS_STATUS_SUCCESS);
   const int n = 512;  // 3 levels with leaf 64
   size_t query = 0, held = 0;
+  // Double NT packs op(B) by default (XN_OPT_PACK_TRANS_B = -1): the query
+  // counts the k x n copy on top of the temporaries.
   XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &query));
-  EXPECT_EQ(query, size_t(xn::workspace_elems(n, n, n, 3, false, true)) * sizeof(double));
-  // At most half of A, B and C together (issue's budget).
-  EXPECT_LE(query, 3u * n * n * sizeof(double) / 2);
+  EXPECT_EQ(query, size_t(xn::call_workspace_elems(n, n, n, 3, false, true, true)) *
+                       sizeof(double));
+  EXPECT_GE(query, size_t(n) * n * sizeof(double) +
+                       size_t(xn::workspace_elems(n, n, n, 3, false, false)) * 8);
+  size_t unpacked = 0;
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, 0), CUBLAS_STATUS_SUCCESS);
+  XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &unpacked));
+  EXPECT_EQ(unpacked,
+            size_t(xn::workspace_elems(n, n, n, 3, false, true)) * sizeof(double));
+  // Unpacked: at most half of A, B and C together (issue's budget).
+  EXPECT_LE(unpacked, 3u * n * n * sizeof(double) / 2);
+  EXPECT_LT(unpacked, query);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, -1), CUBLAS_STATUS_SUCCESS);
   run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 0}, false, nullptr, 3);
   XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
   EXPECT_EQ(held, query);
@@ -343,10 +368,13 @@ TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held2));
   EXPECT_EQ(held2, held);
 
-  // A user-supplied workspace is used as is; one too small for 3 levels
-  // makes the call run with fewer.
+  // A user-supplied workspace is used as is; one too small for the packed
+  // copy runs unpacked at the same depth; one too small for 3 levels makes
+  // the call run with fewer.
   DeviceBuffer<char> user(query);
   XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), query));
+  run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 3);
+  XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), unpacked));
   run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 3);
   const size_t two_levels = size_t(xn::workspace_elems(n, n, n, 2, false, true)) * 8;
   XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), two_levels));
@@ -355,6 +383,166 @@ TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   EXPECT_EQ(held, two_levels);
   XN_CUBLAS_OK(xnSetWorkspace(h_, nullptr, 0));
   EXPECT_EQ(xnSetWorkspace(h_, user.get() + 1, 64), CUBLAS_STATUS_INVALID_VALUE);
+}
+
+// XN_OPT_PACK_TRANS_B: a transposed op(B) copied into the workspace (the
+// transpose kernel) before the recursion. Packed double NT must give bit for
+// bit what the same call gives on B transposed by the test with transb = N
+// (the same cuBLAS leaves on the same values: the test's copy has the packed
+// copy's leading dimension and alignment), agree with the unpacked run and
+// with the oracle, in both pointer modes and on a non-default stream.
+TEST_F(GpuNgemm, PackedTransposedBIsTheExplicitTransposeAndMatchesOracle) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_D, 24), CUBLAS_STATUS_SUCCESS);
+  cudaStream_t stream;
+  XN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct Shape {
+    int m, n, k;
+  };
+  const double scalars[][2] = {{1, 0}, {0.75, 1}, {1.25, -0.5}};
+  int turn = 0;
+  for (const Shape &sh : {Shape{131, 129, 133}, Shape{67, 70, 69}, Shape{200, 33, 150}})
+    for (const auto &ab : scalars)
+      for (bool dev : {false, true}) {
+        const int m = sh.m, n = sh.n, k = sh.k;
+        const int ldb = n + 3, ldt = int(xn::packed_b_ld(k)), ldc = m + 2;
+        const cublasOperation_t opb = turn++ % 2 ? CUBLAS_OP_C : CUBLAS_OP_T;
+        const std::uint64_t seed = fresh_seed();
+        std::mt19937_64 rng(seed);
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        std::vector<double> A, B, C0, Bt(std::size_t(ldt) * n, nan);
+        fill<double>(A, m, k, m + 1, Dist::Uniform01, rng, nan);
+        fill<double>(B, n, k, ldb, Dist::Uniform01, rng, nan);  // op(B) = B^T
+        fill<double>(C0, m, n, ldc, Dist::Uniform01, rng, kCSentinel);
+        if (ab[1] == 0)  // beta = 0 must not read C
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < m; ++i) C0[std::size_t(i + j * ldc)] = nan;
+        for (int j = 0; j < n; ++j)
+          for (int p = 0; p < k; ++p)
+            Bt[std::size_t(p + j * ldt)] = B[std::size_t(j + p * ldb)];
+        DeviceBuffer<double> dA, dB, dBt, dC, dScalars;
+        dA.upload(A);
+        dB.upload(B);
+        dBt.upload(Bt);
+        dScalars.upload({ab[0], ab[1]});
+        XN_CUBLAS_OK(cublasSetStream(h_, stream));
+        XN_CUBLAS_OK(cublasSetPointerMode(
+            h_, dev ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
+        const double *pa = dev ? dScalars.get() : &ab[0];
+        const double *pb = dev ? dScalars.get() + 1 : &ab[1];
+        // One call with option `pack`; returns C. A fresh handle state each
+        // time, so the workspace it holds after is what the call asked for.
+        auto call = [&](std::int64_t pack, cublasOperation_t tb, const double *dBp,
+                        int ld, std::vector<double> &C, size_t &held) {
+          reset_handle(16, pack);
+          ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_D, 24), CUBLAS_STATUS_SUCCESS);
+          dC.upload(C0, stream);
+          XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, tb, m, n, k, pa, dA.get(), m + 1, dBp,
+                                ld, pb, dC.get(), ldc));
+          C = dC.download(stream);
+          XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
+        };
+        std::vector<double> packed, expl, unpacked, automatic;
+        size_t held_packed = 0, held_expl = 0, held_unpacked = 0, held_auto = 0;
+        call(1, opb, dB.get(), ldb, packed, held_packed);
+        call(-1, opb, dB.get(), ldb, automatic, held_auto);
+        call(0, CUBLAS_OP_N, dBt.get(), ldt, expl, held_expl);
+        call(0, opb, dB.get(), ldb, unpacked, held_unpacked);
+        if (HasFatalFailure()) return;
+        XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
+        XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
+        int levels = -1;
+        XN_CUBLAS_OK(xnGetLastLevels(h_, &levels));
+        const std::string what =
+            "m=" + std::to_string(m) + " n=" + std::to_string(n) +
+            " k=" + std::to_string(k) + " alpha=" + std::to_string(ab[0]) +
+            " beta=" + std::to_string(ab[1]) + (dev ? " device" : " host") +
+            " scalars; " + describe_seed(seed);
+        EXPECT_EQ(levels, xn::choose_levels(m, n, k, 16, 6)) << what;
+        // The workspace each call asked for: the copy only where packed.
+        const size_t with_copy =
+            size_t(xn::call_workspace_elems(m, n, k, levels, false, true, true)) * 8;
+        EXPECT_EQ(held_packed, with_copy) << what;
+        EXPECT_EQ(held_auto, with_copy) << "automatic packs double NT; " << what;
+        EXPECT_EQ(held_unpacked,
+                  size_t(xn::workspace_elems(m, n, k, levels, false, true)) * 8)
+            << what;
+        EXPECT_TRUE(same_bits(packed, expl))
+            << "packed op(B) differs from the explicit transpose; " << what;
+        EXPECT_TRUE(same_bits(packed, automatic)) << what;
+        // Against the unpacked run (NT leaves: other kernels, other
+        // roundings) and the oracle.
+        std::vector<ExactEntry> exact;
+        exact_gemm<double>(false, true, m, n, k, ab[0], A.data(), m + 1, B.data(), ldb,
+                           ab[1], C0.data(), ldc, exact);
+        const double allowed = allowance(levels) * k * 0x1p-53 / (1 - k * 0x1p-53);
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < ldc; ++i) {
+            const std::size_t e = std::size_t(i + j * ldc);
+            if (i >= m) {
+              ASSERT_EQ(packed[e], kCSentinel) << "wrote C padding; " << what;
+              continue;
+            }
+            const ExactEntry &x = exact[std::size_t(i + j * m)];
+            ASSERT_TRUE(std::isfinite(packed[e])) << i << "," << j << " " << what;
+            ASSERT_LE(abs_error(packed[e], x), allowed * x.magnitude)
+                << i << "," << j << " " << what;
+            ASSERT_LE(std::fabs(packed[e] - unpacked[e]), 2 * allowed * x.magnitude)
+                << "packed and unpacked disagree at " << i << "," << j << " " << what;
+          }
+      }
+  cudaStreamDestroy(stream);
+  // Through the oracle harness: other transposes and precisions with
+  // packing forced, on the non-default stream in both pointer modes.
+  XN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  reset_handle(16, 1);
+  for (bool dev : {false, true}) {
+    run<double>({129, 127, 131, CUBLAS_OP_T, CUBLAS_OP_T, 1, 0, 2}, dev, stream);
+    run<double>({65, 63, 64, CUBLAS_OP_N, CUBLAS_OP_C, 0.5, 1, 1}, dev, stream);
+    run<float>({129, 127, 131, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 1}, dev, stream);
+    run<float>({70, 67, 69, CUBLAS_OP_T, CUBLAS_OP_C, 0.75, -1.5, 0}, dev, stream);
+    if (HasFatalFailure()) break;
+  }
+  cudaStreamDestroy(stream);
+}
+
+// The transpose kernel alone, through the CUDA backend: every shape class
+// (a partial tile on either side, thin, more column tiles than the grid's
+// y dimension holds), both precisions, bit for bit, padding untouched.
+template <class T>
+void transpose_case(std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  const std::int64_t ldx = rows + 5, ldd = cols + 3;
+  std::vector<T> X(std::size_t(ldx * cols)), D0(std::size_t(ldd * rows), T(kCSentinel));
+  for (std::size_t i = 0; i < X.size(); ++i) X[i] = T(double(i % 1000003) * 0.25);
+  DeviceBuffer<T> dX, dD;
+  dX.upload(X);
+  dD.upload(D0);
+  xn::CudaBackend<T> be(nullptr, stream, false, nullptr, nullptr, nullptr);
+  const xn::MatView<const T> Xv{dX.get(), cols, rows, ldx, true};  // op(X) = X^T
+  const xn::MatView<T> Dv{dD.get(), cols, rows, ldd, false};
+  ASSERT_EQ(be.transpose(Dv, Xv), xn::Status::Ok) << rows << "x" << cols;
+  XN_CUDA_OK(cudaStreamSynchronize(stream));
+  const std::vector<T> D = dD.download();
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < ldd; ++j) {
+      const T want = j < cols ? X[std::size_t(i + j * ldx)] : T(kCSentinel);
+      ASSERT_EQ(D[std::size_t(j + i * ldd)], want)
+          << rows << "x" << cols << " at " << i << "," << j;
+    }
+}
+
+TEST_F(GpuNgemm, TransposeKernelCopiesEveryShape) {
+  cudaStream_t stream;
+  XN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const std::int64_t shapes[][2] = {{1, 1},   {31, 33}, {32, 32},   {33, 31},    {64, 96},
+                                    {1, 257}, {257, 1}, {100, 999}, {3, 2100000}};
+  for (const auto &s : shapes) {
+    transpose_case<double>(s[0], s[1], stream);
+    transpose_case<float>(s[0], s[1], stream);
+    if (HasFatalFailure()) break;
+  }
+  cudaStreamDestroy(stream);
 }
 
 TEST_F(GpuNgemm, FailedOrForbiddenWorkspaceStillGivesTheProduct) {
@@ -373,6 +561,24 @@ TEST_F(GpuNgemm, FailedOrForbiddenWorkspaceStillGivesTheProduct) {
   ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(one_level)),
             CUBLAS_STATUS_SUCCESS);
   run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 1);
+  // Packing is dropped before any level: a budget with room for the
+  // temporaries of one level but not for the packed copy as well.
+  const size_t nt_one_level =
+      size_t(xn::workspace_elems(300, 260, 280, 1, false, true)) * 8;
+  ASSERT_LT(nt_one_level,
+            size_t(xn::call_workspace_elems(300, 260, 280, 1, false, true, true)) * 8);
+  reset_handle(32, 1);  // no workspace held from the calls above
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(nt_one_level)),
+            CUBLAS_STATUS_SUCCESS);
+  run<double>({300, 260, 280, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 0}, false, nullptr, 1);
+  size_t held_nt = 0;
+  XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held_nt));
+  EXPECT_EQ(held_nt, nt_one_level);
+  // Failed allocations with packing wanted: the classical product.
+  reset_handle(32, 1);
+  xn::testing::set_fail_workspace_allocations(true);
+  run<double>({300, 260, 280, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 0);
+  xn::testing::set_fail_workspace_allocations(false);
 }
 
 TEST_F(GpuNgemm, NonNegativeCheckFallsBackAndCounts) {

@@ -132,17 +132,19 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
       s = be.gemm(Av, Bv, beta_kind, Cv);
     } else if (s == Status::Ok) {
       T *ws = nullptr;
-      // Fewer levels when the workspace cannot be had: never fail for lack
-      // of scratch memory the classical product does not need.
-      for (; levels > 0; --levels) {
-        const index_t bytes =
-            workspace_elems(m, n, k, levels, Av.trans, Bv.trans) * index_t(sizeof(T));
-        ws = static_cast<T *>(acquire_workspace(*hs, std::size_t(bytes), stream));
-        if (ws) break;
-      }
-      hs->last_levels = levels;
-      s = recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
-                            ws, hs->opt.kchain_for(is_double));
+      // Unpacked, then fewer levels when the workspace cannot be had: never
+      // fail for lack of scratch memory the classical product does not need.
+      const WorkspaceChoice wc = choose_workspace(
+          m, n, k, levels, Av.trans, Bv.trans,
+          packs_trans_b(hs->opt.pack_trans_b, is_double, Av.trans, Bv.trans),
+          [&](index_t elems) {
+            ws = static_cast<T *>(
+                acquire_workspace(*hs, std::size_t(elems) * sizeof(T), stream));
+            return ws != nullptr;
+          });
+      hs->last_levels = wc.levels;
+      s = recursive_gemm<T>(be, winograd_nonneg_schedule(), wc.levels, Av, Bv, beta_kind,
+                            Cv, ws, hs->opt.kchain_for(is_double), wc.pack_b);
     }
   }
   const Status done = mark_call_done(*hs, stream);
@@ -229,9 +231,11 @@ cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
   const bool is_double = precision == 'd';
   const int levels = choose_levels(m, n, k, o.leaf_for(is_double), int(o.max_levels),
                                    o.min_size_for(is_double));
-  *bytes = std::size_t(workspace_elems(m, n, k, levels, transa != CUBLAS_OP_N,
-                                       transb != CUBLAS_OP_N)) *
-           (is_double ? sizeof(double) : sizeof(float));
+  const bool ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
+  *bytes =
+      std::size_t(call_workspace_elems(
+          m, n, k, levels, ta, tb, packs_trans_b(o.pack_trans_b, is_double, ta, tb))) *
+      (is_double ? sizeof(double) : sizeof(float));
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/status.h"
+#include "xngemm.h"
 
 namespace xn {
 
@@ -17,6 +18,15 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
                             cublasOperation_t transb, int m, int n, int k, const T *alpha,
                             const T *A, int lda, const T *B, int ldb, const T *beta, T *C,
                             int ldc);
+
+// The device exdgemm (argument checks included), and the per-thread report
+// of the host exdgemm (xnGetLastExdgemmInfo(NULL, ...)).
+cublasStatus_t device_exdgemm(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const double *alpha, const double *A, int lda,
+                              const double *B, int ldb, const double *beta, double *C,
+                              int ldc);
+void set_host_exdgemm_info(const xnExdgemmInfo_t &info);
 
 // How many host-API calls fell back to the classical product under
 // XN_OPT_CHECK_NONNEG (reported by xnGetNonNegFallbackCount(NULL, ...)).

@@ -11,9 +11,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
+#include <type_traits>
 
 #include "api/device_gemm.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_exdgemm.h"
 #include "core/args.h"
 #include "core/options.h"
 #include "xngemm.h"
@@ -96,9 +98,13 @@ thread_local ThreadGpu t_gpu;
 // Copy in, multiply on the GPU, copy out. False if the GPU path could not run
 // (no memory, no handle): the caller then computes on the CPU. C is written
 // only after the device result is complete.
+// Which routine a host call runs: the non-negative product or (double only)
+// the correctly rounded one.
+enum class HostRoutine { Ngemm, Exdgemm };
+
 template <class T>
-bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A, int lda,
-               const T *B, int ldb, T beta, T *C, int ldc) {
+bool gpu_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
+               const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   if (!t_gpu.ready()) return false;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
   const std::size_t rb = tb ? n : k, cb = tb ? k : n;
@@ -123,17 +129,34 @@ bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A, int l
   }
   // The thread's handle follows the process-wide options.
   const Options o = default_options();
-  for (int opt = XN_OPT_LEAF_SIZE_S; opt <= XN_OPT_MIN_SIZE_D; ++opt) {
+  for (int opt :
+       {XN_OPT_LEAF_SIZE_S, XN_OPT_LEAF_SIZE_D, XN_OPT_MAX_LEVELS, XN_OPT_CHECK_NONNEG,
+        XN_OPT_WORKSPACE_LIMIT, XN_OPT_LEAF_KCHAIN_S, XN_OPT_LEAF_KCHAIN_D,
+        XN_OPT_MIN_SIZE_S, XN_OPT_MIN_SIZE_D, XN_OPT_PACK_TRANS_B,
+        XN_OPT_EXDGEMM_WORKSPACE_LIMIT, XN_OPT_EXDGEMM_BLOCK}) {
     std::int64_t v = 0;
     read_option(o, opt, &v);
     xnSetOption(t_gpu.handle, xnOption_t(opt), v);
   }
   std::uint64_t before = 0, after = 0;
   xnGetNonNegFallbackCount(t_gpu.handle, &before);
-  const cublasStatus_t st = device_ngemm<T>(
-      t_gpu.handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n,
-      k, &alpha, dA, int(std::max<std::size_t>(1, ra)), dB,
-      int(std::max<std::size_t>(1, rb)), &beta, dC, std::max(1, m));
+  cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
+  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldda = int(std::max<std::size_t>(1, ra)), lddb = int(std::max<std::size_t>(1, rb));
+  if constexpr (std::is_same_v<T, double>) {
+    if (routine == HostRoutine::Exdgemm) {
+      st = device_exdgemm(t_gpu.handle, opa, opb, m, n, k, &alpha, dA, ldda, dB, lddb,
+                          &beta, dC, std::max(1, m));
+      xnExdgemmInfo_t info;
+      if (st == CUBLAS_STATUS_SUCCESS &&
+          xnGetLastExdgemmInfo(t_gpu.handle, &info) == CUBLAS_STATUS_SUCCESS)
+        set_host_exdgemm_info(info);
+    }
+  }
+  if (routine == HostRoutine::Ngemm)
+    st = device_ngemm<T>(t_gpu.handle, opa, opb, m, n, k, &alpha, dA, ldda, dB, lddb,
+                         &beta, dC, std::max(1, m));
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
     return false;
@@ -149,16 +172,26 @@ bool gpu_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A, int l
 }
 
 template <class T>
-void host_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A, int lda,
-                const T *B, int ldb, T beta, T *C, int ldc) {
+void host_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
+                const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   if (m == 0 || n == 0) return;
   const HostDevice where = host_device_from_environment();
   const bool big = 2.0 * m * n * k >= kGpuMinFlops;
   const bool quick = k == 0 || alpha == T(0);  // only scales C
   if (!quick && where != HostDevice::Cpu && gpu_present() &&
       (where == HostDevice::Gpu || big) &&
-      gpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+      gpu_ngemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
+  if constexpr (std::is_same_v<T, double>) {
+    if (routine == HostRoutine::Exdgemm) {
+      const Options o = default_options();
+      xnExdgemmInfo_t info{};
+      cpu_exdgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                  std::size_t(o.exdgemm_workspace_limit), o.exdgemm_block, &info);
+      set_host_exdgemm_info(info);
+      return;
+    }
+  }
   bool fell_back = false;
   cpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, default_options(),
                -1, CpuLeaf::OpenBlas, &fell_back);
@@ -166,7 +199,7 @@ void host_ngemm(bool ta, bool tb, int m, int n, int k, T alpha, const T *A, int 
 }
 
 template <class T>
-void fortran_ngemm(const char *name, const char *transa, const char *transb, const int *m,
+void fortran_ngemm(HostRoutine routine, const char *name, const char *transa, const char *transb, const int *m,
                    const int *n, const int *k, const T *alpha, const T *a, const int *lda,
                    const T *b, const int *ldb, const T *beta, T *c, const int *ldc) {
   const int info =
@@ -175,12 +208,12 @@ void fortran_ngemm(const char *name, const char *transa, const char *transb, con
     report(name, info);
     return;
   }
-  host_ngemm<T>(fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k, *alpha, a,
-                *lda, b, *ldb, *beta, c, *ldc);
+  host_ngemm<T>(routine, fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k,
+                *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
 }
 
 template <class T>
-void cblas_ngemm(const char *name, int layout, int transa, int transb, int m, int n,
+void cblas_ngemm(HostRoutine routine, const char *name, int layout, int transa, int transb, int m, int n,
                  int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
                  int ldc) {
   const int pos = check_gemm_cblas_args(layout, transa, transb, m, n, k, lda, ldb, ldc);
@@ -190,9 +223,9 @@ void cblas_ngemm(const char *name, int layout, int transa, int transb, int m, in
   }
   const bool ta = transa != XnNoTrans, tb = transb != XnNoTrans;
   if (layout == XnColMajor)
-    host_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    host_ngemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   else  // row-major C is column-major C^T = op(B)^T op(A)^T
-    host_ngemm<T>(tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
+    host_ngemm<T>(routine, tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
 }
 
 }  // namespace
@@ -209,7 +242,7 @@ void sngemm_(const char *transa, const char *transb, const int *m, const int *n,
              const int *k, const float *alpha, const float *a, const int *lda,
              const float *b, const int *ldb, const float *beta, float *c,
              const int *ldc) {
-  fortran_ngemm<float>("SNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+  fortran_ngemm<float>(HostRoutine::Ngemm, "SNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
                        ldc);
 }
 
@@ -217,22 +250,37 @@ void dngemm_(const char *transa, const char *transb, const int *m, const int *n,
              const int *k, const double *alpha, const double *a, const int *lda,
              const double *b, const int *ldb, const double *beta, double *c,
              const int *ldc) {
-  fortran_ngemm<double>("DNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+  fortran_ngemm<double>(HostRoutine::Ngemm, "DNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
                         ldc);
 }
 
 void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc) {
-  cblas_ngemm<float>("cblas_sngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
+  cblas_ngemm<float>(HostRoutine::Ngemm, "cblas_sngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
                      ldb, beta, C, ldc);
 }
 
 void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                   const double *A, int lda, const double *B, int ldb, double beta,
                   double *C, int ldc) {
-  cblas_ngemm<double>("cblas_dngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
+  cblas_ngemm<double>(HostRoutine::Ngemm, "cblas_dngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
                       ldb, beta, C, ldc);
+}
+
+void exdgemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const double *alpha, const double *a, const int *lda,
+              const double *b, const int *ldb, const double *beta, double *c,
+              const int *ldc) {
+  fortran_ngemm<double>(HostRoutine::Exdgemm, "EXDGEMM", transa, transb, m, n, k, alpha,
+                        a, lda, b, ldb, beta, c, ldc);
+}
+
+void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                   const double *A, int lda, const double *B, int ldb, double beta,
+                   double *C, int ldc) {
+  cblas_ngemm<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb, m,
+                      n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // extern "C"

@@ -1,7 +1,7 @@
 // executor.h - one executor for every recursive 2x2 schedule, over a backend.
 //
 // The algorithm is written once here; the CPU backend (OpenBLAS leaves + host
-// loops) and the CUDA backend (cuBLAS leaves + our kernels) supply four
+// loops) and the CUDA backend (cuBLAS leaves + our kernels) supply five
 // primitives. A Backend for element type T provides:
 //
 //   Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta,
@@ -19,6 +19,9 @@
 //       (ew_fold in kernels/elementwise.h).
 //   Status scale(MatView<T> C, ScalarKind beta);
 //       C = beta * C (ew_scale).
+//   Status transpose(MatView<T> D, MatView<const T> X);
+//       D = X for a transposed view X and a non-transposed D of the same
+//       shape: the stored array of X, transposed into D (packing op(B)).
 #pragma once
 
 #include "core/plan.h"
@@ -156,19 +159,29 @@ class ScheduleExecutor {
 // schedule on the largest part whose dimensions are multiples of 2^levels,
 // then thin leaf GEMMs for the peeled strips (ARCHITECTURE.md section 2,
 // "Odd and rectangular sizes"). `ws` must hold
-// workspace_elems(m, n, k, levels, A.trans, B.trans) elements. When levels >
-// 0, every leaf product (recursion leaves and the peeled strips alike) is
-// split into chunks of k of at most `kchain` (leaf_gemm).
+// call_workspace_elems(m, n, k, levels, A.trans, B.trans, pack_b) elements.
+// When levels > 0, every leaf product (recursion leaves and the peeled strips
+// alike) is split into chunks of k of at most `kchain` (leaf_gemm). With
+// `pack_b`, a transposed op(B) is first copied to the front of `ws`
+// (be.transpose, plan.h "Packing") and everything after runs on that copy,
+// exactly as for the same call with B stored non-transposed.
 template <class T, class Backend>
 Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<const T> A,
                       MatView<const T> B, ScalarKind beta, MatView<T> C, T *ws,
-                      index_t kchain = 0) {
+                      index_t kchain = 0, bool pack_b = false) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   if (k == 0) return be.scale(C, beta);
   // No recursion: exactly the backend's own product (below the crossover
   // the library is cuBLAS / OpenBLAS, bit for bit).
   if (levels <= 0) return be.gemm(A, B, beta, C);
+  if (pack_b && B.trans) {
+    const MatView<T> P{ws, k, n, packed_b_ld(k), false};
+    const Status s = be.transpose(P, B);
+    if (s != Status::Ok) return s;
+    return recursive_gemm<T>(be, sched, levels, A, P.as_const(), beta, C,
+                             ws + packed_b_elems(k, n), kchain, false);
+  }
 
   const CoreShape c = core_shape(m, n, k, levels);
   ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain);

@@ -40,6 +40,9 @@ Options options_from_environment() {
   env_int("XN_KCHAIN_D", e.kchain_d);
   env_int("XN_MIN_SIZE_S", e.min_size_s);
   env_int("XN_MIN_SIZE_D", e.min_size_d);
+  env_int("XN_PACK_TRANS_B", e.pack_trans_b);
+  env_int("XN_EXDGEMM_WORKSPACE_LIMIT", e.exdgemm_workspace_limit);
+  env_int("XN_EXDGEMM_BLOCK", e.exdgemm_block);
   // Apply through the validator so a bad environment value cannot break an
   // invariant; invalid ones are ignored.
   apply_option(o, XN_OPT_LEAF_SIZE_S, e.leaf_s);
@@ -51,6 +54,9 @@ Options options_from_environment() {
   apply_option(o, XN_OPT_LEAF_KCHAIN_D, e.kchain_d);
   apply_option(o, XN_OPT_MIN_SIZE_S, e.min_size_s);
   apply_option(o, XN_OPT_MIN_SIZE_D, e.min_size_d);
+  apply_option(o, XN_OPT_PACK_TRANS_B, e.pack_trans_b);
+  apply_option(o, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, e.exdgemm_workspace_limit);
+  apply_option(o, XN_OPT_EXDGEMM_BLOCK, e.exdgemm_block);
   return o;
 }
 
@@ -107,6 +113,18 @@ bool apply_option(Options &o, int option, std::int64_t value) {
       if (value < 0 || value > (std::int64_t(1) << 31)) return false;
       (option == XN_OPT_MIN_SIZE_S ? o.min_size_s : o.min_size_d) = value;
       return true;
+    case XN_OPT_PACK_TRANS_B:
+      if (value < -1 || value > 1) return false;
+      o.pack_trans_b = value;
+      return true;
+    case XN_OPT_EXDGEMM_WORKSPACE_LIMIT:
+      if (value < 0) return false;
+      o.exdgemm_workspace_limit = value;
+      return true;
+    case XN_OPT_EXDGEMM_BLOCK:
+      if (value < 0 || value > (std::int64_t(1) << 31)) return false;
+      o.exdgemm_block = value;
+      return true;
     default:
       return false;
   }
@@ -141,6 +159,15 @@ bool read_option(const Options &o, int option, std::int64_t *value) {
       return true;
     case XN_OPT_MIN_SIZE_D:
       *value = o.min_size_d;
+      return true;
+    case XN_OPT_PACK_TRANS_B:
+      *value = o.pack_trans_b;
+      return true;
+    case XN_OPT_EXDGEMM_WORKSPACE_LIMIT:
+      *value = o.exdgemm_workspace_limit;
+      return true;
+    case XN_OPT_EXDGEMM_BLOCK:
+      *value = o.exdgemm_block;
       return true;
     default:
       return false;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "core/view.h"
@@ -96,6 +97,62 @@ inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool
   for (int l = 0; l < levels; ++l)
     total += temp_layout(c.m >> l, c.n >> l, c.k >> l, a_trans, b_trans).elems;
   return total;
+}
+
+// ---------------------------------------------------------------------------
+// Packing a transposed op(B) (XN_OPT_PACK_TRANS_B).
+//
+// With packing, op(B) (k x n) is first copied into the front of the
+// workspace as a column-major array with a leading dimension of
+// packed_b_ld(k), and the recursion runs on that copy as a non-transposed B:
+// every leaf GEMM is then NN or TN. The recursion's own temporaries follow
+// it, from packed_b_elems(k, n) on. cuBLAS runs its NT leaves slower than NN
+// in double precision on the H200 (docs/performance.md).
+
+// Whether a call packs op(B), from the option's value (-1 automatic: double
+// precision with op(A) = A; 0 never; 1 whenever op(B) is transposed).
+inline bool packs_trans_b(std::int64_t option, bool is_double, bool a_trans,
+                          bool b_trans) {
+  if (!b_trans || option == 0) return false;
+  return option > 0 || (is_double && !a_trans);
+}
+
+inline index_t packed_b_ld(index_t k) { return round_up(k > 0 ? k : 1, kLdAlign); }
+inline index_t packed_b_elems(index_t k, index_t n) {
+  return round_up(packed_b_ld(k) * n, kTempAlign);
+}
+
+// Elements of workspace of a whole call at `levels` levels: the packed op(B)
+// (when `pack_b`, b_trans and levels > 0) followed by the temporaries of a
+// recursion on a non-transposed B; otherwise workspace_elems().
+inline index_t call_workspace_elems(index_t m, index_t n, index_t k, int levels,
+                                    bool a_trans, bool b_trans, bool pack_b) {
+  if (levels <= 0) return 0;
+  if (!(pack_b && b_trans)) return workspace_elems(m, n, k, levels, a_trans, b_trans);
+  return packed_b_elems(k, n) + workspace_elems(m, n, k, levels, a_trans, false);
+}
+
+// What a call runs with once its workspace has been asked for.
+struct WorkspaceChoice {
+  int levels;
+  bool pack_b;
+};
+
+// The depth and packing a call runs with when workspace may be refused:
+// `acquire(elems)` tries to get `elems` elements and says whether it did.
+// Packing is the first thing given up (the same depth, unpacked), and only
+// then a level at a time; levels = 0 needs no workspace (acquire is not
+// called). One fallback rule for both backends.
+template <class Acquire>
+WorkspaceChoice choose_workspace(index_t m, index_t n, index_t k, int levels,
+                                 bool a_trans, bool b_trans, bool pack_b,
+                                 Acquire &&acquire) {
+  if (pack_b && b_trans && levels > 0 &&
+      acquire(call_workspace_elems(m, n, k, levels, a_trans, b_trans, true)))
+    return WorkspaceChoice{levels, true};
+  for (; levels > 0; --levels)
+    if (acquire(workspace_elems(m, n, k, levels, a_trans, b_trans))) break;
+  return WorkspaceChoice{levels, false};
 }
 
 }  // namespace xn

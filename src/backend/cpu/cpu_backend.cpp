@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <new>
@@ -104,12 +105,34 @@ Status CpuBackend<T>::scale(MatView<T> C, ScalarKind beta_kind) {
   return Status::Ok;
 }
 
+// Blocked so that both the reads of X and the writes of D stay within a few
+// cache lines per block row.
+template <class T>
+Status CpuBackend<T>::transpose(MatView<T> D, MatView<const T> X) {
+  if (D.trans || !X.trans || D.rows != X.rows || D.cols != X.cols)
+    return Status::InvalidValue;
+  constexpr index_t kBlock = 32;
+  for (index_t j0 = 0; j0 < D.cols; j0 += kBlock) {
+    const index_t j1 = std::min(j0 + kBlock, D.cols);
+    for (index_t i0 = 0; i0 < D.rows; i0 += kBlock) {
+      const index_t i1 = std::min(i0 + kBlock, D.rows);
+      for (index_t j = j0; j < j1; ++j) {
+        T *d = D.p + j * D.ld;
+        const T *x = X.p + j;  // op(X)(i, j) = X.p[j + i * X.ld]
+        for (index_t i = i0; i < i1; ++i) d[i] = x[i * X.ld];
+      }
+    }
+  }
+  return Status::Ok;
+}
+
 template <class T>
 Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                  std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
                  std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
-                 int levels, CpuLeaf leaf, bool *used_fallback) {
+                 int levels, CpuLeaf leaf, bool *used_fallback, bool *packed_b) {
   if (used_fallback) *used_fallback = false;
+  if (packed_b) *packed_b = false;
   if (m == 0 || n == 0) return Status::Ok;
   const ScalarKind beta_kind = beta == T(0)   ? ScalarKind::Zero
                                : beta == T(1) ? ScalarKind::One
@@ -141,25 +164,27 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
   if (levels < 0)
     levels = choose_levels(m, n, k, opt.leaf_for(is_double), int(opt.max_levels),
                            opt.min_size_for(is_double));
-  // Fewer levels when the workspace would pass the limit or cannot be had:
-  // the classical product never fails for lack of scratch memory.
-  // The workspace is kept per thread and grown on demand, so repeated calls
-  // allocate nothing (the CPU counterpart of the handle's workspace).
+  // Unpacked, then fewer levels when the workspace would pass the limit or
+  // cannot be had: the classical product never fails for lack of scratch
+  // memory. The workspace is kept per thread and grown on demand, so repeated
+  // calls allocate nothing (the CPU counterpart of the handle's workspace).
   thread_local std::unique_ptr<T[]> cache;
   thread_local std::size_t cached = 0;
-  for (; levels > 0; --levels) {
-    const index_t elems = workspace_elems(m, n, k, levels, trans_a, trans_b);
-    if (opt.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt.workspace_limit)
-      continue;
-    if (std::size_t(elems) <= cached) break;
-    T *p = new (std::nothrow) T[std::size_t(elems)];
-    if (!p) continue;  // fewer levels: never fail for lack of scratch memory
-    cache.reset(p);
-    cached = std::size_t(elems);
-    break;
-  }
-  return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
-                           cache.get(), opt.kchain_for(is_double));
+  const WorkspaceChoice ws = choose_workspace(
+      m, n, k, levels, trans_a, trans_b,
+      packs_trans_b(opt.pack_trans_b, is_double, trans_a, trans_b), [&](index_t elems) {
+        if (opt.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt.workspace_limit)
+          return false;
+        if (std::size_t(elems) <= cached) return true;
+        T *p = new (std::nothrow) T[std::size_t(elems)];
+        if (!p) return false;  // never fail for lack of scratch memory
+        cache.reset(p);
+        cached = std::size_t(elems);
+        return true;
+      });
+  if (packed_b) *packed_b = ws.pack_b;
+  return recursive_gemm<T>(be, winograd_nonneg_schedule(), ws.levels, Av, Bv, beta_kind,
+                           Cv, cache.get(), opt.kchain_for(is_double), ws.pack_b);
 }
 
 template class CpuBackend<float>;
@@ -167,10 +192,10 @@ template class CpuBackend<double>;
 template Status cpu_ngemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
                                  float, const float *, std::int64_t, const float *,
                                  std::int64_t, float, float *, std::int64_t,
-                                 const Options &, int, CpuLeaf, bool *);
+                                 const Options &, int, CpuLeaf, bool *, bool *);
 template Status cpu_ngemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
                                   double, const double *, std::int64_t, const double *,
                                   std::int64_t, double, double *, std::int64_t,
-                                  const Options &, int, CpuLeaf, bool *);
+                                  const Options &, int, CpuLeaf, bool *, bool *);
 
 }  // namespace xn

@@ -65,6 +65,14 @@ class CudaBackend {
     return ok(launch_scale<T>(s_, C.rows, C.cols, C.p, C.ld, scalar(beta)));
   }
 
+  // D = X for a transposed X (stored X.cols x X.rows) and a non-transposed D.
+  Status transpose(MatView<T> D, MatView<const T> X) {
+    if (D.trans || !X.trans || D.rows != X.rows || D.cols != X.cols)
+      return Status::InvalidValue;
+    return ok(
+        launch_transpose<T>(s_, X.stored_rows(), X.stored_cols(), X.p, X.ld, D.p, D.ld));
+  }
+
  private:
   static Status ok(cudaError_t e) {
     return e == cudaSuccess ? Status::Ok : Status::ExecutionFailed;

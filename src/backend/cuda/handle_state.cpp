@@ -85,6 +85,9 @@ bool release_handle_state(cublasHandle_t handle) {
   if (st->neg_flag_dev && cudaFree(st->neg_flag_dev) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess)
     cudaGetLastError();
+  for (HandleState::Buffer *b : {&st->ex_head, &st->ex_body})
+    if (b->p && cudaFree(b->p) != cudaSuccess) cudaGetLastError();
+  if (st->ex_host && cudaFreeHost(st->ex_host) != cudaSuccess) cudaGetLastError();
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();
   return true;
 }
@@ -155,6 +158,38 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream)
   st.ws = p;
   st.ws_bytes = bytes;
   return p;
+}
+
+void *acquire_buffer(HandleState::Buffer &b, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) bytes = 1;
+  if (b.p && b.bytes >= bytes) return b.p;
+  if (g_fail_allocations) return nullptr;
+  void *p = nullptr;
+  if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (b.p && cudaFreeAsync(b.p, stream) != cudaSuccess) cudaGetLastError();
+  b.p = p;
+  b.bytes = bytes;
+  return p;
+}
+
+void *acquire_ex_host(HandleState &st, std::size_t bytes) {
+  if (st.ex_host && st.ex_host_bytes >= bytes) return st.ex_host;
+  // Only reached after the call's synchronisation point has not yet been
+  // passed and no earlier call uses the staging (calls on a handle are
+  // serialised and each one synchronises before returning).
+  if (st.ex_host) cudaFreeHost(st.ex_host);
+  st.ex_host = nullptr;
+  st.ex_host_bytes = 0;
+  if (g_fail_allocations || cudaHostAlloc(&st.ex_host, bytes, cudaHostAllocDefault) != cudaSuccess) {
+    cudaGetLastError();
+    st.ex_host = nullptr;
+    return nullptr;
+  }
+  st.ex_host_bytes = bytes;
+  return st.ex_host;
 }
 
 }  // namespace xn

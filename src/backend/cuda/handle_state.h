@@ -15,6 +15,7 @@
 
 #include "core/options.h"
 #include "core/status.h"
+#include "xngemm.h"
 
 namespace xn {
 
@@ -41,6 +42,20 @@ struct HandleState {
   // before touching the same workspace, whatever stream it runs on.
   cudaEvent_t last_done = nullptr;
   bool has_last = false;
+
+  // xnExdgemm's regions (kept between calls, grown on demand): phase-1
+  // arrays, slices and products, and pinned host staging for the one
+  // synchronisation (masks, alpha, beta, wide count).
+  struct Buffer {
+    void *p = nullptr;
+    std::size_t bytes = 0;
+  };
+  Buffer ex_head, ex_body;
+  void *ex_host = nullptr;
+  std::size_t ex_host_bytes = 0;
+  xnExdgemmInfo_t ex_info{};
+  bool has_ex_info = false;
+  unsigned long long *ex_wide_dev = nullptr;  // wide-path count of the last call
 
   const float *zero_one_f() const { return static_cast<const float *>(consts); }
   const double *zero_one_d() const {
@@ -69,6 +84,13 @@ Status mark_call_done(HandleState &st, cudaStream_t stream);
 // limit (the caller then runs with fewer levels). Grows an owned workspace
 // with stream-ordered allocation, never with a device-wide synchronisation.
 void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream);
+
+// A device buffer of at least `bytes` (stream-ordered growth, as
+// acquire_workspace, but with no limit: the caller applies its own budget).
+// nullptr if it cannot be allocated.
+void *acquire_buffer(HandleState::Buffer &b, std::size_t bytes, cudaStream_t stream);
+// Pinned host staging of at least `bytes` for exdgemm; nullptr on failure.
+void *acquire_ex_host(HandleState &st, std::size_t bytes);
 
 // Frees an owned workspace outside a call (waits for the handle's last call
 // first; the stream it ran on may be gone). A supplied one is only dropped.

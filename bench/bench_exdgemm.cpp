@@ -1,0 +1,102 @@
+// bench_exdgemm.cpp - what both runners' exdgemm cases share: the inputs (the
+// exdgemm suites' generators, tests/exdgemm_inputs.h) and the exact reference
+// (the suites' MPFR oracle, tests/support/mpfr_oracle.h), both on the host.
+#include <mpfr.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "bench_common.h"
+#include "exdgemm_inputs.h"
+#include "support/mpfr_oracle.h"
+
+namespace xnb {
+
+namespace {
+
+// The rows x cols column-major matrix x (ld = rows), transposed (ld = cols).
+std::vector<double> transposed(const std::vector<double> &x, std::int64_t rows,
+                               std::int64_t cols) {
+  std::vector<double> t(x.size());
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i)
+      t[std::size_t(j + i * cols)] = x[std::size_t(i + j * rows)];
+  return t;
+}
+
+}  // namespace
+
+bool ex_full_reference(const CaseSpec &c) {
+  return c.ref_samples <= 0 || c.m * c.n <= kExFullRefEntries ||
+         c.ref_samples >= c.m * c.n;
+}
+
+void make_ex_inputs(const CaseSpec &c, ExInputs *in) {
+  const std::int64_t m = c.m, n = c.n, k = c.k;
+  const std::int64_t ra = c.ta ? k : m, ca = c.ta ? m : k;  // A as stored
+  const std::int64_t rb = c.tb ? n : k, cb = c.tb ? k : n;  // B as stored
+  in->lda = std::max<std::int64_t>(1, ra);
+  in->ldb = std::max<std::int64_t>(1, rb);
+  std::mt19937_64 rng(c.seed);
+  switch (c.dist) {
+    case Dist::Phi:
+      xn_test::ex_fill(xn_test::ExKind::Phi, c.phi, c.ta, c.tb, m, n, k, in->a, in->lda,
+                       in->b, in->ldb, rng);
+      break;
+    case Dist::Illcond: {
+      // ex_fill_illcond writes op(A) and op(B) as they are (no transposes):
+      // store their transposes where the case asks for them.
+      std::vector<double> a, b;
+      xn_test::ex_fill_illcond(m, n, k, a, std::max<std::int64_t>(1, m), b,
+                               std::max<std::int64_t>(1, k), rng);
+      in->a = c.ta ? transposed(a, m, k) : std::move(a);
+      in->b = c.tb ? transposed(b, k, n) : std::move(b);
+      break;
+    }
+    case Dist::U01:
+    case Dist::Upm1:
+      in->a.resize(std::size_t(ra * ca));
+      in->b.resize(std::size_t(rb * cb));
+      for (double &v : in->a) v = draw<double>(rng, c.dist);
+      for (double &v : in->b) v = draw<double>(rng, c.dist);
+      break;
+  }
+}
+
+void exact_reference(const CaseSpec &c, const ExInputs &in,
+                     const std::vector<std::int64_t> &rows,
+                     const std::vector<std::int64_t> &cols, std::vector<double> *hi,
+                     std::vector<double> *lo) {
+  const std::int64_t count = std::int64_t(rows.size());
+  hi->assign(rows.size(), 0.0);
+  lo->assign(rows.size(), 0.0);
+  // MPFR's state is per thread only in a build with thread-local storage.
+  const bool threads = mpfr_buildopt_tls_p() && count * c.k > 4096;
+#pragma omp parallel for schedule(dynamic, 4) if (threads)
+  for (std::int64_t s = 0; s < count; ++s) {
+    // beta = 0: C0 is not read.
+    const xn_test::ExactEntry e = xn_test::exact_gemm_entry<double>(
+        c.ta, c.tb, c.k, 1.0, in.a.data(), in.lda, in.b.data(), in.ldb, 0.0, nullptr, 1,
+        rows[std::size_t(s)], cols[std::size_t(s)]);
+    (*hi)[std::size_t(s)] = e.hi;
+    (*lo)[std::size_t(s)] = e.lo;
+  }
+}
+
+void ex_check_result(CaseResult *r) {
+  std::string msg;
+  if (r->ours.wrong > 0)
+    msg = "exdgemm: " + std::to_string(r->ours.wrong) + " of " +
+          std::to_string(r->ref_entries) + " checked entries NOT correctly rounded";
+  if (r->ours.nonfinite > 0 || r->base.nonfinite > 0)
+    msg += std::string(msg.empty() ? "" : "; ") + "non-finite entries in C (ours " +
+           std::to_string(r->ours.nonfinite) + ", baseline " +
+           std::to_string(r->base.nonfinite) + ")";
+  if (msg.empty()) return;
+  r->status = "error";
+  r->message += std::string(r->message.empty() ? "" : "; ") + msg;
+}
+
+}  // namespace xnb

@@ -1,0 +1,249 @@
+// exdgemm_entry.h - one entry of the correctly rounded product, from its
+// exact slice products. Shared by the CPU and the GPU backends (one thread per
+// entry on the GPU), so CI tests the arithmetic the GPU runs.
+//
+// With the split of ozaki_split.h, entry (i, j) of op(A) op(B) is exactly
+//     X = sum_{r,q} P_rq * 2^(e_i + f_j - (r + q + 2) w),
+// P_rq the (exact, integer-valued) (i, j) entry of slice product r x q. We
+// return RN(alpha X + beta c), rounded once (ARCHITECTURE.md §3):
+//  * NearSum path (Rump, Ogita, Oishi 2008, Algorithm 7.3): the terms
+//    TwoProd(alpha, P_rq) and TwoProd(beta, c) are scaled by one power of two
+//    into a window where every one of them is an exact double and NearSum
+//    cannot overflow; the correctly rounded scaled sum scaled back is the
+//    answer unless it lands below DBL_MIN (where rounding is at 2^-1074, not
+//    at 53 bits, so scaling back would round twice).
+//  * Wide path: when the terms do not fit one window (rows spanning more than
+//    ~1000 binades, beta*c far from alpha*X), when there are too many terms
+//    for the scratch space, or when the result is subnormal, the terms are
+//    accumulated exactly in a long fixed-point integer and rounded once.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "nearsum.h"
+#include "ozaki_split.h"
+#include "wide_accumulator.h"
+#include "xn_hd.h"
+
+namespace xn::exact {
+
+// Per-row (of op(A)) or per-column (of op(B)) exponent summary.
+struct VectorInfo {
+  std::int32_t top;         // highest set bit over the finite entries, kNoTop if none
+  std::int32_t low;         // lowest set bit, kNoLow if none
+  std::uint32_t nonfinite;  // 1 if any entry is Inf or NaN
+};
+
+XN_HD void vector_info_init(VectorInfo &v) {
+  v.top = kNoTop;
+  v.low = kNoLow;
+  v.nonfinite = 0;
+}
+
+XN_HD void vector_info_add(VectorInfo &v, const Decoded &d) {
+  if (!d.finite) {
+    v.nonfinite = 1;
+  } else if (!d.zero) {
+    v.top = d.top > v.top ? d.top : v.top;
+    v.low = d.low < v.low ? d.low : v.low;
+  }
+}
+
+// The slice products of one entry: P(a, b) = p[a * stride_a + b * stride_b]
+// for the a-th listed slice of op(A)'s row and the b-th of op(B)'s column.
+struct EntryProducts {
+  const double *p;
+  std::int64_t stride_a, stride_b;
+  int ns, nt;
+  const unsigned char *slices_a;  // slice indices r, increasing
+  const unsigned char *slices_b;  // slice indices q, increasing
+  XN_HD double operator()(int a, int b) const { return p[a * stride_a + b * stride_b]; }
+};
+
+XN_HD int ceil_log2_int(int n) {
+  int m = 0;
+  while ((1 << m) < n) ++m;
+  return m;
+}
+
+// Scratch doubles the NearSum path needs at most for ns x nt products.
+XN_HD int entry_terms_needed(int ns, int nt) { return 2 * ns * nt + 2; }
+
+// RN(alpha X + beta c) for finite alpha, beta, c and finite X given by its
+// slice products. beta == 0 never reads c (pass 0). `scratch` holds `cap`
+// doubles; *wide is set to true if the wide path was taken.
+XN_HD double exdgemm_entry_finite(const EntryProducts &P, int e_i, int f_j, int w,
+                                  double alpha, double beta, double c, double *scratch,
+                                  int cap, bool *wide) {
+  const bool has_x = alpha != 0.0 && P.ns > 0 && P.nt > 0;
+  const bool has_c = beta != 0.0 && c != 0.0;
+  *wide = false;
+  if (!has_x && !has_c) return 0.0;
+
+  int alpha_exp = 0, c_exp = 0;
+  double alpha_m = 0.0, bc_hi = 0.0, bc_lo = 0.0;
+  if (has_x) {
+    alpha_m = 2.0 * std::frexp(alpha, &alpha_exp);  // alpha = alpha_m 2^alpha_exp,
+    --alpha_exp;                                    // alpha_m in [1, 2)
+  }
+  int beta_exp = 0;
+  if (has_c) {
+    const double bm = 2.0 * std::frexp(beta, &beta_exp);
+    int ce = 0;
+    const double cm = 2.0 * std::frexp(c, &ce);
+    two_prod(bm, cm, bc_hi, bc_lo);  // exact: both in [1, 2)
+    c_exp = beta_exp - 1 + ce - 1;
+  }
+
+  // Window: true value = scaled * 2^(G - Z).
+  const int G = alpha_exp + e_i + f_j - 2 * w;
+  int top = -1000000, bottom = 1000000;
+  if (has_x) {
+    const int max_rq = P.slices_a[P.ns - 1] + P.slices_b[P.nt - 1];
+    top = 54;                   // |alpha_m * P| < 2 * 2^53
+    bottom = -52 - max_rq * w;  // TwoProd's low part is a multiple of this
+  }
+  const int D = c_exp - G;  // the c term's exponent relative to the window
+  if (has_c) {
+    top = top > D + 2 ? top : D + 2;
+    bottom = bottom < D - 104 ? bottom : D - 104;
+  }
+  const int n_max = entry_terms_needed(P.ns, P.nt);
+  const int headroom = ceil_log2_int(n_max + 2) + 4;
+  const int Z = (1018 - headroom) - top;
+  bool fits = bottom + Z >= -1074 && n_max <= cap;
+
+  // The scaled terms, in the order of the slice products (largest first):
+  // TwoProd(alpha_m, P_rq) 2^(Z - (r+q) w), then TwoProd(beta_m, c_m) 2^(D+Z);
+  // zero parts are skipped.
+  auto for_each_term = [&](auto &&sink) {
+    if (has_x)
+      for (int a = 0; a < P.ns; ++a)
+        for (int b = 0; b < P.nt; ++b) {
+          const double p = P(a, b);
+          if (p == 0.0) continue;
+          double h, l;
+          two_prod(alpha_m, p, h, l);
+          const int sh = Z - (P.slices_a[a] + P.slices_b[b]) * w;
+          sink(std::ldexp(h, sh));
+          if (l != 0.0) sink(std::ldexp(l, sh));
+        }
+    if (has_c) {
+      sink(std::ldexp(bc_hi, D + Z));
+      if (bc_lo != 0.0) sink(std::ldexp(bc_lo, D + Z));
+    }
+  };
+
+  if (fits) {
+    // Fast path (certificate before NearSum): cascaded TwoSum over the terms
+    // as they are produced (Ogita, Rump, Oishi 2005, Sum2) leaves the exact
+    // sum as sigma + sum(e_i); fl(sum e_i) is within B of sum(e_i), so with
+    // (r, t) = TwoSum(sigma, fl(sum e_i)) the exact sum is r + t + err,
+    // |err| <= B. If |t| + B is well inside half the smaller spacing of
+    // doubles at r, r is the correctly rounded sum. Otherwise (near ties,
+    // heavy cancellation) the terms are formed again into scratch and NearSum
+    // decides. The certificate needs no scratch, so the usual case stays in
+    // registers.
+    double sigma = 0.0, qsum = 0.0, qabs = 0.0;
+    int count = 0;
+    auto feed = [&](double x) {
+      double sum, err;
+      two_sum(sigma, x, sum, err);
+      sigma = sum;
+      qsum += err;
+      qabs += std::fabs(err);
+      ++count;
+    };
+    for_each_term(feed);
+    double r0, t0;
+    two_sum(sigma, qsum, r0, t0);
+    bool certified = false;
+    if (qabs == 0.0 && t0 == 0.0) {
+      certified = true;  // every TwoSum was exact: the sum is r0
+    } else if (std::fabs(r0) >= 0x1p-1000) {
+      // |error of fl(sum e_i)| <= gamma_{n-1} sum|e_i| <= 2 n u qabs (n u < 1/4).
+      const double B = 2.0 * count * 0x1p-53 * qabs + count * 0x1p-1074;
+      int ex = 0;
+      std::frexp(r0, &ex);                                  // 2^(ex-1) <= |r0| < 2^ex
+      const double spacing_low = std::ldexp(1.0, ex - 54);  // below 2^(ex-1)
+      certified = std::fabs(t0) + 2.0 * B <= 0.25 * spacing_low;
+    }
+    double scaled = r0;
+    if (!certified) {
+      int n = 0;
+      for_each_term([&](double x) { scratch[n++] = x; });
+      scaled = near_sum(scratch, n);
+    }
+    if (scaled == 0.0) return 0.0;  // exact zero
+    const double r = std::ldexp(scaled, G - Z);
+    if (std::fabs(r) >= 2.2250738585072014e-308) return r;  // normal or +-Inf
+    // Subnormal: round again, exactly, at 2^-1074.
+  }
+
+  *wide = true;
+  WideAccumulator acc;
+  acc.clear();
+  if (has_x)
+    for (int a = 0; a < P.ns; ++a)
+      for (int b = 0; b < P.nt; ++b) {
+        const double p = P(a, b);
+        if (p != 0.0)
+          acc.add_product(alpha, p, e_i + f_j - (P.slices_a[a] + P.slices_b[b] + 2) * w);
+      }
+  if (has_c) acc.add_product(beta, c, 0);
+  return acc.round_to_double();
+}
+
+// The IEEE value of sum_p a_p b_p when row a or column b holds an Inf or NaN
+// (then no finite term matters): NaN if any term is NaN (NaN operand, 0*Inf)
+// or if +Inf and -Inf terms meet, else the infinity.
+XN_HD double nonfinite_dot(const double *a, std::int64_t sa, const double *b,
+                           std::int64_t sb, std::int64_t k) {
+  bool pos = false, neg = false;
+  for (std::int64_t p = 0; p < k; ++p) {
+    const double x = a[p * sa], y = b[p * sb];
+    if (std::isnan(x) || std::isnan(y)) return NAN;
+    if (std::isinf(x) || std::isinf(y)) {
+      if (x == 0.0 || y == 0.0) return NAN;
+      ((x < 0) != (y < 0) ? neg : pos) = true;
+    }
+  }
+  if (pos && neg) return NAN;
+  return pos ? INFINITY : (neg ? -INFINITY : 0.0);
+}
+
+// Everything one entry needs, in the form both backends have it.
+struct EntryContext {
+  EntryProducts P;
+  int e_i, f_j, w;
+  bool row_nonfinite, col_nonfinite;
+  // Row i of op(A) and column j of op(B), for the non-finite case.
+  const double *a;
+  std::int64_t sa;
+  const double *b;
+  std::int64_t sb;
+  std::int64_t k;
+};
+
+// RN(alpha op(A)op(B)(i,j) + beta c) with BLAS and IEEE semantics: alpha == 0
+// never reads A or B; beta == 0 never reads C (c_ptr is only read if beta !=
+// 0). Returns the value to store; *wide as in exdgemm_entry_finite.
+XN_HD double exdgemm_entry(const EntryContext &E, double alpha, double beta,
+                           const double *c_ptr, double *scratch, int cap, bool *wide) {
+  *wide = false;
+  const double c = beta != 0.0 ? *c_ptr : 0.0;
+  if (alpha == 0.0) return beta != 0.0 ? beta * c : 0.0;  // one rounding: RN(beta c)
+  const bool x_nonfinite = E.row_nonfinite || E.col_nonfinite;
+  const bool scalars_finite = std::isfinite(alpha) && std::isfinite(beta);
+  if (x_nonfinite || !scalars_finite) {
+    const double X = x_nonfinite ? nonfinite_dot(E.a, E.sa, E.b, E.sb, E.k)
+                                 : exdgemm_entry_finite(E.P, E.e_i, E.f_j, E.w, 1.0, 0.0,
+                                                        0.0, scratch, cap, wide);
+    return beta != 0.0 ? alpha * X + beta * c : alpha * X;
+  }
+  if (!std::isfinite(c)) return beta * c;  // beta != 0 here; X is finite
+  return exdgemm_entry_finite(E.P, E.e_i, E.f_j, E.w, alpha, beta, c, scratch, cap, wide);
+}
+
+}  // namespace xn::exact

@@ -1,0 +1,236 @@
+// exdgemm_kernels.cu - the GPU phases of exdgemm (src/core/exdgemm.h). The
+// arithmetic is the shared __host__ __device__ code; this file only maps it
+// onto threads so that global memory is read and written coalesced.
+#include <climits>
+
+#include "core/exdgemm.h"
+#include "exdgemm_launch.h"
+
+namespace xn {
+namespace {
+
+using exact::Decoded;
+using exact::VectorInfo;
+
+constexpr int kThreads = 256;
+constexpr std::int64_t kColChunk = 256;  // stored columns per thread (scans)
+
+__device__ __forceinline__ double load(const ExView &X, std::int64_t i, std::int64_t j) {
+  return X.trans ? X.p[j + i * X.ld] : X.p[i + j * X.ld];
+}
+
+__global__ void init_info_kernel(VectorInfo *info, std::int64_t n) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) exact::vector_info_init(info[i]);
+}
+
+// Rows of X run along the stored fast dimension (X.trans == false): one
+// thread per row over a chunk of columns, combined with integer atomics
+// (max/min/or are order-independent: the result is deterministic).
+__global__ void __launch_bounds__(kThreads)
+    scan_rows_fast_kernel(ExView X, VectorInfo *info, std::int64_t chunk) {
+  const std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  if (i >= X.rows) return;
+  const std::int64_t j0 = blockIdx.y * chunk;
+  const std::int64_t j1 = min(X.cols, j0 + chunk);
+  VectorInfo v;
+  exact::vector_info_init(v);
+  for (std::int64_t j = j0; j < j1; ++j)
+    exact::vector_info_add(v, exact::decode(X.p[i + j * X.ld]));
+  if (v.top != exact::kNoTop) {
+    atomicMax(&info[i].top, v.top);
+    atomicMin(&info[i].low, v.low);
+  }
+  if (v.nonfinite) atomicOr(&info[i].nonfinite, 1u);
+}
+
+// Rows of X are stored contiguously (X.trans == true): one warp per row.
+__global__ void __launch_bounds__(kThreads)
+    scan_rows_contig_kernel(ExView X, VectorInfo *info) {
+  const std::int64_t i = blockIdx.x * std::int64_t(kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x & 31;
+  if (i >= X.rows) return;
+  VectorInfo v;
+  exact::vector_info_init(v);
+  const double *row = X.p + i * X.ld;
+  for (std::int64_t j = lane; j < X.cols; j += 32)
+    exact::vector_info_add(v, exact::decode(row[j]));
+  for (int o = 16; o > 0; o >>= 1) {
+    v.top = max(v.top, __shfl_xor_sync(0xffffffffu, v.top, o));
+    v.low = min(v.low, __shfl_xor_sync(0xffffffffu, v.low, o));
+    v.nonfinite |= __shfl_xor_sync(0xffffffffu, v.nonfinite, o);
+  }
+  if (lane == 0) info[i] = v;
+}
+
+__global__ void zero_kernel(std::uint64_t *p, std::int64_t n) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) p[i] = 0;
+}
+
+__device__ __forceinline__ void warp_or_masks(std::uint64_t *m) {
+  for (int w = 0; w < exact::kMaskWords; ++w)
+    for (int o = 16; o > 0; o >>= 1) m[w] |= __shfl_xor_sync(0xffffffffu, m[w], o);
+}
+
+__device__ __forceinline__ void publish_mask(const std::uint64_t *m, std::uint64_t *dst) {
+  for (int w = 0; w < exact::kMaskWords; ++w)
+    if (m[w])
+      atomicOr(reinterpret_cast<unsigned long long *>(dst + w), (unsigned long long)m[w]);
+}
+
+// kGroupRows = 64 is a multiple of the warp: a warp's rows share a group.
+__global__ void __launch_bounds__(kThreads)
+    mark_rows_fast_kernel(ExView X, const VectorInfo *info, int w, std::uint64_t *masks,
+                          std::int64_t chunk) {
+  const std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  std::uint64_t m[exact::kMaskWords] = {};
+  if (i < X.rows) {
+    const int e = info[i].top + 1;
+    const std::int64_t j0 = blockIdx.y * chunk;
+    const std::int64_t j1 = min(X.cols, j0 + chunk);
+    for (std::int64_t j = j0; j < j1; ++j)
+      exact::mark_nonzero_digits(exact::decode(X.p[i + j * X.ld]), e, w, m);
+  }
+  warp_or_masks(m);
+  const std::int64_t first = i - (threadIdx.x & 31);
+  if ((threadIdx.x & 31) == 0 && first < X.rows)
+    publish_mask(m, masks + (first / kGroupRows) * exact::kMaskWords);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    mark_rows_contig_kernel(ExView X, const VectorInfo *info, int w,
+                            std::uint64_t *masks) {
+  const std::int64_t i = blockIdx.x * std::int64_t(kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x & 31;
+  if (i >= X.rows) return;
+  const int e = info[i].top + 1;
+  std::uint64_t m[exact::kMaskWords] = {};
+  const double *row = X.p + i * X.ld;
+  for (std::int64_t j = lane; j < X.cols; j += 32)
+    exact::mark_nonzero_digits(exact::decode(row[j]), e, w, m);
+  warp_or_masks(m);
+  if (lane == 0) publish_mask(m, masks + (i / kGroupRows) * exact::kMaskWords);
+}
+
+// Thread per stored element of the block: the fast stored index on x, the
+// slow one looped over y (gridDim.y is limited to 65535).
+__global__ void __launch_bounds__(kThreads)
+    split_rows_kernel(ExView X, const VectorInfo *info, int w, std::int64_t r0,
+                      std::int64_t nr, SliceList list, double *out, std::int64_t ld_out) {
+  const std::int64_t f = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  const std::int64_t fast = X.trans ? X.cols : nr, slow = X.trans ? nr : X.cols;
+  if (f >= fast) return;
+  for (std::int64_t sl = blockIdx.y; sl < slow; sl += gridDim.y) {
+    // Non-transposed: f = row i of the block, sl = column j; transposed: swapped.
+    const std::int64_t i = X.trans ? sl : f, j = X.trans ? f : sl;
+    const Decoded d = exact::decode(load(X, r0 + i, j));
+    const int e = info[r0 + i].top + 1;
+    for (int a = 0; a < list.n; ++a) {
+      const double v = exact::slice_digit(d, e, list.idx[a], w);
+      const std::int64_t oi = a * nr + i;
+      if (!X.trans)
+        out[oi + j * ld_out] = v;
+      else
+        out[j + oi * ld_out] = v;
+    }
+  }
+}
+
+constexpr int kSumThreads = 128;
+constexpr int kScratch = 4 * 128 + 2;  // NearSum terms for up to 16 x 16 slices
+
+__global__ void __launch_bounds__(kSumThreads)
+    sum_block_kernel(ExSumArgs a, SliceList la, SliceList lb) {
+  const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
+  if (i >= a.bm) return;
+  double scratch[kScratch];
+  for (std::int64_t j = blockIdx.y; j < a.bn; j += gridDim.y) {
+    const std::int64_t gi = a.i0 + i, gj = a.j0 + j;
+    exact::EntryContext E;
+    E.P = exact::EntryProducts{
+        a.P + i + j * a.ldp, a.bm, a.bn * a.ldp, la.n, lb.n, la.idx, lb.idx};
+    const VectorInfo ia = a.info_a[gi], ib = a.info_b[gj];
+    E.e_i = ia.top + 1;
+    E.f_j = ib.top + 1;
+    E.w = a.w;
+    E.row_nonfinite = ia.nonfinite != 0;
+    E.col_nonfinite = ib.nonfinite != 0;
+    E.a = a.A.trans ? a.A.p + gi * a.A.ld : a.A.p + gi;
+    E.sa = a.A.trans ? 1 : a.A.ld;
+    E.b = a.B.trans ? a.B.p + gj : a.B.p + gj * a.B.ld;
+    E.sb = a.B.trans ? a.B.ld : 1;
+    E.k = a.A.cols;
+    bool wide = false;
+    double *c = a.C + gi + gj * a.ldc;
+    const double r =
+        exact::exdgemm_entry(E, a.alpha, a.beta, c, scratch, kScratch, &wide);
+    *c = r;
+    if (wide) atomicAdd(a.wide_count, 1ull);
+  }
+}
+
+unsigned blocks_for(std::int64_t n, int per) { return unsigned((n + per - 1) / per); }
+
+// Columns per thread in the scans: kColChunk, more if gridDim.y would
+// exceed its limit.
+std::int64_t col_chunk(std::int64_t cols) {
+  return std::max<std::int64_t>(kColChunk, (cols + 65534) / 65535);
+}
+
+}  // namespace
+
+cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, VectorInfo *info) {
+  if (X.rows <= 0) return cudaSuccess;
+  if (!X.trans) {
+    init_info_kernel<<<blocks_for(X.rows, kThreads), kThreads, 0, s>>>(info, X.rows);
+    const std::int64_t chunk = col_chunk(X.cols);
+    const dim3 grid(blocks_for(X.rows, kThreads), unsigned((X.cols + chunk - 1) / chunk));
+    if (X.cols > 0) scan_rows_fast_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk);
+  } else {
+    scan_rows_contig_kernel<<<blocks_for(X.rows, kThreads / 32), kThreads, 0, s>>>(X,
+                                                                                   info);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_mark_rows(cudaStream_t s, ExView X, const VectorInfo *info, int w,
+                                std::uint64_t *masks) {
+  if (X.rows <= 0) return cudaSuccess;
+  const std::int64_t words = (X.rows + kGroupRows - 1) / kGroupRows * exact::kMaskWords;
+  zero_kernel<<<blocks_for(words, kThreads), kThreads, 0, s>>>(masks, words);
+  if (X.cols > 0) {
+    if (!X.trans) {
+      const std::int64_t chunk = col_chunk(X.cols);
+      const dim3 grid(blocks_for(X.rows, kThreads),
+                      unsigned((X.cols + chunk - 1) / chunk));
+      mark_rows_fast_kernel<<<grid, kThreads, 0, s>>>(X, info, w, masks, chunk);
+    } else {
+      mark_rows_contig_kernel<<<blocks_for(X.rows, kThreads / 32), kThreads, 0, s>>>(
+          X, info, w, masks);
+    }
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_split_rows(cudaStream_t s, ExView X, const VectorInfo *info, int w,
+                                 std::int64_t r0, std::int64_t nr, const SliceList &list,
+                                 double *out, std::int64_t ld_out) {
+  if (nr <= 0 || X.cols <= 0 || list.n == 0) return cudaSuccess;
+  const std::int64_t fast = X.trans ? X.cols : nr, slow = X.trans ? nr : X.cols;
+  const dim3 grid(blocks_for(fast, kThreads),
+                  unsigned(std::min<std::int64_t>(slow, 65535)));
+  split_rows_kernel<<<grid, kThreads, 0, s>>>(X, info, w, r0, nr, list, out, ld_out);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceList &la,
+                                const SliceList &lb) {
+  if (a.bm <= 0 || a.bn <= 0) return cudaSuccess;
+  const dim3 grid(blocks_for(a.bm, kSumThreads),
+                  unsigned(std::min<std::int64_t>(a.bn, 65535)));
+  sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a, la, lb);
+  return cudaGetLastError();
+}
+
+}  // namespace xn

@@ -1,0 +1,56 @@
+// exdgemm_launch.h - host-side launchers of the exdgemm CUDA kernels. Each
+// runs one phase of src/core/exdgemm.h on the GPU with the shared numerics of
+// kernels/ozaki_split.h and kernels/exdgemm_entry.h, enqueues on `stream` and
+// returns the launch's cudaError_t (never synchronises).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "exdgemm_entry.h"
+
+namespace xn {
+
+struct SliceList;
+
+// A column-major view: element (i, j) of the logical rows x cols matrix is
+// p[i + j*ld], or p[j + i*ld] if trans.
+struct ExView {
+  const double *p;
+  std::int64_t rows, cols, ld;
+  bool trans;
+};
+
+// info[i] = exponent summary of row i of X.
+cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, exact::VectorInfo *info);
+
+// masks[g * kMaskWords ..] = nonzero slices of rows [64 g, 64 g + 64) of X.
+cudaError_t launch_ex_mark_rows(cudaStream_t s, ExView X, const exact::VectorInfo *info,
+                                int w, std::uint64_t *masks);
+
+// out(a * nr + i, j) = digit list.idx[a] of X(r0 + i, j); out stored with
+// X's orientation (ld_out), so reads and writes are both coalesced.
+cudaError_t launch_ex_split_rows(cudaStream_t s, ExView X, const exact::VectorInfo *info,
+                                 int w, std::int64_t r0, std::int64_t nr,
+                                 const SliceList &list, double *out, std::int64_t ld_out);
+
+// One entry per thread: C(i0 + i, j0 + j) = exdgemm_entry(...) for the block.
+// alpha/beta are host values (known after the call's synchronisation).
+// *wide_count (device) is incremented by the entries that took the wide path.
+struct ExSumArgs {
+  ExView A, B;
+  double *C;
+  std::int64_t ldc;
+  const exact::VectorInfo *info_a, *info_b;
+  int w;
+  std::int64_t i0, bm, j0, bn;
+  const double *P;
+  std::int64_t ldp;
+  double alpha, beta;
+  unsigned long long *wide_count;
+};
+cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceList &la,
+                                const SliceList &lb);
+
+}  // namespace xn

@@ -1,0 +1,150 @@
+// cpu_exdgemm.cpp - the CPU backend of exdgemm (see cpu_exdgemm.h).
+#include "backend/cpu/cpu_exdgemm.h"
+
+#include <cblas.h>
+
+#include <new>
+#include <vector>
+
+#include "core/exdgemm.h"
+#include "exdgemm_entry.h"
+
+namespace xn {
+namespace {
+
+using exact::VectorInfo;
+
+class CpuExBackend {
+ public:
+  CpuExBackend(double alpha, double beta) : alpha_(alpha), beta_(beta) {}
+
+  void *head_space(std::size_t bytes) { return grow(head_, bytes); }
+  void *body_space(std::size_t bytes) { return grow(body_, bytes); }
+
+  Status scan_rows(MatView<const double> X, VectorInfo *info) {
+    for (index_t i = 0; i < X.rows; ++i) exact::vector_info_init(info[i]);
+    for (index_t j = 0; j < X.cols; ++j)
+      for (index_t i = 0; i < X.rows; ++i)
+        exact::vector_info_add(info[i], exact::decode(*X.at(i, j)));
+    return Status::Ok;
+  }
+
+  Status mark_rows(MatView<const double> X, const VectorInfo *info, int w,
+                   std::uint64_t *masks) {
+    const index_t groups = (X.rows + kGroupRows - 1) / kGroupRows;
+    for (index_t g = 0; g < groups * exact::kMaskWords; ++g) masks[g] = 0;
+    for (index_t j = 0; j < X.cols; ++j)
+      for (index_t i = 0; i < X.rows; ++i)
+        exact::mark_nonzero_digits(exact::decode(*X.at(i, j)), info[i].top + 1, w,
+                                   masks + (i / kGroupRows) * exact::kMaskWords);
+    return Status::Ok;
+  }
+
+  Status fetch(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
+               const std::uint64_t *mb, std::vector<std::uint64_t> &hb, double *alpha,
+               double *beta) {
+    std::copy(ma, ma + ha.size(), ha.begin());
+    std::copy(mb, mb + hb.size(), hb.begin());
+    *alpha = alpha_;
+    *beta = beta_;
+    return Status::Ok;
+  }
+
+  Status scale(MatView<double> C, double beta) {
+    for (index_t j = 0; j < C.cols; ++j)
+      for (index_t i = 0; i < C.rows; ++i) {
+        double *c = C.at(i, j);
+        *c = beta == 0.0 ? 0.0 : beta * *c;
+      }
+    return Status::Ok;
+  }
+
+  Status split_rows(MatView<const double> X, const VectorInfo *info, int w, index_t r0,
+                    index_t nr, const SliceList &list, MatView<double> out) {
+    for (index_t j = 0; j < X.cols; ++j)
+      for (index_t i = 0; i < nr; ++i) {
+        const exact::Decoded d = exact::decode(*X.at(r0 + i, j));
+        const int e = info[r0 + i].top + 1;
+        for (int a = 0; a < list.n; ++a)
+          *out.at(a * nr + i, j) = exact::slice_digit(d, e, list.idx[a], w);
+      }
+    return Status::Ok;
+  }
+
+  Status gemm_exact(MatView<const double> A, MatView<const double> B, MatView<double> C) {
+    cblas_dgemm(CblasColMajor, A.trans ? CblasTrans : CblasNoTrans,
+                B.trans ? CblasTrans : CblasNoTrans, blasint(C.rows), blasint(C.cols),
+                blasint(A.cols), 1.0, A.p, blasint(A.ld), B.p, blasint(B.ld), 0.0, C.p,
+                blasint(C.ld));
+    return Status::Ok;
+  }
+
+  Status sum_block(MatView<const double> A, MatView<const double> B, MatView<double> C,
+                   const VectorInfo *ia, const VectorInfo *ib, int w, index_t i0,
+                   index_t bm, index_t j0, index_t bn, const SliceList &la,
+                   const SliceList &lb, MatView<const double> P, double alpha,
+                   double beta, std::int64_t *wide_count) {
+    const int cap = exact::entry_terms_needed(la.n, lb.n);
+    if (scratch_.size() < std::size_t(cap)) scratch_.resize(std::size_t(cap));
+    std::int64_t wide_n = 0;
+    for (index_t j = 0; j < bn; ++j)
+      for (index_t i = 0; i < bm; ++i) {
+        const index_t gi = i0 + i, gj = j0 + j;
+        exact::EntryContext E;
+        E.P = exact::EntryProducts{
+            P.p + i + j * P.ld, bm, bn * P.ld, la.n, lb.n, la.idx, lb.idx};
+        E.e_i = ia[gi].top + 1;
+        E.f_j = ib[gj].top + 1;
+        E.w = w;
+        E.row_nonfinite = ia[gi].nonfinite != 0;
+        E.col_nonfinite = ib[gj].nonfinite != 0;
+        E.a = A.at(gi, 0);
+        E.sa = A.trans ? 1 : A.ld;
+        E.b = B.at(0, gj);
+        E.sb = B.trans ? B.ld : 1;
+        E.k = A.cols;
+        bool wide = false;
+        double *c = C.at(gi, gj);
+        *c = exact::exdgemm_entry(E, alpha, beta, c, scratch_.data(), cap, &wide);
+        wide_n += wide;
+      }
+    *wide_count += wide_n;
+    return Status::Ok;
+  }
+
+ private:
+  static void *grow(std::vector<double> &v, std::size_t bytes) {
+    try {
+      if (v.size() * 8 < bytes) v.resize((bytes + 7) / 8);
+    } catch (const std::bad_alloc &) {
+      return nullptr;
+    }
+    return v.data();
+  }
+  double alpha_, beta_;
+  std::vector<double> head_, body_, scratch_;
+};
+
+}  // namespace
+
+Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                   std::int64_t k, double alpha, const double *A, std::int64_t lda,
+                   const double *B, std::int64_t ldb, double beta, double *C,
+                   std::int64_t ldc, std::size_t budget, std::int64_t force_block,
+                   xnExdgemmInfo_t *info) {
+  xnExdgemmInfo_t local{};
+  if (!info) info = &local;
+  *info = xnExdgemmInfo_t{};
+  if (m == 0 || n == 0) return Status::Ok;
+  CpuExBackend be(alpha, beta);
+  const MatView<double> Cv{C, m, n, ldc, false};
+  if (k == 0 || alpha == 0.0) return be.scale(Cv, beta);
+  const MatView<const double> Av{A, m, k, lda, trans_a};
+  const MatView<const double> Bv{B, k, n, ldb, trans_b};
+  ExdgemmLimits lim;
+  lim.workspace_bytes = budget ? budget : (std::size_t(1) << 30);
+  lim.force_block = force_block;
+  return exdgemm_run(be, Av, Bv, Cv, lim, info);
+}
+
+}  // namespace xn

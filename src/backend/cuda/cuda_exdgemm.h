@@ -1,0 +1,135 @@
+// cuda_exdgemm.h - the CUDA backend of exdgemm: the phases of
+// src/core/exdgemm.h as kernels (kernels/exdgemm_kernels.cu) and cuBLAS
+// DGEMMs pinned to native FP64 (CUBLAS_COMPUTE_64F_PEDANTIC), on the handle's
+// stream, with the handle's exdgemm regions as workspace.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "backend/cuda/handle_state.h"
+#include "core/exdgemm.h"
+#include "exdgemm_launch.h"
+#include "launch.h"
+
+namespace xn {
+
+class CudaExBackend {
+ public:
+  CudaExBackend(cublasHandle_t h, cudaStream_t s, HandleState &st, bool dev_scalars,
+                const double *alpha, const double *beta)
+      : h_(h), s_(s), st_(st), dev_(dev_scalars), alpha_(alpha), beta_(beta) {}
+
+  // The head region also holds the device counter of wide-path entries.
+  void *head_space(std::size_t bytes) {
+    char *p = static_cast<char *>(acquire_buffer(st_.ex_head, bytes + 256, s_));
+    if (!p) return nullptr;
+    wide_ = reinterpret_cast<unsigned long long *>(p + bytes);
+    if (cudaMemsetAsync(wide_, 0, sizeof *wide_, s_) != cudaSuccess) return nullptr;
+    return p;
+  }
+  void *body_space(std::size_t bytes) { return acquire_buffer(st_.ex_body, bytes, s_); }
+  unsigned long long *wide_counter() const { return wide_; }
+
+  Status scan_rows(MatView<const double> X, exact::VectorInfo *info) {
+    return ok(launch_ex_scan_rows(s_, view(X), info));
+  }
+  Status mark_rows(MatView<const double> X, const exact::VectorInfo *info, int w,
+                   std::uint64_t *masks) {
+    return ok(launch_ex_mark_rows(s_, view(X), info, w, masks));
+  }
+
+  // The call's one synchronisation: masks (and device-resident alpha, beta)
+  // to pinned host memory, then wait for the stream.
+  Status fetch(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
+               const std::uint64_t *mb, std::vector<std::uint64_t> &hb, double *alpha,
+               double *beta) {
+    const std::size_t na = ha.size() * 8, nb = hb.size() * 8;
+    char *host = static_cast<char *>(acquire_ex_host(st_, na + nb + 16));
+    if (!host) return Status::AllocFailed;
+    double *scal = reinterpret_cast<double *>(host + na + nb);
+    if (cudaMemcpyAsync(host, ma, na, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+        cudaMemcpyAsync(host + na, mb, nb, cudaMemcpyDeviceToHost, s_) != cudaSuccess)
+      return Status::ExecutionFailed;
+    if (dev_) {
+      if (cudaMemcpyAsync(scal, alpha_, 8, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+          cudaMemcpyAsync(scal + 1, beta_, 8, cudaMemcpyDeviceToHost, s_) != cudaSuccess)
+        return Status::ExecutionFailed;
+    }
+    if (cudaStreamSynchronize(s_) != cudaSuccess) return Status::ExecutionFailed;
+    std::memcpy(ha.data(), host, na);
+    std::memcpy(hb.data(), host + na, nb);
+    *alpha = dev_ ? scal[0] : *alpha_;
+    *beta = dev_ ? scal[1] : *beta_;
+    return Status::Ok;
+  }
+
+  Status scale(MatView<double> C, double beta) {
+    return ok(launch_scale<double>(s_, C.rows, C.cols, C.p, C.ld,
+                                   ScalarArg<double>{beta, nullptr}));
+  }
+
+  Status split_rows(MatView<const double> X, const exact::VectorInfo *info, int w,
+                    index_t r0, index_t nr, const SliceList &list, MatView<double> out) {
+    return ok(launch_ex_split_rows(s_, view(X), info, w, r0, nr, list, out.p, out.ld));
+  }
+
+  // Exact by construction; COMPUTE_64F_PEDANTIC keeps cuBLAS on native FP64
+  // whatever the handle's math mode, emulation strategy or
+  // CUBLAS_EMULATE_DOUBLE_PRECISION say (cublas_api.h: "_PEDANTIC types
+  // ensure standard arithmetic").
+  Status gemm_exact(MatView<const double> A, MatView<const double> B, MatView<double> C) {
+    static const double host_one = 1.0, host_zero = 0.0;
+    const double *one = dev_ ? st_.zero_one_d() + 1 : &host_one;
+    const double *zero = dev_ ? st_.zero_one_d() : &host_zero;
+    const cublasStatus_t cs = cublasGemmEx(
+        h_, A.trans ? CUBLAS_OP_T : CUBLAS_OP_N, B.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+        int(C.rows), int(C.cols), int(A.cols), one, A.p, CUDA_R_64F, int(A.ld), B.p,
+        CUDA_R_64F, int(B.ld), zero, C.p, CUDA_R_64F, int(C.ld),
+        CUBLAS_COMPUTE_64F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+    return cs == CUBLAS_STATUS_SUCCESS ? Status::Ok : Status::ExecutionFailed;
+  }
+
+  Status sum_block(MatView<const double> A, MatView<const double> B, MatView<double> C,
+                   const exact::VectorInfo *ia, const exact::VectorInfo *ib, int w,
+                   index_t i0, index_t bm, index_t j0, index_t bn, const SliceList &la,
+                   const SliceList &lb, MatView<const double> P, double alpha,
+                   double beta, std::int64_t *) {
+    ExSumArgs a;
+    a.A = view(A);
+    a.B = view(B);
+    a.C = C.p;
+    a.ldc = C.ld;
+    a.info_a = ia;
+    a.info_b = ib;
+    a.w = w;
+    a.i0 = i0;
+    a.bm = bm;
+    a.j0 = j0;
+    a.bn = bn;
+    a.P = P.p;
+    a.ldp = P.ld;
+    a.alpha = alpha;
+    a.beta = beta;
+    a.wide_count = wide_;
+    return ok(launch_ex_sum_block(s_, a, la, lb));
+  }
+
+ private:
+  static ExView view(MatView<const double> X) {
+    return ExView{X.p, X.rows, X.cols, X.ld, X.trans};
+  }
+  static Status ok(cudaError_t e) {
+    return e == cudaSuccess ? Status::Ok : Status::ExecutionFailed;
+  }
+  cublasHandle_t h_;
+  cudaStream_t s_;
+  HandleState &st_;
+  bool dev_;
+  const double *alpha_, *beta_;
+  unsigned long long *wide_ = nullptr;
+};
+
+}  // namespace xn

@@ -1,0 +1,259 @@
+// exdgemm.h - the correctly rounded DGEMM (Ozaki scheme), written once over a
+// backend (ARCHITECTURE.md §2-3). The backends supply five phases, each a
+// pass of the shared __host__ __device__ numerics in kernels/:
+//
+//   scan_rows   per row of a view: highest/lowest set bit, non-finite flag
+//   mark_rows   per group of kGroupRows rows: which slices are nonzero
+//   fetch       the group masks (and alpha/beta) to the host: the call's one
+//               synchronisation, needed because the slice counts decide how
+//               many and how large the DGEMMs are (host-side parameters)
+//   split_rows  the nonzero slices of a block of rows, stacked
+//   gemm_exact  one DGEMM of the stacked slices: all slice products at once
+//   sum_block   one thread/iteration per entry: exdgemm_entry (NearSum)
+//
+// op(B) is handled as the rows of op(B)^T, so every phase is written once.
+// Blocking of C is seed 001's "Type 1" (seed 002): a bm x bn block needs the
+// slices of bm rows of op(A) (s bm k), of bn columns of op(B) (t k bn) and
+// the s t bm bn slice products; stacking the s slices of A vertically and the
+// t slices of B horizontally makes those products one (s bm) x (t bn) x k
+// DGEMM, larger and so faster than the seed's batched small ones. Slices that
+// are zero in a whole block are left out of the stack (no product computed).
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/status.h"
+#include "core/view.h"
+#include "exdgemm_entry.h"
+#include "ozaki_split.h"
+#include "xngemm.h"
+
+namespace xn {
+
+inline constexpr index_t kGroupRows = 64;  // granularity of the slice masks
+
+// Indices of a block's nonzero slices, passed by value to kernels.
+struct SliceList {
+  int n = 0;
+  unsigned char idx[exact::kMaxSlices];
+};
+
+struct ExdgemmLimits {
+  std::size_t workspace_bytes = 0;  // budget for the call's workspace
+  index_t force_block = 0;          // 0 = from the budget
+};
+
+namespace ex_detail {
+
+inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
+
+inline int popcount_mask(const std::uint64_t *m) {
+  int c = 0;
+  for (int w = 0; w < exact::kMaskWords; ++w) c += __builtin_popcountll(m[w]);
+  return c;
+}
+
+// Union of the masks of groups [g0, g1).
+inline void union_masks(const std::vector<std::uint64_t> &masks, index_t g0, index_t g1,
+                        std::uint64_t *out) {
+  for (int w = 0; w < exact::kMaskWords; ++w) out[w] = 0;
+  for (index_t g = g0; g < g1; ++g)
+    for (int w = 0; w < exact::kMaskWords; ++w)
+      out[w] |= masks[std::size_t(g) * exact::kMaskWords + w];
+}
+
+inline SliceList list_of(const std::uint64_t *m) {
+  SliceList l;
+  for (int r = 0; r < exact::kMaxSlices; ++r)
+    if ((m[r >> 6] >> (r & 63)) & 1) l.idx[l.n++] = static_cast<unsigned char>(r);
+  return l;
+}
+
+// Bytes of the phase-1 arrays: infos and masks for m rows and n columns.
+inline std::size_t head_bytes(index_t m, index_t n) {
+  const index_t infos = round_up((m + n) * index_t(sizeof(exact::VectorInfo)), 256);
+  const index_t groups =
+      (m + kGroupRows - 1) / kGroupRows + (n + kGroupRows - 1) / kGroupRows;
+  return std::size_t(infos + round_up(groups * exact::kMaskWords * 8, 256));
+}
+
+struct Blocking {
+  index_t bm = 0, bn = 0;
+  bool b_once = false;  // all slices of op(B) split once, up front
+  std::size_t bytes = 0;
+};
+
+inline std::size_t body_bytes(index_t bm, index_t bn, index_t n, index_t k, int s, int t,
+                              bool b_once) {
+  const index_t a = round_up(index_t(s) * bm * k * 8, 256);
+  const index_t b = round_up(index_t(t) * k * (b_once ? n : bn) * 8, 256);
+  const index_t p = round_up(index_t(s) * t * bm * bn * 8, 256);
+  return std::size_t(a + b + p);
+}
+
+// Largest square-ish block (multiple of kGroupRows, or the whole dimension)
+// whose workspace fits the budget; s and t are upper bounds on the slice
+// counts of any block.
+inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
+                                std::size_t budget, index_t force) {
+  Blocking best;
+  const index_t head = index_t(head_bytes(m, n));
+  auto fits = [&](index_t bm, index_t bn, bool once, Blocking *out) {
+    // cuBLAS takes int dimensions for the stacked product.
+    if (index_t(s) * bm > index_t(INT32_MAX) || index_t(t) * bn > index_t(INT32_MAX))
+      return false;
+    const std::size_t bytes = std::size_t(head) + body_bytes(bm, bn, n, k, s, t, once);
+    if (bytes > budget) return false;
+    *out = Blocking{bm, bn, once, bytes};
+    return true;
+  };
+  if (force > 0) {
+    const index_t b = round_up(force, kGroupRows);
+    const index_t bm = std::min(m, b), bn = std::min(n, b);
+    if (!fits(bm, bn, true, &best) && !fits(bm, bn, false, &best))
+      best = Blocking{bm, bn, false,
+                      std::size_t(head) + body_bytes(bm, bn, n, k, s, t, false)};
+    return best;
+  }
+  const index_t top = round_up(std::max(m, n), kGroupRows);
+  for (index_t b = top; b >= kGroupRows;
+       b = b > 2 * kGroupRows ? round_up(b / 2, kGroupRows) : b - kGroupRows) {
+    const index_t bm = std::min(m, b), bn = std::min(n, b);
+    if (fits(bm, bn, true, &best) || fits(bm, bn, false, &best)) return best;
+    if (b == kGroupRows) break;
+  }
+  return Blocking{};  // nothing fits
+}
+
+}  // namespace ex_detail
+
+// alpha op(A) op(B) + beta C, correctly rounded, over backend `be`. A, B, C
+// are the caller's views (m x k, k x n, m x n) with m, n, k > 0. `info`
+// receives the report of xnGetLastExdgemmInfo.
+template <class Backend>
+Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B,
+                   MatView<double> C, const ExdgemmLimits &lim, xnExdgemmInfo_t *info) {
+  using namespace ex_detail;
+  const index_t m = C.rows, n = C.cols, k = A.cols;
+  const int w = exact::slice_width(k);
+  const MatView<const double> Bt{B.p, n, k, B.ld, !B.trans};  // rows = columns of op(B)
+  const index_t groups_a = (m + kGroupRows - 1) / kGroupRows;
+  const index_t groups_b = (n + kGroupRows - 1) / kGroupRows;
+  *info = xnExdgemmInfo_t{};
+  info->wide_entries = -1;
+
+  // Phase 1: exponents and slice masks, then the one synchronisation.
+  const std::size_t head = head_bytes(m, n);
+  char *ws = static_cast<char *>(be.head_space(head));
+  if (!ws) return Status::AllocFailed;
+  auto *info_a = reinterpret_cast<exact::VectorInfo *>(ws);
+  exact::VectorInfo *info_b = info_a + m;
+  auto *masks_a = reinterpret_cast<std::uint64_t *>(
+      ws + round_up((m + n) * index_t(sizeof(exact::VectorInfo)), 256));
+  std::uint64_t *masks_b = masks_a + groups_a * exact::kMaskWords;
+  Status s = be.scan_rows(A, info_a);
+  if (s == Status::Ok) s = be.scan_rows(Bt, info_b);
+  if (s == Status::Ok) s = be.mark_rows(A, info_a, w, masks_a);
+  if (s == Status::Ok) s = be.mark_rows(Bt, info_b, w, masks_b);
+  std::vector<std::uint64_t> ma(std::size_t(groups_a * exact::kMaskWords)),
+      mb(std::size_t(groups_b * exact::kMaskWords));
+  double alpha = 0, beta = 0;
+  if (s == Status::Ok) s = be.fetch(masks_a, ma, masks_b, mb, &alpha, &beta);
+  if (s != Status::Ok) return s;
+
+  if (alpha == 0.0) return be.scale(C, beta);  // BLAS: C = beta C, exactly RN(beta c)
+
+  std::uint64_t all_a[exact::kMaskWords], all_b[exact::kMaskWords];
+  union_masks(ma, 0, groups_a, all_a);
+  union_masks(mb, 0, groups_b, all_b);
+  const int s_all = popcount_mask(all_a), t_all = popcount_mask(all_b);
+  const Blocking blk =
+      choose_blocking(m, n, k, s_all, t_all, lim.workspace_bytes, lim.force_block);
+  if (blk.bm == 0) return Status::AllocFailed;
+  // A separate region, so growing it never moves the phase-1 arrays.
+  char *body = static_cast<char *>(be.body_space(blk.bytes - head));
+  if (!body) return Status::AllocFailed;
+  double *a_slices = reinterpret_cast<double *>(body);
+  double *b_slices =
+      reinterpret_cast<double *>(body + round_up(index_t(s_all) * blk.bm * k * 8, 256));
+  double *prods =
+      b_slices + round_up(index_t(t_all) * k * (blk.b_once ? n : blk.bn) * 8, 256) / 8;
+
+  info->block_rows = int(blk.bm);
+  info->block_cols = int(blk.bn);
+  info->workspace_bytes = blk.bytes;
+  info->wide_entries = 0;
+
+  // Column blocks: slice lists and, when split once, their place in b_slices.
+  const index_t nbj = (n + blk.bn - 1) / blk.bn;
+  std::vector<SliceList> lists_b(static_cast<std::size_t>(nbj));
+  std::vector<index_t> offset_b(static_cast<std::size_t>(nbj), 0);
+  index_t off = 0;
+  for (index_t J = 0; J < nbj; ++J) {
+    const index_t j0 = J * blk.bn, bn = std::min(blk.bn, n - j0);
+    std::uint64_t u[exact::kMaskWords];
+    union_masks(mb, j0 / kGroupRows, (j0 + bn + kGroupRows - 1) / kGroupRows, u);
+    lists_b[std::size_t(J)] = list_of(u);
+    offset_b[std::size_t(J)] = off;
+    if (blk.b_once) off += index_t(lists_b[std::size_t(J)].n) * bn * k;
+  }
+  // Slices of op(B) stored like B: rows of the stacked op(B)^T = t' bn.
+  auto b_stack = [&](index_t J, index_t bn) {
+    const index_t rows = index_t(lists_b[std::size_t(J)].n) * bn;
+    double *p = b_slices + (blk.b_once ? offset_b[std::size_t(J)] : 0);
+    // Bt's storage orientation: !B.trans stored rows fast <=> Bt.trans false.
+    return MatView<double>{p, rows, k, Bt.trans ? k : std::max<index_t>(rows, 1),
+                           Bt.trans};
+  };
+  if (blk.b_once)
+    for (index_t J = 0; J < nbj && s == Status::Ok; ++J) {
+      const index_t j0 = J * blk.bn, bn = std::min(blk.bn, n - j0);
+      if (lists_b[std::size_t(J)].n)
+        s = be.split_rows(Bt, info_b, w, j0, bn, lists_b[std::size_t(J)], b_stack(J, bn));
+    }
+
+  int s_max = 0, t_max = 0;
+  double products = 0;
+  std::int64_t blocks = 0;
+  for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
+    const index_t bm = std::min(blk.bm, m - i0);
+    std::uint64_t u[exact::kMaskWords];
+    union_masks(ma, i0 / kGroupRows, (i0 + bm + kGroupRows - 1) / kGroupRows, u);
+    const SliceList la = list_of(u);
+    s_max = std::max(s_max, la.n);
+    const index_t rows_a = index_t(la.n) * bm;
+    const MatView<double> a_stack{a_slices, rows_a, k,
+                                  A.trans ? k : std::max<index_t>(rows_a, 1), A.trans};
+    if (la.n) s = be.split_rows(A, info_a, w, i0, bm, la, a_stack);
+    for (index_t J = 0; J < nbj && s == Status::Ok; ++J) {
+      const index_t j0 = J * blk.bn, bn = std::min(blk.bn, n - j0);
+      const SliceList &lb = lists_b[std::size_t(J)];
+      t_max = std::max(t_max, lb.n);
+      const MatView<double> bs = b_stack(J, bn);
+      if (!blk.b_once && lb.n && la.n) s = be.split_rows(Bt, info_b, w, j0, bn, lb, bs);
+      const index_t pr = index_t(la.n) * bm, pc = index_t(lb.n) * bn;
+      const MatView<double> P{prods, pr, pc, std::max<index_t>(pr, 1), false};
+      if (s == Status::Ok && la.n && lb.n) {
+        // op(B) slices = (stacked op(B)^T slices)^T.
+        const MatView<const double> bsv{bs.p, k, pc, bs.ld, !bs.trans};
+        s = be.gemm_exact(a_stack.as_const(), bsv, P);
+      }
+      if (s == Status::Ok)
+        s = be.sum_block(A, B, C, info_a, info_b, w, i0, bm, j0, bn, la, lb, P.as_const(),
+                         alpha, beta, &info->wide_entries);
+      products += double(la.n) * lb.n * double(bm) * double(bn) / (double(m) * double(n));
+      ++blocks;
+    }
+  }
+  info->max_slices_a = s_max;
+  info->max_slices_b = t_max;
+  info->slice_products = products;
+  info->blocks = blocks;
+  return s;
+}
+
+}  // namespace xn

@@ -1,0 +1,347 @@
+// test_exdgemm_cpu.cpp - the correctly rounded DGEMM on the CPU backend
+// against the exact MPFR oracle: every entry must equal the exact value of
+// alpha op(A) op(B) + beta C rounded once to nearest (zero entries differing,
+// compared bit for bit), over seed 001's phi family, ill-conditioned products,
+// integers, extreme exponents, subnormals, rows/columns of zeros, mixed
+// huge/tiny rows, overflow, non-finite inputs, all transposes, k = 1, random
+// alpha/beta; and bitwise equality across block sizes and budgets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "backend/cpu/cpu_exdgemm.h"
+#include "exdgemm_inputs.h"
+#include "ozaki_split.h"
+#include "support/mpfr_oracle.h"
+#include "support/test_support.h"
+#include "xngemm.h"
+
+namespace {
+
+using xn_test::ExKind;
+
+using xn_test::ex_same;
+std::uint64_t bits(double x) { return xn_test::ex_bits(x); }
+bool same(double got, double want) { return ex_same(got, want); }
+
+struct Case {
+  bool ta, tb;
+  std::int64_t m, n, k, lda, ldb, ldc;
+  double alpha, beta;
+};
+
+// Runs cpu_exdgemm and checks every entry against the oracle. Returns the
+// result for further comparisons.
+std::vector<double> run_and_check(const Case &c, const std::vector<double> &a,
+                                  const std::vector<double> &b,
+                                  const std::vector<double> &c0, std::int64_t block,
+                                  std::size_t budget, const std::string &what,
+                                  xnExdgemmInfo_t *info_out = nullptr) {
+  std::vector<double> got = c0;
+  xnExdgemmInfo_t info{};
+  const xn::Status st =
+      xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda, b.data(),
+                      c.ldb, c.beta, got.data(), c.ldc, budget, block, &info);
+  EXPECT_EQ(st, xn::Status::Ok) << what;
+  if (info_out) *info_out = info;
+  std::vector<xn_test::ExactEntry> want;
+  xn_test::exact_gemm<double>(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda,
+                              b.data(), c.ldb, c.beta, c0.data(), c.ldc, want);
+  int bad = 0;
+  for (std::int64_t j = 0; j < c.n; ++j)
+    for (std::int64_t i = 0; i < c.m; ++i) {
+      const double g = got[std::size_t(i + j * c.ldc)];
+      const double w = want[std::size_t(i + j * c.m)].hi;
+      if (!same(g, w) && bad++ < 5)
+        ADD_FAILURE() << what << ": entry (" << i << "," << j << ") got " << std::hexfloat
+                      << g << " want " << w << std::defaultfloat;
+    }
+  EXPECT_EQ(bad, 0) << what << " (" << bad << " entries differ)";
+  // Padding rows of C untouched.
+  for (std::int64_t j = 0; j < c.n; ++j)
+    for (std::int64_t i = c.m; i < c.ldc; ++i)
+      EXPECT_TRUE(bits(got[std::size_t(i + j * c.ldc)]) ==
+                  bits(c0[std::size_t(i + j * c.ldc)]))
+          << what << ": padding of C written";
+  return got;
+}
+
+std::vector<double> make_c(std::int64_t m, std::int64_t n, std::int64_t ldc, double beta,
+                           std::mt19937_64 &rng) {
+  std::vector<double> c(std::size_t(ldc * n), std::numeric_limits<double>::quiet_NaN());
+  if (beta != 0.0)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i)
+        c[std::size_t(i + j * ldc)] = xn_test::u53(rng) - 0.5;
+  return c;  // beta == 0: C is NaN and must not be read
+}
+
+TEST(ExdgemmSplit, SliceWidthIsExactBound) {
+  for (std::int64_t k :
+       {1LL, 2LL, 3LL, 5LL, 100LL, 8192LL, 16384LL, 65536LL, 1LL << 30}) {
+    const int w = xn::exact::slice_width(k);
+    // k (2^w - 1)^2 <= 2^53 < k (2^(w+1) - 1)^2, in long double (64-bit mantissa).
+    const long double d = std::ldexp(1.0L, w) - 1, d1 = std::ldexp(1.0L, w + 1) - 1;
+    EXPECT_LE(k * d * d, std::ldexp(1.0L, 53)) << k;
+    EXPECT_GT(k * d1 * d1, std::ldexp(1.0L, 53)) << k;
+    // Never narrower than the seeds' 53 - ceil((53 + log2 k) / 2).
+    const int seed_w = 53 - int(std::ceil((53 + std::log2(double(k))) / 2));
+    EXPECT_GE(w, seed_w) << k;
+  }
+  EXPECT_EQ(xn::exact::slice_width(8192), 20);
+  EXPECT_EQ(xn::exact::slice_width(16384), 19);
+}
+
+TEST(ExdgemmSplit, DigitsReassembleExactly) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  for (int t = 0; t < 20000; ++t) {
+    const double x = std::ldexp(xn_test::u53(rng) - 0.5, int(rng() % 2100) - 1075);
+    const auto d = xn::exact::decode(x);
+    if (d.zero) continue;
+    const int w = 11 + int(rng() % 16), e = d.top + 1 + int(rng() % 30);
+    long double sum = 0;  // exact: digits are integers, rebuilt with ldexp
+    double rebuilt = 0;
+    std::uint64_t mask[xn::exact::kMaskWords] = {};
+    xn::exact::mark_nonzero_digits(d, e, w, mask);
+    const int s = xn::exact::slice_count(d.top, d.low, w) + (e - d.top - 1) / w + 1;
+    for (int r = 0; r < s && r < xn::exact::kMaxSlices; ++r) {
+      const double dig = xn::exact::slice_digit(d, e, r, w);
+      EXPECT_LT(std::fabs(dig), std::ldexp(1.0, w));
+      EXPECT_EQ(dig != 0.0, ((mask[r >> 6] >> (r & 63)) & 1) != 0);
+      // Accumulate from the top: all partial sums are exact in double since
+      // together they are bits of x.
+      rebuilt += std::ldexp(dig, e - (r + 1) * w);
+    }
+    (void)sum;
+    EXPECT_EQ(bits(rebuilt), bits(x)) << std::hexfloat << x << " w=" << w << " e=" << e;
+  }
+}
+
+struct FamilyParam {
+  ExKind kind;
+  double phi;
+};
+
+class ExdgemmFamily : public ::testing::TestWithParam<FamilyParam> {};
+
+TEST_P(ExdgemmFamily, AllTransposesMatchOracle) {
+  const FamilyParam p = GetParam();
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  const std::int64_t sizes[][3] = {{23, 17, 31}, {40, 33, 64}, {7, 5, 1}, {64, 65, 63}};
+  for (int t = 0; t < 4; ++t)
+    for (const auto &sz : sizes) {
+      Case c{bool(t & 1), bool(t & 2), sz[0], sz[1], sz[2], 0, 0, 0, 0, 0};
+      c.lda = (c.ta ? c.k : c.m) + 3;
+      c.ldb = (c.tb ? c.n : c.k) + 2;
+      c.ldc = c.m + 1;
+      std::uniform_real_distribution<double> ab(-2, 2);
+      c.alpha = (t == 0) ? 1.0 : ab(rng);
+      c.beta = (t == 1) ? 0.0 : ab(rng);
+      std::vector<double> a, b;
+      xn_test::ex_fill(p.kind, p.phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+      const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+      std::ostringstream what;
+      what << ex_kind_name(p.kind) << " phi=" << p.phi << " ta=" << c.ta << " tb=" << c.tb
+           << " " << c.m << "x" << c.n << "x" << c.k << " alpha=" << c.alpha
+           << " beta=" << c.beta;
+      run_and_check(c, a, b, c0, 0, 0, what.str());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, ExdgemmFamily,
+    ::testing::Values(FamilyParam{ExKind::Phi, 0}, FamilyParam{ExKind::Phi, 1},
+                      FamilyParam{ExKind::Phi, 2}, FamilyParam{ExKind::Phi, 4},
+                      FamilyParam{ExKind::Phi, 8}, FamilyParam{ExKind::Phi, 16},
+                      FamilyParam{ExKind::Integer, 0}, FamilyParam{ExKind::Extreme, 0},
+                      FamilyParam{ExKind::Subnormal, 0},
+                      FamilyParam{ExKind::MixedRange, 0},
+                      FamilyParam{ExKind::ZeroLines, 1},
+                      FamilyParam{ExKind::Overflow, 0}),
+    [](const ::testing::TestParamInfo<FamilyParam> &i) {
+      return ex_kind_name(i.param.kind) + "_" + std::to_string(int(i.param.phi));
+    });
+
+TEST(Exdgemm, IllConditionedMatchesOracle) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  for (std::int64_t k : {2, 9, 64, 200}) {
+    Case c{false, false, 30, 20, k, 30, k, 30, 1.0, 0.0};
+    std::vector<double> a, b;
+    xn_test::ex_fill_illcond(c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+    std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    run_and_check(c, a, b, c0, 0, 0, "illcond k=" + std::to_string(k));
+    c.beta = -0.75;
+    c.alpha = 3.0;
+    c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    run_and_check(c, a, b, c0, 0, 0, "illcond with beta, k=" + std::to_string(k));
+  }
+}
+
+// beta * c against a product far away in magnitude, and the exact midpoint.
+TEST(Exdgemm, ScalesFarApartAndTies) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{false, false, 12, 9, 11, 12, 11, 12, 0x1p-900, 0x1p+900};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, false, false, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  run_and_check(c, a, b, c0, 0, 0, "beta*c dominates by 2^1800");
+  std::swap(c.alpha, c.beta);
+  c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  run_and_check(c, a, b, c0, 0, 0, "alpha*AB dominates by 2^1800");
+  // Ties: 1 * 1 + (2^-53) * 1 is the midpoint between 1 and 1 + 2^-52 (rounds
+  // to 1, even); with 3 * 2^-53 above 1 it rounds up. k = 2, all ones in A.
+  Case t{false, false, 1, 2, 2, 1, 2, 1, 1.0, 0.0};
+  std::vector<double> ta = {1.0, 1.0}, tb = {1.0, 0x1p-53, 1.0, 0x1.8p-52};
+  std::vector<double> tc(2, std::numeric_limits<double>::quiet_NaN());
+  const std::vector<double> r = run_and_check(t, ta, tb, tc, 0, 0, "ties");
+  EXPECT_EQ(r[0], 1.0);
+  EXPECT_EQ(r[1], 1.0 + 0x1p-51);
+  // Near ties that a compensated (twice-the-precision) sum gets wrong: the
+  // tie 1 + 2^-53 tipped by a term 2^-53 further down, either way, and the
+  // same hidden under a cancelling pair. Columns of op(B); A is all ones.
+  Case u{false, false, 1, 4, 5, 1, 5, 1, 1.0, 0.0};
+  std::vector<double> ua(5, 1.0);
+  std::vector<double> ub = {
+      1.0,    0x1p-53,  0x1p-106,  0.0,     0.0,        // up: 1 + 2^-52
+      1.0,    0x1p-53,  -0x1p-106, 0.0,     0.0,        // down: 1
+      -1.0,   -0x1p-53, -0x1p-106, 0.0,     0.0,        // -(1 + 2^-52)
+      0x1p60, 1.0,      -0x1p60,   0x1p-53, 0x1p-106};  // up, cancelled
+  std::vector<double> uc(4, std::numeric_limits<double>::quiet_NaN());
+  const std::vector<double> v = run_and_check(u, ua, ub, uc, 0, 0, "near ties");
+  EXPECT_EQ(v[0], 1.0 + 0x1p-52);
+  EXPECT_EQ(v[1], 1.0);
+  EXPECT_EQ(v[2], -(1.0 + 0x1p-52));
+  EXPECT_EQ(v[3], 1.0 + 0x1p-52);
+}
+
+TEST(Exdgemm, NonFiniteInputs) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Case c{false, true, 9, 8, 7, 9, 8, 9, 1.5, -0.5};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  a[0 + 2 * 9] = inf;   // row 0 of A
+  a[3 + 4 * 9] = -inf;  // row 3
+  a[3 + 5 * 9] = inf;   // row 3: +Inf and -Inf terms can meet (NaN)
+  a[5 + 1 * 9] = nan;   // row 5
+  b[2 + 6 * 8] = 0.0;   // op(B)(6, 2) = 0: 0 * Inf in no row (row 0 uses p = 2)
+  b[4 + 2 * 8] = 0.0;   // op(B)(2, 4) = 0: Inf * 0 = NaN at (0, 4)
+  b[6 + 0 * 8] = -inf;  // column 6 of op(B)
+  std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  c0[7 + 7 * 9] = inf;  // beta * Inf
+  c0[8 + 1 * 9] = nan;
+  run_and_check(c, a, b, c0, 0, 0, "non-finite");
+  // alpha = 0: A and B are not read (NaN in them does not propagate).
+  Case z = c;
+  z.alpha = 0.0;
+  run_and_check(z, a, b, c0, 0, 0, "alpha = 0");
+}
+
+TEST(Exdgemm, BlockingAndBudgetDoNotChangeBits) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{true, false, 200, 150, 90, 90, 90, 201, -1.25, 0.5};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 2, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  xnExdgemmInfo_t big{}, small{};
+  const auto r0 = run_and_check(c, a, b, c0, 0, 0, "one block", &big);
+  const auto r1 = run_and_check(c, a, b, c0, 64, 0, "64 blocks", &small);
+  EXPECT_EQ(big.blocks, 1);
+  EXPECT_EQ(small.blocks, 4 * 3);
+  EXPECT_EQ(std::memcmp(r0.data(), r1.data(), r0.size() * 8), 0);
+  // A budget that forces small blocks without naming them.
+  xnExdgemmInfo_t tight{};
+  const auto r2 = run_and_check(c, a, b, c0, 0, std::size_t(3) << 20, "3 MiB", &tight);
+  EXPECT_GT(tight.blocks, 1);
+  EXPECT_LE(tight.workspace_bytes, std::size_t(3) << 20);
+  EXPECT_EQ(std::memcmp(r0.data(), r2.data(), r0.size() * 8), 0);
+  // A budget that cannot hold even the smallest block: ALLOC_FAILED, C untouched.
+  std::vector<double> untouched = c0;
+  EXPECT_EQ(xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda, b.data(),
+                            c.ldb, c.beta, untouched.data(), c.ldc, 1024, 0, nullptr),
+            xn::Status::AllocFailed);
+  EXPECT_EQ(std::memcmp(untouched.data(), c0.data(), c0.size() * 8), 0);
+}
+
+TEST(Exdgemm, SliceCountsReported) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  // Small integers (|x| <= 1000, 10 bits): one slice each side.
+  Case c{false, false, 50, 40, 30, 50, 30, 50, 1.0, 0.0};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Integer, 0, false, false, c.m, c.n, c.k, a, c.lda, b, c.ldb,
+                   rng);
+  xnExdgemmInfo_t info{};
+  run_and_check(c, a, b, make_c(c.m, c.n, c.ldc, 0.0, rng), 0, 0, "integers", &info);
+  EXPECT_EQ(info.max_slices_a, 1);
+  EXPECT_EQ(info.max_slices_b, 1);
+  EXPECT_DOUBLE_EQ(info.slice_products, 1.0);
+  // 53-bit uniforms: ceil((53 + spread) / w) slices, at least 3 with w = 22.
+  xn_test::ex_fill(ExKind::Phi, 0, false, false, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  run_and_check(c, a, b, make_c(c.m, c.n, c.ldc, 0.0, rng), 0, 0, "phi 0", &info);
+  EXPECT_GE(info.max_slices_a, 3);
+  EXPECT_GE(info.max_slices_b, 3);
+  // Rows of zeros in a block are skipped: a zero op(A) gives no products.
+  std::fill(a.begin(), a.end(), 0.0);
+  run_and_check(c, a, b, make_c(c.m, c.n, c.ldc, 0.0, rng), 0, 0, "zero A", &info);
+  EXPECT_EQ(info.max_slices_a, 0);
+  EXPECT_EQ(info.slice_products, 0.0);
+}
+
+// The public host API (no GPU here, or XN_DEVICE=cpu): both layouts, Fortran.
+TEST(ExdgemmHost, CblasBothLayoutsAndFortran) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  const int m = 13, n = 11, k = 17;
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 4, false, false, m, n, k, a, m, b, k, rng);
+  std::vector<double> c0 = make_c(m, n, m, 0.5, rng);
+  std::vector<xn_test::ExactEntry> want;
+  xn_test::exact_gemm<double>(false, false, m, n, k, 2.0, a.data(), m, b.data(), k, 0.5,
+                              c0.data(), m, want);
+  std::vector<double> col = c0;
+  cblas_exdgemm(XnColMajor, XnNoTrans, XnNoTrans, m, n, k, 2.0, a.data(), m, b.data(), k,
+                0.5, col.data(), m);
+  // Row-major: the same matrices stored transposed.
+  std::vector<double> ar(std::size_t(m * k)), br(std::size_t(k * n)),
+      cr(std::size_t(m * n));
+  for (int i = 0; i < m; ++i)
+    for (int p = 0; p < k; ++p) ar[std::size_t(i * k + p)] = a[std::size_t(i + p * m)];
+  for (int p = 0; p < k; ++p)
+    for (int j = 0; j < n; ++j) br[std::size_t(p * n + j)] = b[std::size_t(p + j * k)];
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) cr[std::size_t(i * n + j)] = c0[std::size_t(i + j * m)];
+  cblas_exdgemm(XnRowMajor, XnNoTrans, XnNoTrans, m, n, k, 2.0, ar.data(), k, br.data(),
+                n, 0.5, cr.data(), n);
+  std::vector<double> f = c0;
+  const double alpha = 2.0, beta = 0.5;
+  exdgemm_("N", "N", &m, &n, &k, &alpha, a.data(), &m, b.data(), &k, &beta, f.data(), &m);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      const double w = want[std::size_t(i + j * m)].hi;
+      EXPECT_TRUE(same(col[std::size_t(i + j * m)], w)) << i << "," << j;
+      EXPECT_TRUE(same(cr[std::size_t(i * n + j)], w)) << i << "," << j;
+      EXPECT_TRUE(same(f[std::size_t(i + j * m)], w)) << i << "," << j;
+    }
+  xnExdgemmInfo_t info{};
+  ASSERT_EQ(xnGetLastExdgemmInfo(nullptr, &info), CUBLAS_STATUS_SUCCESS);
+  EXPECT_GE(info.max_slices_a, 1);
+  EXPECT_EQ(info.blocks, 1);
+}
+
+}  // namespace

@@ -1,0 +1,303 @@
+// test_gpu_exdgemm.cpp - xnExdgemm on the GPU (label gpu, skipped without a
+// device): bit-for-bit equal to the CPU backend and to the MPFR oracle
+// (correct rounding), over the input families and all transposes, both
+// pointer modes, a non-default stream, NaN-poisoned outputs, different block
+// sizes, cuBLAS's FP64 emulation switched on by the user, allocation failure,
+// bad arguments, run-to-run reproducibility, and a sampled large case.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "backend/cpu/cpu_exdgemm.h"
+#include "backend/cuda/handle_state.h"
+#include "exdgemm_inputs.h"
+#include "support/gpu_support.h"
+#include "support/mpfr_oracle.h"
+#include "support/test_support.h"
+#include "xngemm.h"
+
+namespace {
+
+using xn_test::DeviceBuffer;
+using xn_test::ExKind;
+
+using xn_test::ex_same;
+std::uint64_t bits(double x) { return xn_test::ex_bits(x); }
+bool same(double got, double want) { return ex_same(got, want); }
+
+struct Case {
+  bool ta, tb;
+  int m, n, k, lda, ldb, ldc;
+  double alpha, beta;
+};
+
+class GpuExdgemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    XN_REQUIRE_GPU();
+    ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    if (h_) {
+      xnRelease(h_);
+      cublasDestroy(h_);
+    }
+  }
+
+  // Runs xnExdgemm with C poisoned where beta == 0; returns C (ldc x n).
+  std::vector<double> run(const Case &c, const std::vector<double> &a,
+                          const std::vector<double> &b, const std::vector<double> &c0,
+                          bool device_scalars = false, cudaStream_t stream = nullptr) {
+    DeviceBuffer<double> dA, dB, dC, dS(2);
+    dA.upload(a);
+    dB.upload(b);
+    dC.upload(c0);
+    dS.upload({c.alpha, c.beta});
+    EXPECT_EQ(cublasSetStream(h_, stream), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(cublasSetPointerMode(h_, device_scalars ? CUBLAS_POINTER_MODE_DEVICE
+                                                      : CUBLAS_POINTER_MODE_HOST),
+              CUBLAS_STATUS_SUCCESS);
+    const double *al = device_scalars ? dS.get() : &c.alpha;
+    const double *be = device_scalars ? dS.get() + 1 : &c.beta;
+    EXPECT_EQ(xnExdgemm(h_, c.ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                        c.tb ? CUBLAS_OP_T : CUBLAS_OP_N, c.m, c.n, c.k, al, dA.get(),
+                        c.lda, dB.get(), c.ldb, be, dC.get(), c.ldc),
+              CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST);
+    cublasSetStream(h_, nullptr);
+    return dC.download();
+  }
+
+  std::vector<double> cpu(const Case &c, const std::vector<double> &a,
+                          const std::vector<double> &b, const std::vector<double> &c0) {
+    std::vector<double> r = c0;
+    EXPECT_EQ(xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda,
+                              b.data(), c.ldb, c.beta, r.data(), c.ldc, 0, 0, nullptr),
+              xn::Status::Ok);
+    return r;
+  }
+
+  void check_oracle(const Case &c, const std::vector<double> &a,
+                    const std::vector<double> &b, const std::vector<double> &c0,
+                    const std::vector<double> &got, const std::string &what) {
+    std::vector<xn_test::ExactEntry> want;
+    xn_test::exact_gemm<double>(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda,
+                                b.data(), c.ldb, c.beta, c0.data(), c.ldc, want);
+    int bad = 0;
+    for (int j = 0; j < c.n; ++j)
+      for (int i = 0; i < c.m; ++i)
+        if (!same(got[std::size_t(i + j * c.ldc)], want[std::size_t(i + j * c.m)].hi) &&
+            bad++ < 5)
+          ADD_FAILURE() << what << " (" << i << "," << j << ") got " << std::hexfloat
+                        << got[std::size_t(i + j * c.ldc)] << " want "
+                        << want[std::size_t(i + j * c.m)].hi;
+    EXPECT_EQ(bad, 0) << what;
+  }
+
+  cublasHandle_t h_ = nullptr;
+};
+
+std::vector<double> make_c(int m, int n, int ldc, double beta, std::mt19937_64 &rng) {
+  std::vector<double> c(std::size_t(ldc) * n, std::numeric_limits<double>::quiet_NaN());
+  if (beta != 0.0)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) c[std::size_t(i + j * ldc)] = xn_test::u53(rng) - 0.5;
+  return c;
+}
+
+TEST_F(GpuExdgemm, FamiliesAndTransposesMatchOracleAndCpuBitwise) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  struct F {
+    ExKind kind;
+    double phi;
+  };
+  const F families[] = {
+      {ExKind::Phi, 0},        {ExKind::Phi, 1},       {ExKind::Phi, 2},
+      {ExKind::Phi, 4},        {ExKind::Phi, 8},       {ExKind::Phi, 16},
+      {ExKind::Integer, 0},    {ExKind::Extreme, 0},   {ExKind::Subnormal, 0},
+      {ExKind::MixedRange, 0}, {ExKind::ZeroLines, 1}, {ExKind::Overflow, 0}};
+  for (const F &f : families)
+    for (int t = 0; t < 4; ++t) {
+      Case c{bool(t & 1), bool(t & 2), 70, 45, 37, 0, 0, 0, 0, 0};
+      c.lda = (c.ta ? c.k : c.m) + 2;
+      c.ldb = (c.tb ? c.n : c.k) + 1;
+      c.ldc = c.m + 3;
+      std::uniform_real_distribution<double> ab(-2, 2);
+      c.alpha = t == 0 ? 1.0 : ab(rng);
+      c.beta = t == 1 ? 0.0 : ab(rng);
+      std::vector<double> a, b;
+      xn_test::ex_fill(f.kind, f.phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+      const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+      std::ostringstream what;
+      what << ex_kind_name(f.kind) << " phi=" << f.phi << " t=" << t;
+      const std::vector<double> g = run(c, a, b, c0);
+      check_oracle(c, a, b, c0, g, what.str());
+      EXPECT_TRUE(xn_test::same_bits(g, cpu(c, a, b, c0)))
+          << what.str() << ": GPU != CPU";
+    }
+}
+
+TEST_F(GpuExdgemm, PointerModesStreamsBlocksAndRepeatsGiveTheSameBits) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{false, true, 300, 257, 129, 301, 260, 303, -0.75, 1.25};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  const std::vector<double> ref = run(c, a, b, c0);
+  check_oracle(c, a, b, c0, ref, "host scalars");
+  EXPECT_TRUE(xn_test::same_bits(ref, run(c, a, b, c0))) << "run to run";
+  EXPECT_TRUE(xn_test::same_bits(ref, run(c, a, b, c0, true))) << "device pointer mode";
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  EXPECT_TRUE(xn_test::same_bits(ref, run(c, a, b, c0, false, s)))
+      << "non-default stream";
+  cudaStreamDestroy(s);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, 64), CUBLAS_STATUS_SUCCESS);
+  EXPECT_TRUE(xn_test::same_bits(ref, run(c, a, b, c0))) << "64 x 64 blocks";
+  xnExdgemmInfo_t info{};
+  ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(info.blocks, 5 * 5);
+  EXPECT_GE(info.wide_entries, 0);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, 0), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 4 << 20),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_TRUE(xn_test::same_bits(ref, run(c, a, b, c0))) << "4 MiB budget";
+  ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+  EXPECT_GT(info.blocks, 1);
+  EXPECT_LE(info.workspace_bytes, std::size_t(4) << 20);
+}
+
+// cuBLAS's FP64 emulation (fixed-point on tensor cores), requested by the user
+// on the handle, must not reach our slice products.
+TEST_F(GpuExdgemm, UserEmulationSettingsDoNotChangeTheResult) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  Case c{false, false, 256, 256, 512, 256, 512, 256, 1.0, 0.0};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, false, false, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, 0.0, rng);
+  const std::vector<double> ref = cpu(c, a, b, c0);
+  ASSERT_EQ(cublasSetMathMode(h_, cublasMath_t(CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH)),
+            CUBLAS_STATUS_SUCCESS);
+  cublasSetEmulationStrategy(h_, CUBLAS_EMULATION_STRATEGY_EAGER);
+  EXPECT_TRUE(xn_test::same_bits(ref, run(c, a, b, c0)));
+  cublasMath_t mode;
+  ASSERT_EQ(cublasGetMathMode(h_, &mode), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(int(mode), int(CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH))
+      << "handle state changed";
+}
+
+TEST_F(GpuExdgemm, AllocationFailureAndBadArgumentsLeaveCUntouched) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  Case c{false, false, 40, 30, 20, 40, 20, 40, 1.0, 0.5};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 0, false, false, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  DeviceBuffer<double> dA, dB, dC;
+  dA.upload(a);
+  dB.upload(b);
+  dC.upload(c0);
+  xn::testing::set_fail_workspace_allocations(true);
+  xnRelease(h_);  // drop any held regions so the call must allocate
+  EXPECT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, c.k, &c.alpha, dA.get(),
+                      c.lda, dB.get(), c.ldb, &c.beta, dC.get(), c.ldc),
+            CUBLAS_STATUS_ALLOC_FAILED);
+  xn::testing::set_fail_workspace_allocations(false);
+  EXPECT_TRUE(xn_test::same_bits(c0, dC.download()));
+  // Bad arguments: cuBLAS's statuses, C untouched.
+  const double one = 1.0;
+  EXPECT_EQ(xnExdgemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, dA.get(), 4,
+                      dB.get(), 4, &one, dC.get(), 4),
+            CUBLAS_STATUS_NOT_INITIALIZED);
+  EXPECT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, -1, 4, 4, &one, dA.get(), 4, dB.get(),
+                      4, &one, dC.get(), 4),
+            CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, 40, 4, 4, &one, dA.get(), 39,
+                      dB.get(), 4, &one, dC.get(), 40),
+            CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, 40, 4, 4, &one, dA.get(), 40,
+                      dB.get(), 4, &one, dC.get(), 39),
+            CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_TRUE(xn_test::same_bits(c0, dC.download()));
+  // Quick returns: k = 0 scales by beta; m = 0 does nothing.
+  EXPECT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, 0, &one, dA.get(), c.lda,
+                      dB.get(), 1, &c.beta, dC.get(), c.ldc),
+            CUBLAS_STATUS_SUCCESS);
+  const std::vector<double> scaled = dC.download();
+  for (std::size_t i = 0; i < c0.size(); ++i)
+    ASSERT_EQ(bits(scaled[i]), bits(c0[i] * c.beta)) << i;
+}
+
+// A large case against sampled MPFR entries and the CPU on a sampled block.
+TEST_F(GpuExdgemm, LargeSampledAgainstOracle) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{true, false, 2048, 1536, 1024, 1024, 1024, 2048, 1.0, -1.0};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  const std::vector<double> g = run(c, a, b, c0);
+  int bad = 0;
+  for (int t = 0; t < 400; ++t) {
+    const int i = int(rng() % c.m), j = int(rng() % c.n);
+    const xn_test::ExactEntry e = xn_test::exact_gemm_entry<double>(
+        c.ta, c.tb, c.k, c.alpha, a.data(), c.lda, b.data(), c.ldb, c.beta, c0.data(),
+        c.ldc, i, j);
+    if (!same(g[std::size_t(i + j * c.ldc)], e.hi) && bad++ < 5)
+      ADD_FAILURE() << "(" << i << "," << j << ")";
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// The workspace check: n = 16384 under a 1 GiB budget completes and
+// gives the same bits as the default (much larger) budget.
+TEST_F(GpuExdgemm, OneGiBBudgetAt16384GivesTheSameBits) {
+  const int n = 16384;
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  std::vector<double> a(std::size_t(n) * n), b(std::size_t(n) * n);
+  for (auto &x : a) x = xn_test::u53(rng) - 0.5;
+  for (auto &x : b) x = xn_test::u53(rng) - 0.5;
+  DeviceBuffer<double> dA, dB, dC1, dC2;
+  dA.upload(a);
+  dB.upload(b);
+  dC1.resize(std::size_t(n) * n);
+  dC2.resize(std::size_t(n) * n);
+  const double one = 1.0, zero = 0.0;
+  ASSERT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(),
+                      n, &zero, dC1.get(), n),
+            CUBLAS_STATUS_SUCCESS);
+  xnExdgemmInfo_t big{}, small{};
+  ASSERT_EQ(xnGetLastExdgemmInfo(h_, &big), CUBLAS_STATUS_SUCCESS);
+  xnRelease(h_);  // drop the large regions
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, std::int64_t(1) << 30),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dB.get(),
+                      n, &zero, dC2.get(), n),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnGetLastExdgemmInfo(h_, &small), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_LE(small.workspace_bytes, std::size_t(1) << 30);
+  EXPECT_GT(small.blocks, big.blocks);
+  std::printf(
+      "default budget: %lld blocks of %dx%d, %.2f GiB; 1 GiB budget: %lld blocks of "
+      "%dx%d, %.3f GiB; s=%d t=%d\n",
+      (long long)big.blocks, big.block_rows, big.block_cols,
+      big.workspace_bytes / 1073741824.0, (long long)small.blocks, small.block_rows,
+      small.block_cols, small.workspace_bytes / 1073741824.0, small.max_slices_a,
+      small.max_slices_b);
+  EXPECT_TRUE(xn_test::same_bits(dC1.download(), dC2.download()));
+}
+
+}  // namespace
