@@ -105,7 +105,6 @@ TEST(ExdgemmSplit, DigitsReassembleExactly) {
     const auto d = xn::exact::decode(x);
     if (d.zero) continue;
     const int w = 11 + int(rng() % 16), e = d.top + 1 + int(rng() % 30);
-    long double sum = 0;  // exact: digits are integers, rebuilt with ldexp
     double rebuilt = 0;
     std::uint64_t mask[xn::exact::kMaskWords] = {};
     xn::exact::mark_nonzero_digits(d, e, w, mask);
@@ -118,7 +117,6 @@ TEST(ExdgemmSplit, DigitsReassembleExactly) {
       // together they are bits of x.
       rebuilt += std::ldexp(dig, e - (r + 1) * w);
     }
-    (void)sum;
     EXPECT_EQ(bits(rebuilt), bits(x)) << std::hexfloat << x << " w=" << w << " e=" << e;
   }
 }
