@@ -223,14 +223,17 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   // The depth cpu_ngemm picks (same rule, crossover and workspace limit).
   int levels =
       xn::choose_levels(m, n, k, r.leaf, int(opt.max_levels), opt.min_size_for(is_d));
-  for (; levels > 0; --levels) {
-    const std::int64_t bytes =
-        xn::workspace_elems(m, n, k, levels, c.ta, c.tb) * std::int64_t(sizeof(T));
-    if (opt.workspace_limit < 0 || bytes <= opt.workspace_limit) break;
-  }
+  const bool t_normal = xn::stores_t_normal(opt.normal_b_temps, is_d, c.ta, c.tb);
+  levels =
+      xn::choose_workspace(m, n, k, levels, c.ta, c.tb, t_normal, [&](std::int64_t e) {
+        return opt.workspace_limit < 0 ||
+               e * std::int64_t(sizeof(T)) <= opt.workspace_limit;
+      });
   r.levels = levels;
+  // What the call uses: plan.h's size of the whole call at that depth.
   r.ws_bytes =
-      std::uint64_t(xn::workspace_elems(m, n, k, levels, c.ta, c.tb)) * sizeof(T);
+      std::uint64_t(xn::call_workspace_elems(m, n, k, levels, c.ta, c.tb, t_normal)) *
+      sizeof(T);
 
   if (skip_for_memory(std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T) + r.ws_bytes,
                       &r))

@@ -621,7 +621,13 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
   int used = 0;
   XNB_CUBLAS(xnGetLastLevels(handle_, &used));
   r.levels = used;
-  r.ws_bytes = std::uint64_t(xn::workspace_elems(m, n, k, used, c.ta, c.tb)) * sizeof(T);
+  // What the call used: plan.h's size of the whole call at that depth.
+  std::int64_t normal_b_temps = -1;
+  XNB_CUBLAS(xnGetOption(handle_, XN_OPT_PACK_TRANS_B, &normal_b_temps));
+  r.ws_bytes = std::uint64_t(xn::call_workspace_elems(
+                   m, n, k, used, c.ta, c.tb,
+                   xn::stores_t_normal(normal_b_temps, is_d, c.ta, c.tb))) *
+               sizeof(T);
   if (used < planned)
     r.message += std::string(r.message.empty() ? "" : "; ") + "ran " +
                  std::to_string(used) + " of " + std::to_string(planned) +

@@ -3,6 +3,7 @@
 //
 //   xnbench gemm [options]   a table of cases (see --help, docs/xnbench.md)
 //   xnbench exdgemm [...]    the same as gemm --routine exdgemm
+//   xnbench symv [...]       xnDsymv/xnSsymv vs cuBLAS (bench_symv.cu)
 //   xnbench demo             a short comparison, under a minute on a small CPU
 //
 // The runners (bench_gpu.cu, bench_cpu.cpp) do the work; this file parses the
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "bench_symv.h"
 #include "xngemm.h"
 
 namespace xnb {
@@ -38,6 +40,7 @@ const char *kUsage =
 usage:
   xnbench gemm [options]    time and check a list of GEMM cases, print a table
   xnbench exdgemm [options] the same as: xnbench gemm --routine exdgemm
+  xnbench symv [options]    xnDsymv/xnSsymv vs cublasDsymv/cublasSsymv (GPU only)
   xnbench demo [options]    a short comparison (under a minute on a 2-core CPU)
   xnbench --help | --version
 
@@ -112,6 +115,34 @@ exdgemm costs exactly its slice products); wrong = checked entries differing
 from the correctly rounded value (exact MPFR reference: every entry when
 m*n <= 4096, else --ref-samples random ones); must be 0 for exdgemm.
 
+symv options (each case: precision, uplo, n, variant; y = alpha A x + beta y
+with ours and cuBLAS in both atomics modes, same handle, stream and buffers):
+  --prec d|s|both          precision (default both, double first)
+  --uplo L|U|both          stored triangle (default both)
+  --sizes LIST             orders n: comma-separated N or FIRST:LAST[:STEP], LAST
+                           included, STEP defaults to 1 (unlike gemm), e.g.
+                           14172:14200 (default 8192,16384,32768)
+  --variant ID|all         XN_OPT_SYMV_VARIANT (0 = built-in default; default:
+                           the process default, XN_SYMV_VARIANT); all = sweep
+                           every compiled variant and rank them
+  --reps R                 timed batches per routine (default 20; median reported)
+  --warmup N               untimed batches per routine (default 2)
+  --batch B                calls per event pair (default: about 1 ms of ours)
+  --lda-pad N              lda = n rounded up to 32, plus N rows (default 0)
+  --ref-rows N|all         rows of y checked against the reference (default 256)
+  --alpha X, --beta X      scalars (default 1.5, 0.5; beta 0: y starts as NaN)
+  --device gpu|auto        gpu: no GPU is an error (status 1); auto: a message
+                           and status 0
+  --seed S, --csv FILE, --json FILE, --quiet   as for gemm
+symv columns: us = median time per call; GF = 2 n^2 / time; TB = stored
+triangle n(n+1)/2 sizeof(T) / time in TB/s (ours, cub = cuBLAS default mode,
+cubA = atomics allowed, gemv = cublas?gemv on the full n x n array); %copy,
+%gemv = ours_TB against the measured device-to-device copy and gemv
+bandwidth; spd, spdA = cuBLAS time / ours; err = max |y - ref| / (|alpha| |A|
+|x| + |beta| |y0|) over the checked rows (double-double reference); rep, repA
+= two calls bitwise identical (ours, cuBLAS atomics). NaN fills the unused
+triangle and the padding: a NaN in y is an error.
+
 Exit status: 0 all cases ran (skipped ones included), 1 a result had NaN/Inf,
 an exdgemm entry was not correctly rounded, or a CUDA/cuBLAS/xNGEMM call
 failed, 2 bad command line.
@@ -180,7 +211,9 @@ struct Shape {
   long long m, n, k;
 };
 
-void parse_sizes(const std::string &arg, std::vector<Shape> *out) {
+// A range's STEP defaults to FIRST (gemm) or to `default_step` when > 0.
+void parse_sizes(const std::string &arg, std::vector<Shape> *out,
+                 long long default_step = 0) {
   for (const std::string &item : split(arg, ',')) {
     const std::vector<std::string> p = split(item, ':');
     if (p.size() == 1) {
@@ -189,7 +222,9 @@ void parse_sizes(const std::string &arg, std::vector<Shape> *out) {
     } else if (p.size() == 2 || p.size() == 3) {
       const long long a = parse_int(p[0], "size", 1, INT_MAX);
       const long long b = parse_int(p[1], "size", 1, INT_MAX);
-      const long long step = p.size() == 3 ? parse_int(p[2], "step", 1, INT_MAX) : a;
+      const long long step = p.size() == 3      ? parse_int(p[2], "step", 1, INT_MAX)
+                             : default_step > 0 ? default_step
+                                                : a;
       if (b < a) usage_error("size range '" + item + "' is empty");
       for (long long n = a; n <= b; n += step) out->push_back({n, n, n});
     } else {
@@ -326,11 +361,106 @@ struct Options {
   std::string csv, json;
   bool baseline = true;
   bool quiet = false;
+  SymvOptions symv;  // command "symv"
 };
+
+// `xnbench symv` options (argv[2] on), into s.
+void parse_symv_args(int argc, char **argv, SymvOptions *s) {
+  bool seed_given = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string key = argv[i], val;
+    bool has_val = false;
+    const auto eq = key.find('=');
+    if (key.rfind("--", 0) == 0 && eq != std::string::npos) {
+      val = key.substr(eq + 1);
+      key = key.substr(0, eq);
+      has_val = true;
+    }
+    auto value = [&]() -> std::string {
+      if (has_val) return val;
+      if (i + 1 >= argc) usage_error("option " + key + " needs a value");
+      return argv[++i];
+    };
+    // Any finite number (alpha, beta may be zero or negative).
+    auto finite = [&](const char *what) {
+      const std::string v = value();
+      char *end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || !end || *end != '\0' || !std::isfinite(x))
+        usage_error(std::string("bad ") + what + " '" + v + "'");
+      return x;
+    };
+    if (key == "--help" || key == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (key == "--prec") {
+      const std::string p = value();
+      if (p == "d")
+        s->precs = {'d'};
+      else if (p == "s")
+        s->precs = {'s'};
+      else if (p == "both")
+        s->precs = {'d', 's'};
+      else
+        usage_error("--prec must be d, s or both");
+    } else if (key == "--uplo") {
+      const std::string u = value();
+      if (u == "L" || u == "l")
+        s->uplos = {'L'};
+      else if (u == "U" || u == "u")
+        s->uplos = {'U'};
+      else if (u == "both")
+        s->uplos = {'L', 'U'};
+      else
+        usage_error("--uplo must be L, U or both");
+    } else if (key == "--sizes") {
+      std::vector<Shape> shapes;
+      parse_sizes(value(), &shapes, 1);
+      for (const Shape &sh : shapes) s->sizes.push_back(sh.n);
+    } else if (key == "--reps") {
+      s->reps = int(parse_int(value(), "reps", 1, 100000));
+    } else if (key == "--warmup") {
+      s->warmup = int(parse_int(value(), "warmup", 0, 100000));
+    } else if (key == "--batch") {
+      s->batch = int(parse_int(value(), "batch", 1, 100000));
+    } else if (key == "--variant") {
+      const std::string v = value();
+      s->all_variants = v == "all";
+      if (!s->all_variants) s->variant = int(parse_int(v, "variant", 0, 1000));
+    } else if (key == "--lda-pad") {
+      s->lda_pad = parse_int(value(), "lda-pad", 0, INT_MAX);
+    } else if (key == "--ref-rows") {
+      const std::string v = value();
+      s->ref_rows = v == "all" ? 0 : parse_int(v, "ref-rows", 1, LLONG_MAX);
+    } else if (key == "--alpha") {
+      s->alpha = finite("alpha");
+    } else if (key == "--beta") {
+      s->beta = finite("beta");
+    } else if (key == "--device") {
+      s->device = value();
+      if (s->device == "cpu") usage_error("symv is a GPU routine (--device gpu or auto)");
+      if (s->device != "gpu" && s->device != "auto")
+        usage_error("--device must be gpu or auto for symv");
+    } else if (key == "--seed") {
+      s->seed = std::uint64_t(parse_int(value(), "seed", 0, LLONG_MAX));
+      seed_given = true;
+    } else if (key == "--csv") {
+      s->csv = value();
+    } else if (key == "--json") {
+      s->json = value();
+    } else if (key == "--quiet") {
+      if (has_val) usage_error("option " + key + " takes no value");
+      s->quiet = true;
+    } else {
+      usage_error("unknown symv option '" + key + "'");
+    }
+  }
+  if (!seed_given) s->seed = fresh_seed();
+}
 
 Options parse_args(int argc, char **argv) {
   Options o;
-  if (argc < 2) usage_error("missing command (gemm, exdgemm or demo)");
+  if (argc < 2) usage_error("missing command (gemm, exdgemm, symv or demo)");
   o.command = argv[1];
   if (o.command == "--help" || o.command == "-h" || o.command == "help") {
     std::fputs(kUsage, stdout);
@@ -339,6 +469,10 @@ Options parse_args(int argc, char **argv) {
   if (o.command == "--version") {
     std::printf("xnbench %s\n", version_str().c_str());
     std::exit(0);
+  }
+  if (o.command == "symv") {  // its own options and runner (bench_symv.cu)
+    parse_symv_args(argc, argv, &o.symv);
+    return o;
   }
   const bool ex_command = o.command == "exdgemm";
   if (ex_command) {  // shorthand for gemm --routine exdgemm
@@ -391,6 +525,8 @@ Options parse_args(int argc, char **argv) {
         o.routine = Routine::Ngemm;
       else if (v == "exdgemm")
         o.routine = Routine::Exdgemm;
+      else if (v == "symv")
+        usage_error("symv has its own command: xnbench symv [options]");
       else
         usage_error("unknown routine '" + v + "' (known: ngemm, exdgemm)");
       if (ex_command && o.routine != Routine::Exdgemm)
@@ -911,6 +1047,7 @@ std::vector<Section> demo_sections(const Options &o, bool gpu) {
 int main(int argc, char **argv) {
   using namespace xnb;
   const Options o = parse_args(argc, argv);
+  if (o.command == "symv") return run_symv(o.symv);
 
   // The processor.
   const bool want_cpu = o.device == "cpu" || o.cpu_leaf == CpuLeafKind::Preload ||

@@ -137,6 +137,54 @@ typedef struct {
 cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info);
 
 /* ------------------------------------------------------------------------ */
+/* SYMV: seed 004 algorithm 2, deterministic                                */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * y = alpha * A * x + beta * y for a symmetric n x n A of which only the
+ * triangle `uplo` is read (the other triangle and the rows between n and lda
+ * are never touched). Parameters, pointer modes, stream and status codes
+ * exactly as cublasSsymv: CUBLAS_STATUS_NOT_INITIALIZED for a NULL handle,
+ * CUBLAS_STATUS_INVALID_VALUE for uplo not UPPER/LOWER, n < 0,
+ * lda < n (as cuBLAS, lda = 0 is accepted when n = 0), incx == 0 or
+ * incy == 0 (y untouched). Negative increments
+ * have BLAS semantics. beta == 0 never reads y; alpha == 0 only scales y.
+ *
+ * Method (Nath, Tomov, Dong, Dongarra, SC'11, algorithm 2): each stored
+ * 64 x 64 tile is read once and used twice (A_pq x_q and A_pq^T x_p); the
+ * partial sums go to a workspace and a second kernel adds them in a fixed
+ * order, so the result is bitwise identical from run to run (no atomics).
+ * The workspace, about 1/64 of the stored triangle (xnGetSymvWorkspaceSize),
+ * is allocated on the handle's stream at first use and kept; if it cannot be
+ * had the call returns CUBLAS_STATUS_ALLOC_FAILED with y untouched.
+ */
+cublasStatus_t xnSsymv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
+                       const float *alpha, const float *A, int lda, const float *x,
+                       int incx, const float *beta, float *y, int incy);
+/** Double precision xnSsymv (parameters of cublasDsymv). */
+cublasStatus_t xnDsymv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
+                       const double *alpha, const double *A, int lda, const double *x,
+                       int incx, const double *beta, double *y, int incy);
+
+/**
+ * Bytes of workspace xnSsymv (precision 's') or xnDsymv ('d') needs for an
+ * n x n matrix with the handle's options (handle may be NULL: process-wide
+ * defaults). INVALID_VALUE for a bad precision, uplo or n < 0.
+ */
+cublasStatus_t xnGetSymvWorkspaceSize(cublasHandle_t handle, char precision,
+                                      cublasFillMode_t uplo, int n, size_t *bytes);
+
+/**
+ * Give the handle a SYMV workspace the caller owns (device memory, 16-byte
+ * aligned), used instead of one the library allocates. A call that needs
+ * more than `bytes` returns CUBLAS_STATUS_ALLOC_FAILED with y untouched.
+ * ptr = NULL, bytes = 0 returns to library-managed workspace. The memory
+ * must stay alive until xnRelease or the next xnSetSymvWorkspace, and must
+ * not be used by the caller while a call on the handle may be running.
+ */
+cublasStatus_t xnSetSymvWorkspace(cublasHandle_t handle, void *ptr, size_t bytes);
+
+/* ------------------------------------------------------------------------ */
 /* Library state attached to a cuBLAS handle                                */
 /* ------------------------------------------------------------------------ */
 
@@ -189,13 +237,21 @@ typedef enum {
   /** xnExdgemm: force the block size of C (rows and columns); 0 = chosen from
    *  the budget (XN_EXDGEMM_BLOCK). For tests and tuning. */
   XN_OPT_EXDGEMM_BLOCK = 10,
-  /** xnDngemm/xnSngemm: copy a transposed op(B) into the workspace in
-   *  non-transposed layout before recursing, so that every leaf GEMM is NN or
-   *  TN. -1 = automatic (double precision with transa = N, where cuBLAS's NT
-   *  leaf kernels are slower), 0 = never, 1 = whenever transb != N
-   *  (XN_PACK_TRANS_B). Costs k*n elements of workspace; dropped first when
-   *  the workspace is short. */
-  XN_OPT_PACK_TRANS_B = 11
+  /** xnDngemm/xnSngemm with transb != N: store the recursion's B-side
+   *  temporaries (sums and differences of quadrants of op(B)) non-transposed,
+   *  formed by a transposing addition, so that the 4 of every 7 products
+   *  that read them run as NN or TN GEMMs; only (3/7)^levels of the leaf
+   *  GEMMs keep transb = T. -1 = automatic (double precision with
+   *  transa = N, where cuBLAS's NT leaf kernels are slower), 0 = never,
+   *  1 = whenever transb != N (XN_PACK_TRANS_B; the name is kept from an
+   *  earlier implementation that copied op(B)). Needs no extra workspace. */
+  XN_OPT_PACK_TRANS_B = 11,
+  /** xnSsymv/xnDsymv: kernel variant, 1 .. the number compiled (see
+   *  docs/design.md, "SYMV"; a larger value is INVALID_VALUE); 0 = the tuned
+   *  default (XN_SYMV_VARIANT). For tuning; every variant computes a
+   *  deterministic result, but different variants sum in different orders.
+   *  A variant that does not fit a precision's shared memory runs as 0. */
+  XN_OPT_SYMV_VARIANT = 12
 } xnOption_t;
 
 /**

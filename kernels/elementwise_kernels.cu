@@ -1,14 +1,17 @@
 // elementwise_kernels.cu - the add/sub, fold, scale and sign-scan kernels of
 // the CUDA backend (seed 000, section 5: "custom CUDA kernels for assignment,
-// addition and subtraction"), and the transpose that packs op(B). The
-// arithmetic is kernels/elementwise.h.
+// addition and subtraction"), and the transposing add/sub that forms a
+// non-transposed T from a transposed op(B). The arithmetic is
+// kernels/elementwise.h.
 //
 // Geometry: blockIdx.y walks columns, threads walk rows; each thread owns V
 // consecutive rows of a column. When every pointer is 16-byte aligned and
 // every leading dimension a multiple of V, the V elements move as one 16-byte
 // access (V = 16 / sizeof(T)); otherwise as V scalar accesses, still
 // coalesced across the warp. All accesses are unit-stride in memory because
-// temporaries keep their source's storage orientation.
+// temporaries keep their source's storage orientation, except for T stored
+// non-transposed from a transposed op(B), which goes through shared-memory
+// tiles (transpose_add_sub_kernel).
 #include <algorithm>
 #include <cstdint>
 
@@ -167,35 +170,51 @@ __global__ void __launch_bounds__(kThreads)
   if (negative) *flag = 1;
 }
 
-// Transpose through a kTile x kTile tile of shared memory, padded by one
-// column so that reading it across its rows hits distinct banks. A block of
-// kTile x kTileRows threads moves one tile per iteration: each warp reads
-// kTile consecutive entries of a column of x and writes kTile consecutive
-// entries of a column of d, so both sides are coalesced. blockIdx.x walks
-// the tiles down the rows of x; blockIdx.y strides over its columns (the
-// grid's y dimension is limited to 65535).
+// D = op(X) +/- op(Y) over kTile x kTile tiles of D, for operands of either
+// orientation. A transposed operand's tile is read along its stored columns
+// (each warp: kTile consecutive entries) into shared memory padded by one
+// column, so that reading it back across its rows hits distinct banks; D and
+// the non-transposed operands are then read and written along D's columns,
+// also kTile consecutive entries per warp. A block of kTile x kTileRows
+// threads moves one tile per iteration; blockIdx.x walks the tiles down D's
+// rows, blockIdx.y strides over its columns (the grid's y dimension is
+// limited to 65535). Each entry of D is written by the thread that read the
+// non-transposed operands there, so D may alias one of them.
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
 template <class T>
 __global__ void __launch_bounds__(kTile *kTileRows)
-    transpose_kernel(idx rows, idx cols, const T *x, idx ldx, T *d, idx ldd) {
-  __shared__ T tile[kTile][kTile + 1];
+    transpose_add_sub_kernel(idx rows, idx cols, T *d, idx ldd, const T *x, idx ldx,
+                             bool x_trans, const T *y, idx ldy, bool y_trans,
+                             bool subtract) {
+  __shared__ T xt[kTile][kTile + 1];  // xt[i - i0][j - j0] = op(X)(i, j)
+  __shared__ T yt[kTile][kTile + 1];
+  const bool tiled = x_trans || y_trans;  // uniform over the grid
   const idx i0 = idx(blockIdx.x) * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (idx j0 = idx(blockIdx.y) * kTile; j0 < cols; j0 += idx(gridDim.y) * kTile) {
+    if (tiled) {
+#pragma unroll
+      for (int r = 0; r < kTile; r += kTileRows) {
+        const idx i = i0 + ty + r, j = j0 + tx;  // op(X)(i, j) = x[j + i*ldx]
+        if (i < rows && j < cols) {
+          if (x_trans) xt[ty + r][tx] = x[j + i * ldx];
+          if (y_trans) yt[ty + r][tx] = y[j + i * ldy];
+        }
+      }
+      __syncthreads();
+    }
 #pragma unroll
     for (int r = 0; r < kTile; r += kTileRows) {
       const idx i = i0 + tx, j = j0 + ty + r;
-      if (i < rows && j < cols) tile[ty + r][tx] = x[i + j * ldx];
+      if (i < rows && j < cols) {
+        const T a = x_trans ? xt[tx][ty + r] : x[i + j * ldx];
+        const T b = y_trans ? yt[tx][ty + r] : y[i + j * ldy];
+        d[i + j * ldd] = subtract ? ew_sub(a, b) : ew_add(a, b);
+      }
     }
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < kTile; r += kTileRows) {
-      const idx j = j0 + tx, i = i0 + ty + r;
-      if (i < rows && j < cols) d[j + i * ldd] = tile[tx][ty + r];
-    }
-    __syncthreads();  // the tile is refilled by the next iteration
+    if (tiled) __syncthreads();  // the tiles are refilled by the next iteration
   }
 }
 
@@ -275,14 +294,15 @@ cudaError_t launch_find_negative(cudaStream_t stream, idx rows, idx cols, const 
 }
 
 template <class T>
-cudaError_t launch_transpose(cudaStream_t stream, idx rows, idx cols, const T *x, idx ldx,
-                             T *d, idx ldd) {
+cudaError_t launch_transpose_add_sub(cudaStream_t stream, idx rows, idx cols, T *d,
+                                     idx ldd, const T *x, idx ldx, bool x_trans,
+                                     const T *y, idx ldy, bool y_trans, bool subtract) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   const idx gx = (rows + kTile - 1) / kTile;
   const idx gy = std::min<idx>((cols + kTile - 1) / kTile, kMaxGridY);
-  transpose_kernel<T>
+  transpose_add_sub_kernel<T>
       <<<dim3(unsigned(gx), unsigned(gy), 1), dim3(kTile, kTileRows, 1), 0, stream>>>(
-          rows, cols, x, ldx, d, ldd);
+          rows, cols, d, ldd, x, ldx, x_trans, y, ldy, y_trans, subtract);
   return cudaGetLastError();
 }
 
@@ -291,16 +311,17 @@ cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst) {
   return cudaGetLastError();
 }
 
-#define XN_INSTANTIATE(T)                                                               \
-  template cudaError_t launch_add_sub<T>(cudaStream_t, idx, idx, T *, idx, const T *,   \
-                                         idx, const T *, idx, bool);                    \
-  template cudaError_t launch_fold<T>(cudaStream_t, idx, idx, T *, idx, T *, idx,       \
-                                      const T *, idx, ScalarArg<T>);                    \
-  template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>); \
-  template cudaError_t launch_find_negative<T>(cudaStream_t, idx, idx, const T *, idx,  \
-                                               int *);                                  \
-  template cudaError_t launch_transpose<T>(cudaStream_t, idx, idx, const T *, idx, T *, \
-                                           idx);
+#define XN_INSTANTIATE(T)                                                                \
+  template cudaError_t launch_add_sub<T>(cudaStream_t, idx, idx, T *, idx, const T *,    \
+                                         idx, const T *, idx, bool);                     \
+  template cudaError_t launch_fold<T>(cudaStream_t, idx, idx, T *, idx, T *, idx,        \
+                                      const T *, idx, ScalarArg<T>);                     \
+  template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>);  \
+  template cudaError_t launch_find_negative<T>(cudaStream_t, idx, idx, const T *, idx,   \
+                                               int *);                                   \
+  template cudaError_t launch_transpose_add_sub<T>(cudaStream_t, idx, idx, T *, idx,     \
+                                                   const T *, idx, bool, const T *, idx, \
+                                                   bool, bool);
 XN_INSTANTIATE(float)
 XN_INSTANTIATE(double)
 #undef XN_INSTANTIATE

@@ -45,12 +45,18 @@ cudaError_t launch_find_negative(cudaStream_t stream, std::int64_t rows,
                                  std::int64_t cols, const T *x, std::int64_t ldx,
                                  int *flag);
 
-// D = X^T: x is a rows x cols stored array, d receives its cols x rows
-// transpose (d[j + i*ldd] = x[i + j*ldx]). Tiled through shared memory so
-// that both the reads and the writes are coalesced. d must not overlap x.
+// D = op(X) + op(Y) or op(X) - op(Y) for a rows x cols D: an operand with
+// its `_trans` flag set is stored transposed (cols x rows, op(X)(i, j) =
+// x[j + i*ldx]), otherwise like D. Tiled through shared memory so that the
+// reads of the transposed operands and all other accesses are coalesced (the
+// B-side pre-additions of seed 000 Table 1 into a non-transposed T). d may
+// alias a non-transposed operand, never a transposed one.
 template <class T>
-cudaError_t launch_transpose(cudaStream_t stream, std::int64_t rows, std::int64_t cols,
-                             const T *x, std::int64_t ldx, T *d, std::int64_t ldd);
+cudaError_t launch_transpose_add_sub(cudaStream_t stream, std::int64_t rows,
+                                     std::int64_t cols, T *d, std::int64_t ldd,
+                                     const T *x, std::int64_t ldx, bool x_trans,
+                                     const T *y, std::int64_t ldy, bool y_trans,
+                                     bool subtract);
 
 // Writes {0.f, 1.f} at bytes 0..7 and {0.0, 1.0} at bytes 16..31 of `dst`
 // (32 bytes of device memory), in stream order.

@@ -83,7 +83,7 @@ class OptionGuard {
   OptionGuard &operator=(const OptionGuard &) = delete;
 
  private:
-  static constexpr int kCount = XN_OPT_PACK_TRANS_B + 1;
+  static constexpr int kCount = XN_OPT_SYMV_VARIANT + 1;
   std::int64_t saved_[kCount] = {};
 };
 
@@ -627,7 +627,8 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
       {XN_OPT_LEAF_SIZE_S, 0},      {XN_OPT_LEAF_SIZE_D, 0},    {XN_OPT_LEAF_SIZE_D, -8},
       {XN_OPT_MAX_LEVELS, -1},      {XN_OPT_CHECK_NONNEG, 2},   {XN_OPT_CHECK_NONNEG, -1},
       {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KCHAIN_S, -1}, {XN_OPT_MIN_SIZE_D, -5},
-      {XN_OPT_EXDGEMM_WORKSPACE_LIMIT, -1}, {XN_OPT_EXDGEMM_BLOCK, -1}};
+      {XN_OPT_EXDGEMM_WORKSPACE_LIMIT, -1}, {XN_OPT_EXDGEMM_BLOCK, -1},
+      {XN_OPT_SYMV_VARIANT, -1}, {XN_OPT_SYMV_VARIANT, 100000}};
   for (const Valid &v : invalid) {
     std::int64_t before = 0, after = 0;
     ASSERT_EQ(xnGetOption(nullptr, v.opt, &before), CUBLAS_STATUS_SUCCESS);
@@ -639,7 +640,7 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
 
   // Unknown options, and a NULL output pointer.
   std::int64_t v = 42;
-  for (int bad : {-1, XN_OPT_PACK_TRANS_B + 1, 99}) {
+  for (int bad : {-1, XN_OPT_SYMV_VARIANT + 1, 99}) {
     EXPECT_EQ(xnSetOption(nullptr, xnOption_t(bad), 1), CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(xnGetOption(nullptr, xnOption_t(bad), &v), CUBLAS_STATUS_INVALID_VALUE);
   }

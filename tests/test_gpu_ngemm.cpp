@@ -150,14 +150,113 @@ class GpuNgemm : public ::testing::Test {
 
   // Frees the handle's state (workspace included) and sets the options the
   // tests start from again: no crossover, leaf `leaf` for both precisions,
-  // XN_OPT_PACK_TRANS_B = pack.
-  void reset_handle(std::int64_t leaf, std::int64_t pack) {
+  // XN_OPT_PACK_TRANS_B = normal_b_temps.
+  void reset_handle(std::int64_t leaf, std::int64_t normal_b_temps) {
     xnRelease(h_);
     ASSERT_EQ(xnSetOption(h_, XN_OPT_MIN_SIZE_S, 0), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(h_, XN_OPT_MIN_SIZE_D, 0), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, leaf), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, leaf), CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, pack), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, normal_b_temps),
+              CUBLAS_STATUS_SUCCESS);
+  }
+
+  // One call with leaf 16 and XN_OPT_PACK_TRANS_B = option in a workspace of
+  // exactly the queried size filled with NaN, C NaN where beta = 0; checked
+  // against the oracle (allowance(levels)) and cuBLAS (allowance(levels) +
+  // allowance(0)), C's padding untouched.
+  template <class T>
+  void check_normal_t(const Case &c, std::int64_t option, bool dev, cudaStream_t stream) {
+    const std::uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    const bool ta = c.ta != CUBLAS_OP_N, tb = c.tb != CUBLAS_OP_N;
+    const bool is_double = sizeof(T) == sizeof(double);
+    const int ra = ta ? c.k : c.m, ca = ta ? c.m : c.k;
+    const int rb = tb ? c.n : c.k, cb = tb ? c.k : c.n;
+    const int lda = ra + c.pad, ldb = rb + c.pad + 1, ldc = c.m + c.pad + 2;
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    std::vector<T> A, B, C0;
+    fill<T>(A, ra, ca, lda, Dist::Uniform01, rng, nan);
+    fill<T>(B, rb, cb, ldb, Dist::Uniform01, rng, nan);
+    fill<T>(C0, c.m, c.n, ldc, Dist::Uniform01, rng, T(kCSentinel));
+    const T alpha = T(c.alpha), beta = T(c.beta);
+    if (beta == T(0))
+      for (int j = 0; j < c.n; ++j)
+        for (int i = 0; i < c.m; ++i) C0[std::size_t(i + j * ldc)] = nan;
+    const std::string what =
+        std::string(is_double ? "double" : "float") + " m=" + std::to_string(c.m) +
+        " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " " + op_name(c.ta) +
+        op_name(c.tb) + " option=" + std::to_string(option) +
+        " alpha=" + std::to_string(c.alpha) + " beta=" + std::to_string(c.beta) +
+        (dev ? " device" : " host") + " scalars; " + describe_seed(seed);
+
+    reset_handle(16, option);
+    const int levels = xn::choose_levels(c.m, c.n, c.k, 16, 6);
+    ASSERT_GT(levels, 0) << what;
+    const bool t_normal = xn::stores_t_normal(option, is_double, ta, tb);
+    const size_t need =
+        size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, ta, tb, t_normal)) *
+        sizeof(T);
+    size_t query = 0;
+    XN_CUBLAS_OK(
+        xnGetWorkspaceSize(h_, is_double ? 'd' : 's', c.ta, c.tb, c.m, c.n, c.k, &query));
+    EXPECT_EQ(query, need) << what;
+    if (t_normal) {  // the workspace of NN
+      EXPECT_EQ(need, size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, ta, false,
+                                                      false)) *
+                          sizeof(T))
+          << what;
+    }
+    DeviceBuffer<char> ws(need);
+    XN_CUDA_OK(cudaMemset(ws.get(), 0xff, need));  // all-ones bytes: NaN
+    XN_CUBLAS_OK(xnSetWorkspace(h_, ws.get(), need));
+
+    DeviceBuffer<T> dA, dB, dC, dRef, dScalars;
+    dA.upload(A);
+    dB.upload(B);
+    dC.upload(C0);
+    dRef.upload(C0);
+    dScalars.upload({alpha, beta});
+    XN_CUBLAS_OK(cublasSetStream(h_, stream));
+    XN_CUBLAS_OK(cublasSetPointerMode(
+        h_, dev ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
+    const T *pa = dev ? dScalars.get() : &alpha;
+    const T *pb = dev ? dScalars.get() + 1 : &beta;
+    XN_CUBLAS_OK(xn_gemm(h_, c.ta, c.tb, c.m, c.n, c.k, pa, dA.get(), lda, dB.get(), ldb,
+                         pb, dC.get(), ldc));
+    XN_CUBLAS_OK(xn::cublas_gemm(h_, c.ta, c.tb, c.m, c.n, c.k, pa, dA.get(), lda,
+                                 dB.get(), ldb, pb, dRef.get(), ldc));
+    XN_CUDA_OK(cudaStreamSynchronize(stream));
+    XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
+    XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
+    int ran = -1;
+    XN_CUBLAS_OK(xnGetLastLevels(h_, &ran));
+    XN_CUBLAS_OK(xnSetWorkspace(h_, nullptr, 0));  // before `ws` is freed
+    EXPECT_EQ(ran, levels) << what;
+    const std::vector<T> C = dC.download(), Ref = dRef.download();
+
+    std::vector<ExactEntry> exact;
+    exact_gemm<T>(ta, tb, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta,
+                  C0.data(), ldc, exact);
+    const double gamma = c.k * unit_roundoff<T>() / (1 - c.k * unit_roundoff<T>());
+    const double ours = allowance(levels) * gamma, base = allowance(0) * gamma;
+    for (int j = 0; j < c.n; ++j)
+      for (int i = 0; i < ldc; ++i) {
+        const std::size_t e = std::size_t(i + j * ldc);
+        if (i >= c.m) {
+          ASSERT_EQ(C[e], T(kCSentinel))
+              << "wrote C padding at " << i << "," << j << " " << what;
+          continue;
+        }
+        const ExactEntry &x = exact[std::size_t(i + j * c.m)];
+        ASSERT_TRUE(std::isfinite(double(C[e]))) << i << "," << j << " " << what;
+        ASSERT_LE(abs_error(double(C[e]), x), ours * x.magnitude + 1e-300)
+            << "oracle at " << i << "," << j << " " << what;
+        ASSERT_LE(std::fabs(double(C[e]) - double(Ref[e])),
+                  (ours + base) * x.magnitude + 1e-300)
+            << "cuBLAS at " << i << "," << j << " got " << C[e] << " cuBLAS " << Ref[e]
+            << " " << what;
+      }
   }
 
   cublasHandle_t h_ = nullptr;
@@ -342,22 +441,22 @@ TEST_F(GpuNgemm, BadArgumentsGiveCublasStatusAndLeaveCUntouched) {
 TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 64), CUBLAS_STATUS_SUCCESS);
   const int n = 512;  // 3 levels with leaf 64
-  size_t query = 0, held = 0;
-  // Double NT packs op(B) by default (XN_OPT_PACK_TRANS_B = -1): the query
-  // counts the k x n copy on top of the temporaries.
+  size_t query = 0, nn = 0, held = 0;
+  // Double NT stores T non-transposed by default (XN_OPT_PACK_TRANS_B = -1):
+  // exactly the workspace of NN, about a third of A, B and C together.
   XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &query));
+  XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &nn));
+  EXPECT_EQ(query, nn);
   EXPECT_EQ(query, size_t(xn::call_workspace_elems(n, n, n, 3, false, true, true)) *
                        sizeof(double));
-  EXPECT_GE(query, size_t(n) * n * sizeof(double) +
-                       size_t(xn::workspace_elems(n, n, n, 3, false, false)) * 8);
-  size_t unpacked = 0;
+  EXPECT_LE(query, 3u * n * n * sizeof(double) / 2);  // the budget
+  size_t transposed_t = 0;
   ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, 0), CUBLAS_STATUS_SUCCESS);
-  XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &unpacked));
-  EXPECT_EQ(unpacked,
+  XN_CUBLAS_OK(
+      xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &transposed_t));
+  EXPECT_EQ(transposed_t,
             size_t(xn::workspace_elems(n, n, n, 3, false, true)) * sizeof(double));
-  // Unpacked: at most half of A, B and C together (issue's budget).
-  EXPECT_LE(unpacked, 3u * n * n * sizeof(double) / 2);
-  EXPECT_LT(unpacked, query);
+  EXPECT_LE(transposed_t, 3u * n * n * sizeof(double) / 2);
   ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, -1), CUBLAS_STATUS_SUCCESS);
   run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 0}, false, nullptr, 3);
   XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
@@ -368,15 +467,13 @@ TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held2));
   EXPECT_EQ(held2, held);
 
-  // A user-supplied workspace is used as is; one too small for the packed
-  // copy runs unpacked at the same depth; one too small for 3 levels makes
-  // the call run with fewer.
+  // A user-supplied workspace is used as is; one too small for 3 levels
+  // makes the call run with fewer.
   DeviceBuffer<char> user(query);
   XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), query));
   run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 3);
-  XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), unpacked));
-  run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 3);
-  const size_t two_levels = size_t(xn::workspace_elems(n, n, n, 2, false, true)) * 8;
+  const size_t two_levels =
+      size_t(xn::call_workspace_elems(n, n, n, 2, false, true, true)) * 8;
   XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), two_levels));
   run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 2);
   XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
@@ -385,16 +482,15 @@ TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   EXPECT_EQ(xnSetWorkspace(h_, user.get() + 1, 64), CUBLAS_STATUS_INVALID_VALUE);
 }
 
-// XN_OPT_PACK_TRANS_B: a transposed op(B) copied into the workspace (the
-// transpose kernel) before the recursion. Packed double NT must give bit for
-// bit what the same call gives on B transposed by the test with transb = N
-// (the same cuBLAS leaves on the same values: the test's copy has the packed
-// copy's leading dimension and alignment), agree with the unpacked run and
-// with the oracle, in both pointer modes and on a non-default stream.
-TEST_F(GpuNgemm, PackedTransposedBIsTheExplicitTransposeAndMatchesOracle) {
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 16), CUBLAS_STATUS_SUCCESS);
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_D, 24), CUBLAS_STATUS_SUCCESS);
+// XN_OPT_PACK_TRANS_B: with op(B) transposed, the B-side temporaries stored
+// non-transposed (formed by the transposing add/sub kernel) or transposed.
+// NT and TT (transb = T or C), both precisions, the option on, off and
+// automatic, odd sizes with padded leading dimensions, both pointer modes,
+// on a non-default stream, in a workspace of exactly the queried size
+// poisoned with NaN (a read of an unwritten temporary shows up) and with C
+// poisoned with NaN where beta = 0: every entry within the stated bound of
+// the oracle and within the two bounds together of cuBLAS's own product.
+TEST_F(GpuNgemm, NonTransposedBTempsOnAndOffAgreeWithCublasAndTheOracle) {
   cudaStream_t stream;
   XN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   struct Shape {
@@ -402,146 +498,106 @@ TEST_F(GpuNgemm, PackedTransposedBIsTheExplicitTransposeAndMatchesOracle) {
   };
   const double scalars[][2] = {{1, 0}, {0.75, 1}, {1.25, -0.5}};
   int turn = 0;
-  for (const Shape &sh : {Shape{131, 129, 133}, Shape{67, 70, 69}, Shape{200, 33, 150}})
-    for (const auto &ab : scalars)
-      for (bool dev : {false, true}) {
-        const int m = sh.m, n = sh.n, k = sh.k;
-        const int ldb = n + 3, ldt = int(xn::packed_b_ld(k)), ldc = m + 2;
-        const cublasOperation_t opb = turn++ % 2 ? CUBLAS_OP_C : CUBLAS_OP_T;
-        const std::uint64_t seed = fresh_seed();
-        std::mt19937_64 rng(seed);
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        std::vector<double> A, B, C0, Bt(std::size_t(ldt) * n, nan);
-        fill<double>(A, m, k, m + 1, Dist::Uniform01, rng, nan);
-        fill<double>(B, n, k, ldb, Dist::Uniform01, rng, nan);  // op(B) = B^T
-        fill<double>(C0, m, n, ldc, Dist::Uniform01, rng, kCSentinel);
-        if (ab[1] == 0)  // beta = 0 must not read C
-          for (int j = 0; j < n; ++j)
-            for (int i = 0; i < m; ++i) C0[std::size_t(i + j * ldc)] = nan;
-        for (int j = 0; j < n; ++j)
-          for (int p = 0; p < k; ++p)
-            Bt[std::size_t(p + j * ldt)] = B[std::size_t(j + p * ldb)];
-        DeviceBuffer<double> dA, dB, dBt, dC, dScalars;
-        dA.upload(A);
-        dB.upload(B);
-        dBt.upload(Bt);
-        dScalars.upload({ab[0], ab[1]});
-        XN_CUBLAS_OK(cublasSetStream(h_, stream));
-        XN_CUBLAS_OK(cublasSetPointerMode(
-            h_, dev ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
-        const double *pa = dev ? dScalars.get() : &ab[0];
-        const double *pb = dev ? dScalars.get() + 1 : &ab[1];
-        // One call with option `pack`; returns C. A fresh handle state each
-        // time, so the workspace it holds after is what the call asked for.
-        auto call = [&](std::int64_t pack, cublasOperation_t tb, const double *dBp,
-                        int ld, std::vector<double> &C, size_t &held) {
-          reset_handle(16, pack);
-          ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_KCHAIN_D, 24), CUBLAS_STATUS_SUCCESS);
-          dC.upload(C0, stream);
-          XN_CUBLAS_OK(xnDngemm(h_, CUBLAS_OP_N, tb, m, n, k, pa, dA.get(), m + 1, dBp,
-                                ld, pb, dC.get(), ldc));
-          C = dC.download(stream);
-          XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
-        };
-        std::vector<double> packed, expl, unpacked, automatic;
-        size_t held_packed = 0, held_expl = 0, held_unpacked = 0, held_auto = 0;
-        call(1, opb, dB.get(), ldb, packed, held_packed);
-        call(-1, opb, dB.get(), ldb, automatic, held_auto);
-        call(0, CUBLAS_OP_N, dBt.get(), ldt, expl, held_expl);
-        call(0, opb, dB.get(), ldb, unpacked, held_unpacked);
-        if (HasFatalFailure()) return;
-        XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
-        XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
-        int levels = -1;
-        XN_CUBLAS_OK(xnGetLastLevels(h_, &levels));
-        const std::string what =
-            "m=" + std::to_string(m) + " n=" + std::to_string(n) +
-            " k=" + std::to_string(k) + " alpha=" + std::to_string(ab[0]) +
-            " beta=" + std::to_string(ab[1]) + (dev ? " device" : " host") +
-            " scalars; " + describe_seed(seed);
-        EXPECT_EQ(levels, xn::choose_levels(m, n, k, 16, 6)) << what;
-        // The workspace each call asked for: the copy only where packed.
-        const size_t with_copy =
-            size_t(xn::call_workspace_elems(m, n, k, levels, false, true, true)) * 8;
-        EXPECT_EQ(held_packed, with_copy) << what;
-        EXPECT_EQ(held_auto, with_copy) << "automatic packs double NT; " << what;
-        EXPECT_EQ(held_unpacked,
-                  size_t(xn::workspace_elems(m, n, k, levels, false, true)) * 8)
-            << what;
-        EXPECT_TRUE(same_bits(packed, expl))
-            << "packed op(B) differs from the explicit transpose; " << what;
-        EXPECT_TRUE(same_bits(packed, automatic)) << what;
-        // Against the unpacked run (NT leaves: other kernels, other
-        // roundings) and the oracle.
-        std::vector<ExactEntry> exact;
-        exact_gemm<double>(false, true, m, n, k, ab[0], A.data(), m + 1, B.data(), ldb,
-                           ab[1], C0.data(), ldc, exact);
-        const double allowed = allowance(levels) * k * 0x1p-53 / (1 - k * 0x1p-53);
-        for (int j = 0; j < n; ++j)
-          for (int i = 0; i < ldc; ++i) {
-            const std::size_t e = std::size_t(i + j * ldc);
-            if (i >= m) {
-              ASSERT_EQ(packed[e], kCSentinel) << "wrote C padding; " << what;
-              continue;
-            }
-            const ExactEntry &x = exact[std::size_t(i + j * m)];
-            ASSERT_TRUE(std::isfinite(packed[e])) << i << "," << j << " " << what;
-            ASSERT_LE(abs_error(packed[e], x), allowed * x.magnitude)
-                << i << "," << j << " " << what;
-            ASSERT_LE(std::fabs(packed[e] - unpacked[e]), 2 * allowed * x.magnitude)
-                << "packed and unpacked disagree at " << i << "," << j << " " << what;
-          }
+  for (const Shape &sh : {Shape{131, 129, 133}, Shape{67, 70, 69}, Shape{200, 33, 150},
+                          Shape{128, 128, 128}})
+    for (cublasOperation_t ta : kOps)
+      for (std::int64_t option : {1, 0, -1}) {
+        const double *ab = scalars[turn % 3];
+        const bool dev = turn % 2 == 1;
+        const cublasOperation_t tb = turn % 4 == 3 ? CUBLAS_OP_C : CUBLAS_OP_T;
+        const int pad = 1 + turn % 3;
+        ++turn;
+        check_normal_t<double>({sh.m, sh.n, sh.k, ta, tb, ab[0], ab[1], pad}, option, dev,
+                               stream);
+        check_normal_t<float>({sh.m, sh.n, sh.k, ta, tb, ab[0], ab[1], pad}, option, dev,
+                              stream);
+        if (HasFatalFailure()) break;
       }
-  cudaStreamDestroy(stream);
-  // Through the oracle harness: other transposes and precisions with
-  // packing forced, on the non-default stream in both pointer modes.
-  XN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  reset_handle(16, 1);
-  for (bool dev : {false, true}) {
-    run<double>({129, 127, 131, CUBLAS_OP_T, CUBLAS_OP_T, 1, 0, 2}, dev, stream);
-    run<double>({65, 63, 64, CUBLAS_OP_N, CUBLAS_OP_C, 0.5, 1, 1}, dev, stream);
-    run<float>({129, 127, 131, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 1}, dev, stream);
-    run<float>({70, 67, 69, CUBLAS_OP_T, CUBLAS_OP_C, 0.75, -1.5, 0}, dev, stream);
-    if (HasFatalFailure()) break;
-  }
   cudaStreamDestroy(stream);
 }
 
-// The transpose kernel alone, through the CUDA backend: every shape class
-// (a partial tile on either side, thin, more column tiles than the grid's
-// y dimension holds), both precisions, bit for bit, padding untouched.
+// The transposing add/sub kernel alone, through the CUDA backend: every shape
+// class (a partial tile on either side, thin, more column tiles than the
+// grid's y dimension holds), each orientation pair, + and -, in place on the
+// non-transposed operand (T = B22 - T of seed 000 Table 1), both precisions:
+// bit for bit the host's ew_add/ew_sub, D's padding untouched.
 template <class T>
-void transpose_case(std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
-  const std::int64_t ldx = rows + 5, ldd = cols + 3;
-  std::vector<T> X(std::size_t(ldx * cols)), D0(std::size_t(ldd * rows), T(kCSentinel));
-  for (std::size_t i = 0; i < X.size(); ++i) X[i] = T(double(i % 1000003) * 0.25);
-  DeviceBuffer<T> dX, dD;
-  dX.upload(X);
-  dD.upload(D0);
+void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
+                            bool y_trans, bool subtract, bool in_place,
+                            cudaStream_t stream) {
+  // An operand stored transposed is cols x rows, otherwise rows x cols like
+  // D; its padding holds the sentinel.
+  struct Operand {
+    bool trans;
+    std::int64_t ld;
+    std::vector<T> h;
+    T at(std::int64_t i, std::int64_t j) const {
+      return h[std::size_t(trans ? j + i * ld : i + j * ld)];
+    }
+  };
+  auto make = [&](bool trans, std::int64_t salt) {
+    Operand o{trans, trans ? cols + 5 : rows + 2, {}};
+    const std::int64_t r = trans ? cols : rows, c = trans ? rows : cols;
+    o.h.assign(std::size_t(o.ld * c), T(kCSentinel));
+    for (std::int64_t j = 0; j < c; ++j)
+      for (std::int64_t i = 0; i < r; ++i)
+        o.h[std::size_t(i + j * o.ld)] =
+            T(double((i * 31 + j * 17 + salt) % 1000003) * 0.25);
+    return o;
+  };
+  const Operand x = make(x_trans, 1), y = make(y_trans, 7);
+  DeviceBuffer<T> dX, dY, dD;
+  dX.upload(x.h);
+  dY.upload(y.h);
+  // D: its own array (ld rows + 3, sentinel), or in place the non-transposed
+  // operand's.
+  const bool d_is_y = in_place && !y_trans, d_is_x = in_place && !d_is_y && !x_trans;
+  const std::int64_t ldd = d_is_y ? y.ld : d_is_x ? x.ld : rows + 3;
+  if (!d_is_x && !d_is_y)
+    dD.upload(std::vector<T>(std::size_t(ldd * cols), T(kCSentinel)));
+  T *const d = d_is_y ? dY.get() : d_is_x ? dX.get() : dD.get();
   xn::CudaBackend<T> be(nullptr, stream, false, nullptr, nullptr, nullptr);
-  const xn::MatView<const T> Xv{dX.get(), cols, rows, ldx, true};  // op(X) = X^T
-  const xn::MatView<T> Dv{dD.get(), cols, rows, ldd, false};
-  ASSERT_EQ(be.transpose(Dv, Xv), xn::Status::Ok) << rows << "x" << cols;
+  const xn::MatView<const T> Xv{dX.get(), rows, cols, x.ld, x_trans};
+  const xn::MatView<const T> Yv{dY.get(), rows, cols, y.ld, y_trans};
+  const xn::MatView<T> Dv{d, rows, cols, ldd, false};
+  const std::string what =
+      std::to_string(rows) + "x" + std::to_string(cols) +
+      " x_trans=" + std::to_string(x_trans) + " y_trans=" + std::to_string(y_trans) +
+      " subtract=" + std::to_string(subtract) + " in_place=" + std::to_string(in_place);
+  ASSERT_EQ(be.transpose_add_sub(Dv, Xv, Yv, subtract), xn::Status::Ok) << what;
   XN_CUDA_OK(cudaStreamSynchronize(stream));
-  const std::vector<T> D = dD.download();
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < ldd; ++j) {
-      const T want = j < cols ? X[std::size_t(i + j * ldx)] : T(kCSentinel);
-      ASSERT_EQ(D[std::size_t(j + i * ldd)], want)
-          << rows << "x" << cols << " at " << i << "," << j;
+  const std::vector<T> D = d_is_y   ? dY.download()
+                           : d_is_x ? dX.download()
+                                    : dD.download();
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < ldd; ++i) {
+      const T want = i >= rows  ? T(kCSentinel)
+                     : subtract ? xn::ew_sub(x.at(i, j), y.at(i, j))
+                                : xn::ew_add(x.at(i, j), y.at(i, j));
+      ASSERT_EQ(D[std::size_t(i + j * ldd)], want) << what << " at " << i << "," << j;
     }
 }
 
-TEST_F(GpuNgemm, TransposeKernelCopiesEveryShape) {
+TEST_F(GpuNgemm, TransposeAddSubKernelEveryShapeAndOrientation) {
   cudaStream_t stream;
   XN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const std::int64_t shapes[][2] = {{1, 1},   {31, 33}, {32, 32},   {33, 31},    {64, 96},
                                     {1, 257}, {257, 1}, {100, 999}, {3, 2100000}};
-  for (const auto &s : shapes) {
-    transpose_case<double>(s[0], s[1], stream);
-    transpose_case<float>(s[0], s[1], stream);
-    if (HasFatalFailure()) break;
-  }
+  const bool pairs[][2] = {{true, true}, {true, false}, {false, true}};
+  for (const auto &s : shapes)
+    for (const auto &xy : pairs)
+      for (bool subtract : {false, true})
+        for (bool in_place : {false, true}) {
+          if (in_place && xy[0] && xy[1]) continue;  // nothing to alias
+          transpose_add_sub_case<double>(s[0], s[1], xy[0], xy[1], subtract, in_place,
+                                         stream);
+          transpose_add_sub_case<float>(s[0], s[1], xy[0], xy[1], subtract, in_place,
+                                        stream);
+          if (HasFatalFailure()) {
+            cudaStreamDestroy(stream);
+            return;
+          }
+        }
   cudaStreamDestroy(stream);
 }
 
@@ -561,20 +617,20 @@ TEST_F(GpuNgemm, FailedOrForbiddenWorkspaceStillGivesTheProduct) {
   ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(one_level)),
             CUBLAS_STATUS_SUCCESS);
   run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 1);
-  // Packing is dropped before any level: a budget with room for the
-  // temporaries of one level but not for the packed copy as well.
-  const size_t nt_one_level =
-      size_t(xn::workspace_elems(300, 260, 280, 1, false, true)) * 8;
-  ASSERT_LT(nt_one_level,
+  // NT with T non-transposed needs NN's workspace: a budget of one NN level
+  // runs one level.
+  const size_t nn_one_level =
+      size_t(xn::call_workspace_elems(300, 260, 280, 1, false, false, false)) * 8;
+  EXPECT_EQ(nn_one_level,
             size_t(xn::call_workspace_elems(300, 260, 280, 1, false, true, true)) * 8);
   reset_handle(32, 1);  // no workspace held from the calls above
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(nt_one_level)),
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(nn_one_level)),
             CUBLAS_STATUS_SUCCESS);
   run<double>({300, 260, 280, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0, 0}, false, nullptr, 1);
   size_t held_nt = 0;
   XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held_nt));
-  EXPECT_EQ(held_nt, nt_one_level);
-  // Failed allocations with packing wanted: the classical product.
+  EXPECT_EQ(held_nt, nn_one_level);
+  // Failed allocations with T non-transposed: the classical product.
   reset_handle(32, 1);
   xn::testing::set_fail_workspace_allocations(true);
   run<double>({300, 260, 280, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 0);

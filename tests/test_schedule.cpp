@@ -137,6 +137,10 @@ struct IntCase {
   bool ta, tb;
   int levels;
   int kchain = 0;  // longest k per leaf GEMM (leaf_gemm); 0 = no split
+  // XN_OPT_PACK_TRANS_B: B-side temporaries non-transposed (1), transposed
+  // with op(B) (0), automatic (-1)
+  int normal_b_temps = -1;
+  xn::CpuLeaf leaf = xn::CpuLeaf::PreloadLoop;
 };
 
 void run_integer_case(const IntCase &c, std::uint64_t seed) {
@@ -160,14 +164,19 @@ void run_integer_case(const IntCase &c, std::uint64_t seed) {
     }
   xn::Options opt;
   opt.kchain_d = c.kchain;
+  opt.normal_b_temps = c.normal_b_temps;
+  bool t_normal = false;
   const xn::Status st = xn::cpu_ngemm<double>(c.ta, c.tb, c.m, c.n, c.k, alpha, A.data(),
                                               lda, B.data(), ldb, beta, C.data(), ldc,
-                                              opt, c.levels, xn::CpuLeaf::PreloadLoop);
+                                              opt, c.levels, c.leaf, nullptr, &t_normal);
   ASSERT_EQ(st, xn::Status::Ok);
+  EXPECT_EQ(t_normal,
+            c.levels > 0 && xn::stores_t_normal(c.normal_b_temps, true, c.ta, c.tb));
   for (std::size_t i = 0; i < C.size(); ++i)
     ASSERT_EQ(C[i], ref[i]) << "index " << i << " m=" << c.m << " n=" << c.n
                             << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb
-                            << " levels=" << c.levels << " kchain=" << c.kchain << "; "
+                            << " levels=" << c.levels << " kchain=" << c.kchain
+                            << " normal_b_temps=" << c.normal_b_temps << "; "
                             << xn_test::describe_seed(seed);
 }
 
@@ -185,6 +194,27 @@ TEST(ScheduleExecutor, IntegerMatricesExactAtOneTwoThreeLevels) {
         run_integer_case({s + 5, s + 3, 3 * s + 7, ta, tb, levels, 9},
                          xn_test::fresh_seed());
       }
+}
+
+// B-side temporaries stored non-transposed (on) or with op(B)'s orientation
+// (off) for every transpose pair, odd sizes and padded leading dimensions,
+// both leaves: the transposing pre-additions and the mixed NN/NT leaves are
+// exact on small integers.
+TEST(ScheduleExecutor, NonTransposedBTempsExactAtOneTwoThreeLevels) {
+  for (int levels = 1; levels <= 3; ++levels)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (int option : {1, 0})
+          for (xn::CpuLeaf leaf : {xn::CpuLeaf::PreloadLoop, xn::CpuLeaf::OpenBlas}) {
+            const int s = 8 << levels;  // leaves of 8
+            run_integer_case({s, s, s, ta, tb, levels, 0, option, leaf},
+                             xn_test::fresh_seed());
+            run_integer_case({s + 5, s + 3, s + 7, ta, tb, levels, 0, option, leaf},
+                             xn_test::fresh_seed());
+            run_integer_case(
+                {3 * s + 1, s - 1, 2 * s + 3, ta, tb, levels, 7, option, leaf},
+                xn_test::fresh_seed());
+          }
 }
 
 TEST(ScheduleExecutor, LeafKChainIsExactAndIgnoredWithoutRecursion) {
@@ -228,6 +258,12 @@ TEST(Plan, WorkspaceStaysUnderAThirdOfTheOperandsPlusPadding) {
     for (int levels = 1; levels <= 3; ++levels) {
       const double ws = double(xn::workspace_elems(n, n, n, levels, false, true));
       EXPECT_LE(ws, operands / 3 * 1.1 + 1e5) << n << " " << levels;
+      // NT with T non-transposed: exactly NN's.
+      const double nt =
+          double(xn::call_workspace_elems(n, n, n, levels, false, true, true));
+      EXPECT_EQ(nt,
+                double(xn::call_workspace_elems(n, n, n, levels, false, false, false)));
+      EXPECT_LE(nt, operands / 3 * 1.1 + 1e5) << n << " " << levels;
     }
   }
 }

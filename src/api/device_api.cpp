@@ -132,19 +132,19 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
       s = be.gemm(Av, Bv, beta_kind, Cv);
     } else if (s == Status::Ok) {
       T *ws = nullptr;
-      // Unpacked, then fewer levels when the workspace cannot be had: never
-      // fail for lack of scratch memory the classical product does not need.
-      const WorkspaceChoice wc = choose_workspace(
-          m, n, k, levels, Av.trans, Bv.trans,
-          packs_trans_b(hs->opt.pack_trans_b, is_double, Av.trans, Bv.trans),
-          [&](index_t elems) {
+      // Fewer levels when the workspace cannot be had: never fail for lack
+      // of scratch memory the classical product does not need.
+      const bool t_normal =
+          stores_t_normal(hs->opt.normal_b_temps, is_double, Av.trans, Bv.trans);
+      const int run_levels = choose_workspace(
+          m, n, k, levels, Av.trans, Bv.trans, t_normal, [&](index_t elems) {
             ws = static_cast<T *>(
                 acquire_workspace(*hs, std::size_t(elems) * sizeof(T), stream));
             return ws != nullptr;
           });
-      hs->last_levels = wc.levels;
-      s = recursive_gemm<T>(be, winograd_nonneg_schedule(), wc.levels, Av, Bv, beta_kind,
-                            Cv, ws, hs->opt.kchain_for(is_double), wc.pack_b);
+      hs->last_levels = run_levels;
+      s = recursive_gemm<T>(be, winograd_nonneg_schedule(), run_levels, Av, Bv, beta_kind,
+                            Cv, ws, hs->opt.kchain_for(is_double), t_normal);
     }
   }
   const Status done = mark_call_done(*hs, stream);
@@ -232,10 +232,10 @@ cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
   const int levels = choose_levels(m, n, k, o.leaf_for(is_double), int(o.max_levels),
                                    o.min_size_for(is_double));
   const bool ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
-  *bytes =
-      std::size_t(call_workspace_elems(
-          m, n, k, levels, ta, tb, packs_trans_b(o.pack_trans_b, is_double, ta, tb))) *
-      (is_double ? sizeof(double) : sizeof(float));
+  *bytes = std::size_t(call_workspace_elems(
+               m, n, k, levels, ta, tb,
+               stores_t_normal(o.normal_b_temps, is_double, ta, tb))) *
+           (is_double ? sizeof(double) : sizeof(float));
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -35,6 +35,17 @@ cublasStatus_t check_gemm_device_args(const void *handle, cublasOperation_t tran
   return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t check_symv_device_args(const void *handle, cublasFillMode_t uplo, int n,
+                                      int lda, int incx, int incy) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  // lda >= n, not max(1, n): cuBLAS 13.1 accepts lda = 0 with n = 0
+  // (measured on the H200 against cublasDsymv/cublasSsymv).
+  if (n < 0 || lda < n || incx == 0 || incy == 0) return CUBLAS_STATUS_INVALID_VALUE;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 int check_gemm_fortran_args(char transa, char transb, int m, int n, int k, int lda,
                             int ldb, int ldc) {
   // Reference DGEMM: the first failing test, in this order, sets INFO.

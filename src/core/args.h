@@ -29,6 +29,12 @@ int check_gemm_fortran_args(char transa, char transb, int m, int n, int k, int l
 int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n, int k,
                           int lda, int ldb, int ldc);
 
+// cublas?symv's checks: handle (NOT_INITIALIZED), then uplo (UPPER or LOWER),
+// n >= 0, lda >= n (cuBLAS accepts lda = 0 when n = 0), incx != 0, incy != 0
+// (INVALID_VALUE).
+cublasStatus_t check_symv_device_args(const void *handle, cublasFillMode_t uplo, int n,
+                                      int lda, int incx, int incy);
+
 // 'N'/'n' -> false, 'T'/'t'/'C'/'c' -> true (callers check validity first).
 inline bool fortran_trans(char t) { return !(t == 'N' || t == 'n'); }
 

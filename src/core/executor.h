@@ -13,15 +13,17 @@
 //                  bool subtract);
 //       D = X + Y or X - Y, elementwise over the stored arrays (all three have
 //       the same orientation and shape; D may alias X or Y).
+//   Status transpose_add_sub(MatView<T> D, MatView<const T> X,
+//                            MatView<const T> Y, bool subtract);
+//       The same for a non-transposed D and X, Y of either orientation (at
+//       least one transposed): D = op(X) +/- op(Y) read from the stored
+//       arrays. D may alias a non-transposed X or Y, never a transposed one.
 //   Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
 //               ScalarKind beta);
 //       Di = X + beta * Di for D0 and, when D1.p != nullptr, D1
 //       (ew_fold in kernels/elementwise.h).
 //   Status scale(MatView<T> C, ScalarKind beta);
 //       C = beta * C (ew_scale).
-//   Status transpose(MatView<T> D, MatView<const T> X);
-//       D = X for a transposed view X and a non-transposed D of the same
-//       shape: the stored array of X, transposed into D (packing op(B)).
 #pragma once
 
 #include "core/plan.h"
@@ -60,20 +62,28 @@ Status leaf_gemm(Backend &be, index_t kchain, MatView<const T> A, MatView<const 
 template <class T, class Backend>
 class ScheduleExecutor {
  public:
+  // `t_normal`: store T non-transposed even when B is transposed (plan.h,
+  // stores_t_normal).
   ScheduleExecutor(Backend &backend, const Schedule &schedule, int levels,
-                   index_t kchain = 0)
-      : be_(backend), sched_(schedule), levels_(levels), kchain_(kchain) {}
+                   index_t kchain = 0, bool t_normal = false)
+      : be_(backend),
+        sched_(schedule),
+        levels_(levels),
+        kchain_(kchain),
+        t_normal_(t_normal) {}
 
   // C = alpha * A * B + beta * C over `levels` levels of the schedule below
   // this one; every dimension must be divisible by 2^(levels - level).
-  // `ws` holds workspace_elems(...) elements for the remaining levels.
+  // `ws` holds workspace_elems(...) elements for the remaining levels (T
+  // transposed exactly when B is and !t_normal: the same at every level).
   Status run(int level, MatView<const T> A, MatView<const T> B, ScalarKind beta,
              MatView<T> C, T *ws) const {
     if (level == levels_) return leaf_gemm<T>(be_, kchain_, A, B, beta, C);
 
-    const TempLayout lay = temp_layout(C.rows, C.cols, A.cols, A.trans, B.trans);
+    const bool t_trans = B.trans && !t_normal_;
+    const TempLayout lay = temp_layout(C.rows, C.cols, A.cols, A.trans, t_trans);
     const MatView<T> S{ws + lay.s_off, A.rows / 2, A.cols / 2, lay.s_ld, A.trans};
-    const MatView<T> Tm{ws + lay.t_off, B.rows / 2, B.cols / 2, lay.t_ld, B.trans};
+    const MatView<T> Tm{ws + lay.t_off, B.rows / 2, B.cols / 2, lay.t_ld, t_trans};
     const MatView<T> U{ws + lay.u_off, C.rows / 2, C.cols / 2, lay.u_ld, false};
     T *const deeper = ws + lay.elems;
 
@@ -131,10 +141,18 @@ class ScheduleExecutor {
       Status s = Status::Ok;
       switch (st.kind) {
         case StepKind::Sum:
-        case StepKind::Diff:
-          s = be_.add_sub(writable(st.dst), readable(st.x), readable(st.y),
-                          st.kind == StepKind::Diff);
+        case StepKind::Diff: {
+          const MatView<T> D = writable(st.dst);
+          const MatView<const T> X = readable(st.x), Y = readable(st.y);
+          const bool subtract = st.kind == StepKind::Diff;
+          // A non-transposed T from transposed B quadrants (T1..T4 of seed
+          // 000 Table 1 under t_normal) is a transposing pass; every other
+          // step reads and writes one orientation.
+          s = X.trans == D.trans && Y.trans == D.trans
+                  ? be_.add_sub(D, X, Y, subtract)
+                  : be_.transpose_add_sub(D, X, Y, subtract);
           break;
+        }
         case StepKind::Product:
           s = run(level + 1, readable(st.x), readable(st.y), step_beta, writable(st.dst),
                   deeper);
@@ -153,38 +171,31 @@ class ScheduleExecutor {
   const Schedule &sched_;
   int levels_;
   index_t kchain_;
+  bool t_normal_;
 };
 
 // C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
 // schedule on the largest part whose dimensions are multiples of 2^levels,
 // then thin leaf GEMMs for the peeled strips (ARCHITECTURE.md section 2,
 // "Odd and rectangular sizes"). `ws` must hold
-// call_workspace_elems(m, n, k, levels, A.trans, B.trans, pack_b) elements.
+// call_workspace_elems(m, n, k, levels, A.trans, B.trans, t_normal) elements.
 // When levels > 0, every leaf product (recursion leaves and the peeled strips
 // alike) is split into chunks of k of at most `kchain` (leaf_gemm). With
-// `pack_b`, a transposed op(B) is first copied to the front of `ws`
-// (be.transpose, plan.h "Packing") and everything after runs on that copy,
-// exactly as for the same call with B stored non-transposed.
+// `t_normal`, the B-side temporaries are stored non-transposed even when
+// op(B) is transposed (plan.h, stores_t_normal).
 template <class T, class Backend>
 Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<const T> A,
                       MatView<const T> B, ScalarKind beta, MatView<T> C, T *ws,
-                      index_t kchain = 0, bool pack_b = false) {
+                      index_t kchain = 0, bool t_normal = false) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   if (k == 0) return be.scale(C, beta);
   // No recursion: exactly the backend's own product (below the crossover
   // the library is cuBLAS / OpenBLAS, bit for bit).
   if (levels <= 0) return be.gemm(A, B, beta, C);
-  if (pack_b && B.trans) {
-    const MatView<T> P{ws, k, n, packed_b_ld(k), false};
-    const Status s = be.transpose(P, B);
-    if (s != Status::Ok) return s;
-    return recursive_gemm<T>(be, sched, levels, A, P.as_const(), beta, C,
-                             ws + packed_b_elems(k, n), kchain, false);
-  }
 
   const CoreShape c = core_shape(m, n, k, levels);
-  ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain);
+  ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain, t_normal);
   Status s = exec.run(0, A.block(0, 0, c.m, c.k), B.block(0, 0, c.k, c.n), beta,
                       C.block(0, 0, c.m, c.n), ws);
   // The k-strip adds to the core of C, which now holds beta*C + its product.

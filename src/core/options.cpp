@@ -1,6 +1,8 @@
 // options.cpp - option defaults, environment overrides and validation.
 #include "core/options.h"
 
+#include "symv_launch.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -40,9 +42,10 @@ Options options_from_environment() {
   env_int("XN_KCHAIN_D", e.kchain_d);
   env_int("XN_MIN_SIZE_S", e.min_size_s);
   env_int("XN_MIN_SIZE_D", e.min_size_d);
-  env_int("XN_PACK_TRANS_B", e.pack_trans_b);
+  env_int("XN_PACK_TRANS_B", e.normal_b_temps);
   env_int("XN_EXDGEMM_WORKSPACE_LIMIT", e.exdgemm_workspace_limit);
   env_int("XN_EXDGEMM_BLOCK", e.exdgemm_block);
+  env_int("XN_SYMV_VARIANT", e.symv_variant);
   // Apply through the validator so a bad environment value cannot break an
   // invariant; invalid ones are ignored.
   apply_option(o, XN_OPT_LEAF_SIZE_S, e.leaf_s);
@@ -54,9 +57,10 @@ Options options_from_environment() {
   apply_option(o, XN_OPT_LEAF_KCHAIN_D, e.kchain_d);
   apply_option(o, XN_OPT_MIN_SIZE_S, e.min_size_s);
   apply_option(o, XN_OPT_MIN_SIZE_D, e.min_size_d);
-  apply_option(o, XN_OPT_PACK_TRANS_B, e.pack_trans_b);
+  apply_option(o, XN_OPT_PACK_TRANS_B, e.normal_b_temps);
   apply_option(o, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, e.exdgemm_workspace_limit);
   apply_option(o, XN_OPT_EXDGEMM_BLOCK, e.exdgemm_block);
+  apply_option(o, XN_OPT_SYMV_VARIANT, e.symv_variant);
   return o;
 }
 
@@ -115,7 +119,7 @@ bool apply_option(Options &o, int option, std::int64_t value) {
       return true;
     case XN_OPT_PACK_TRANS_B:
       if (value < -1 || value > 1) return false;
-      o.pack_trans_b = value;
+      o.normal_b_temps = value;
       return true;
     case XN_OPT_EXDGEMM_WORKSPACE_LIMIT:
       if (value < 0) return false;
@@ -124,6 +128,10 @@ bool apply_option(Options &o, int option, std::int64_t value) {
     case XN_OPT_EXDGEMM_BLOCK:
       if (value < 0 || value > (std::int64_t(1) << 31)) return false;
       o.exdgemm_block = value;
+      return true;
+    case XN_OPT_SYMV_VARIANT:
+      if (value < 0 || value > symv_variant_count()) return false;
+      o.symv_variant = value;
       return true;
     default:
       return false;
@@ -161,13 +169,16 @@ bool read_option(const Options &o, int option, std::int64_t *value) {
       *value = o.min_size_d;
       return true;
     case XN_OPT_PACK_TRANS_B:
-      *value = o.pack_trans_b;
+      *value = o.normal_b_temps;
       return true;
     case XN_OPT_EXDGEMM_WORKSPACE_LIMIT:
       *value = o.exdgemm_workspace_limit;
       return true;
     case XN_OPT_EXDGEMM_BLOCK:
       *value = o.exdgemm_block;
+      return true;
+    case XN_OPT_SYMV_VARIANT:
+      *value = o.symv_variant;
       return true;
     default:
       return false;

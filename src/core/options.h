@@ -24,15 +24,18 @@ struct Options {
   // of cuBLAS on the H200; from 14336 up, 1.04-1.36x (docs/performance.md).
   std::int64_t min_size_s = 14336;
   std::int64_t min_size_d = 0;
-  // Copy a transposed op(B) to non-transposed layout before recursing
-  // (XN_OPT_PACK_TRANS_B): -1 automatic (double precision with op(A) = A:
-  // cuBLAS's double NT leaves are slower than NN on the H200), 0 never,
-  // 1 whenever op(B) is transposed. plan.h's packs_trans_b() decides.
-  std::int64_t pack_trans_b = -1;
+  // Store the B-side temporaries non-transposed when op(B) is transposed
+  // (XN_OPT_PACK_TRANS_B, a name kept from the packing it replaced): -1
+  // automatic (double precision with op(A) = A: cuBLAS's double NT leaves
+  // are slower than NN on the H200), 0 never, 1 whenever op(B) is
+  // transposed. plan.h's stores_t_normal() decides.
+  std::int64_t normal_b_temps = -1;
   // xnExdgemm: workspace budget in bytes (0 = a quarter of the free device
   // memory; 1 GiB on the CPU) and a forced block size of C (0 = automatic).
   std::int64_t exdgemm_workspace_limit = 0;
   std::int64_t exdgemm_block = 0;
+  // xnSsymv/xnDsymv: kernel variant (symv_launch.h table; 0 = tuned default).
+  std::int64_t symv_variant = 0;
 
   std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
   std::int64_t kchain_for(bool is_double) const {

@@ -63,7 +63,8 @@ inline CoreShape core_shape(index_t m, index_t n, index_t k, int levels) {
 
 // Temporaries of one level of a 2x2 schedule whose product is m x n x k
 // (m, n, k even): S ~ a quadrant of op(A), stored with A's orientation;
-// T ~ a quadrant of op(B), B's orientation; U ~ a quadrant of C.
+// T ~ a quadrant of op(B), stored transposed (hn x hk) when `t_trans`, else
+// hk x hn; U ~ a quadrant of C.
 struct TempLayout {
   index_t s_ld, t_ld, u_ld;     // leading dimensions (elements)
   index_t s_off, t_off, u_off;  // offsets from the level's base
@@ -71,12 +72,12 @@ struct TempLayout {
 };
 
 inline TempLayout temp_layout(index_t m, index_t n, index_t k, bool a_trans,
-                              bool b_trans) {
+                              bool t_trans) {
   const index_t hm = m / 2, hn = n / 2, hk = k / 2;
   TempLayout t{};
   // stored shape of S: (hm x hk) or, transposed, (hk x hm)
   const index_t s_rows = a_trans ? hk : hm, s_cols = a_trans ? hm : hk;
-  const index_t t_rows = b_trans ? hn : hk, t_cols = b_trans ? hk : hn;
+  const index_t t_rows = t_trans ? hn : hk, t_cols = t_trans ? hk : hn;
   t.s_ld = round_up(s_rows, kLdAlign);
   t.t_ld = round_up(t_rows, kLdAlign);
   t.u_ld = round_up(hm, kLdAlign);
@@ -88,71 +89,58 @@ inline TempLayout temp_layout(index_t m, index_t n, index_t k, bool a_trans,
 }
 
 // Elements of workspace for `levels` levels of recursion on the core of an
-// m x n x k product. Levels run one after the other, so each level needs one
-// set of temporaries: sum over levels, about (mk + kn + mn) / 3 in all.
+// m x n x k product, with T stored transposed at every level when `t_trans`.
+// Levels run one after the other, so each level needs one set of
+// temporaries: sum over levels, about (mk + kn + mn) / 3 in all.
 inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool a_trans,
-                               bool b_trans) {
+                               bool t_trans) {
   const CoreShape c = core_shape(m, n, k, levels);
   index_t total = 0;
   for (int l = 0; l < levels; ++l)
-    total += temp_layout(c.m >> l, c.n >> l, c.k >> l, a_trans, b_trans).elems;
+    total += temp_layout(c.m >> l, c.n >> l, c.k >> l, a_trans, t_trans).elems;
   return total;
 }
 
 // ---------------------------------------------------------------------------
-// Packing a transposed op(B) (XN_OPT_PACK_TRANS_B).
+// B-side temporaries stored non-transposed (XN_OPT_PACK_TRANS_B).
 //
-// With packing, op(B) (k x n) is first copied into the front of the
-// workspace as a column-major array with a leading dimension of
-// packed_b_ld(k), and the recursion runs on that copy as a non-transposed B:
-// every leaf GEMM is then NN or TN. The recursion's own temporaries follow
-// it, from packed_b_elems(k, n) on. cuBLAS runs its NT leaves slower than NN
-// in double precision on the H200 (docs/performance.md).
+// cuBLAS runs its double NT leaves about 5 % slower than NN on the H200
+// (docs/performance.md). With op(B) transposed, the pre-additions T1..T4 of
+// seed 000 Table 1 are then formed by a transposing add/sub straight into a
+// non-transposed T (hk x hn), so the products that read T (M4..M7) recurse
+// as NN/TN; only those reading B's quadrants (M1, M2, M3) keep transb = T,
+// (3/7)^L of the leaves. T has the same number of elements either way, so
+// this costs no workspace.
 
-// Whether a call packs op(B), from the option's value (-1 automatic: double
-// precision with op(A) = A; 0 never; 1 whenever op(B) is transposed).
-inline bool packs_trans_b(std::int64_t option, bool is_double, bool a_trans,
-                          bool b_trans) {
+// Whether a call stores T non-transposed, from the option's value (-1
+// automatic: double precision with op(A) = A, the measured case; 0 never;
+// 1 whenever op(B) is transposed).
+inline bool stores_t_normal(std::int64_t option, bool is_double, bool a_trans,
+                            bool b_trans) {
   if (!b_trans || option == 0) return false;
   return option > 0 || (is_double && !a_trans);
 }
 
-inline index_t packed_b_ld(index_t k) { return round_up(k > 0 ? k : 1, kLdAlign); }
-inline index_t packed_b_elems(index_t k, index_t n) {
-  return round_up(packed_b_ld(k) * n, kTempAlign);
-}
-
-// Elements of workspace of a whole call at `levels` levels: the packed op(B)
-// (when `pack_b`, b_trans and levels > 0) followed by the temporaries of a
-// recursion on a non-transposed B; otherwise workspace_elems().
+// Elements of workspace of a whole call at `levels` levels (0: none): what
+// the executor uses, the size query reports and the allocation asks for.
+// With `t_normal`, T is stored non-transposed at every level, exactly as for
+// op(B) = B.
 inline index_t call_workspace_elems(index_t m, index_t n, index_t k, int levels,
-                                    bool a_trans, bool b_trans, bool pack_b) {
+                                    bool a_trans, bool b_trans, bool t_normal) {
   if (levels <= 0) return 0;
-  if (!(pack_b && b_trans)) return workspace_elems(m, n, k, levels, a_trans, b_trans);
-  return packed_b_elems(k, n) + workspace_elems(m, n, k, levels, a_trans, false);
+  return workspace_elems(m, n, k, levels, a_trans, b_trans && !t_normal);
 }
 
-// What a call runs with once its workspace has been asked for.
-struct WorkspaceChoice {
-  int levels;
-  bool pack_b;
-};
-
-// The depth and packing a call runs with when workspace may be refused:
-// `acquire(elems)` tries to get `elems` elements and says whether it did.
-// Packing is the first thing given up (the same depth, unpacked), and only
-// then a level at a time; levels = 0 needs no workspace (acquire is not
-// called). One fallback rule for both backends.
+// The depth a call runs when workspace may be refused: `acquire(elems)`
+// tries to get `elems` elements and says whether it did. One level is given
+// up at a time; 0 levels need no workspace (acquire is not called). One
+// fallback rule for both backends.
 template <class Acquire>
-WorkspaceChoice choose_workspace(index_t m, index_t n, index_t k, int levels,
-                                 bool a_trans, bool b_trans, bool pack_b,
-                                 Acquire &&acquire) {
-  if (pack_b && b_trans && levels > 0 &&
-      acquire(call_workspace_elems(m, n, k, levels, a_trans, b_trans, true)))
-    return WorkspaceChoice{levels, true};
+int choose_workspace(index_t m, index_t n, index_t k, int levels, bool a_trans,
+                     bool b_trans, bool t_normal, Acquire &&acquire) {
   for (; levels > 0; --levels)
-    if (acquire(workspace_elems(m, n, k, levels, a_trans, b_trans))) break;
-  return WorkspaceChoice{levels, false};
+    if (acquire(call_workspace_elems(m, n, k, levels, a_trans, b_trans, t_normal))) break;
+  return levels;
 }
 
 }  // namespace xn

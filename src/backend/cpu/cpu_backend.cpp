@@ -105,12 +105,19 @@ Status CpuBackend<T>::scale(MatView<T> C, ScalarKind beta_kind) {
   return Status::Ok;
 }
 
-// Blocked so that both the reads of X and the writes of D stay within a few
-// cache lines per block row.
+// Blocked (32 x 32 tiles of D) so that the strided reads of a transposed
+// operand stay within a few cache lines per tile. Not parallelised, like the
+// other elementwise loops (see kParallelElems). Each entry is read before it
+// is written, so D may alias a non-transposed operand (T = B22 - T).
 template <class T>
-Status CpuBackend<T>::transpose(MatView<T> D, MatView<const T> X) {
-  if (D.trans || !X.trans || D.rows != X.rows || D.cols != X.cols)
+Status CpuBackend<T>::transpose_add_sub(MatView<T> D, MatView<const T> X,
+                                        MatView<const T> Y, bool subtract) {
+  if (D.trans || X.rows != D.rows || X.cols != D.cols || Y.rows != D.rows ||
+      Y.cols != D.cols)
     return Status::InvalidValue;
+  // Strides of op(X), op(Y) along D's rows (i) and columns (j).
+  const index_t xi = X.trans ? X.ld : 1, xj = X.trans ? 1 : X.ld;
+  const index_t yi = Y.trans ? Y.ld : 1, yj = Y.trans ? 1 : Y.ld;
   constexpr index_t kBlock = 32;
   for (index_t j0 = 0; j0 < D.cols; j0 += kBlock) {
     const index_t j1 = std::min(j0 + kBlock, D.cols);
@@ -118,8 +125,11 @@ Status CpuBackend<T>::transpose(MatView<T> D, MatView<const T> X) {
       const index_t i1 = std::min(i0 + kBlock, D.rows);
       for (index_t j = j0; j < j1; ++j) {
         T *d = D.p + j * D.ld;
-        const T *x = X.p + j;  // op(X)(i, j) = X.p[j + i * X.ld]
-        for (index_t i = i0; i < i1; ++i) d[i] = x[i * X.ld];
+        const T *x = X.p + j * xj, *y = Y.p + j * yj;
+        if (subtract)
+          for (index_t i = i0; i < i1; ++i) d[i] = ew_sub(x[i * xi], y[i * yi]);
+        else
+          for (index_t i = i0; i < i1; ++i) d[i] = ew_add(x[i * xi], y[i * yi]);
       }
     }
   }
@@ -130,9 +140,9 @@ template <class T>
 Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                  std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
                  std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
-                 int levels, CpuLeaf leaf, bool *used_fallback, bool *packed_b) {
+                 int levels, CpuLeaf leaf, bool *used_fallback, bool *t_normal) {
   if (used_fallback) *used_fallback = false;
-  if (packed_b) *packed_b = false;
+  if (t_normal) *t_normal = false;
   if (m == 0 || n == 0) return Status::Ok;
   const ScalarKind beta_kind = beta == T(0)   ? ScalarKind::Zero
                                : beta == T(1) ? ScalarKind::One
@@ -164,15 +174,15 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
   if (levels < 0)
     levels = choose_levels(m, n, k, opt.leaf_for(is_double), int(opt.max_levels),
                            opt.min_size_for(is_double));
-  // Unpacked, then fewer levels when the workspace would pass the limit or
-  // cannot be had: the classical product never fails for lack of scratch
-  // memory. The workspace is kept per thread and grown on demand, so repeated
-  // calls allocate nothing (the CPU counterpart of the handle's workspace).
+  // Fewer levels when the workspace would pass the limit or cannot be had:
+  // the classical product never fails for lack of scratch memory. The
+  // workspace is kept per thread and grown on demand, so repeated calls
+  // allocate nothing (the CPU counterpart of the handle's workspace).
   thread_local std::unique_ptr<T[]> cache;
   thread_local std::size_t cached = 0;
-  const WorkspaceChoice ws = choose_workspace(
-      m, n, k, levels, trans_a, trans_b,
-      packs_trans_b(opt.pack_trans_b, is_double, trans_a, trans_b), [&](index_t elems) {
+  const bool normal_t = stores_t_normal(opt.normal_b_temps, is_double, trans_a, trans_b);
+  levels =
+      choose_workspace(m, n, k, levels, trans_a, trans_b, normal_t, [&](index_t elems) {
         if (opt.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt.workspace_limit)
           return false;
         if (std::size_t(elems) <= cached) return true;
@@ -182,9 +192,9 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
         cached = std::size_t(elems);
         return true;
       });
-  if (packed_b) *packed_b = ws.pack_b;
-  return recursive_gemm<T>(be, winograd_nonneg_schedule(), ws.levels, Av, Bv, beta_kind,
-                           Cv, cache.get(), opt.kchain_for(is_double), ws.pack_b);
+  if (t_normal) *t_normal = normal_t && levels > 0;
+  return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
+                           cache.get(), opt.kchain_for(is_double), normal_t);
 }
 
 template class CpuBackend<float>;

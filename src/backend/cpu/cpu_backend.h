@@ -25,9 +25,10 @@ class CpuBackend {
 
   Status gemm(MatView<const T> A, MatView<const T> B, ScalarKind beta, MatView<T> C);
   Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y, bool subtract);
+  Status transpose_add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
+                           bool subtract);
   Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X, ScalarKind beta);
   Status scale(MatView<T> C, ScalarKind beta);
-  Status transpose(MatView<T> D, MatView<const T> X);
 
   std::int64_t leaf_calls() const { return leaf_calls_; }
 
@@ -45,14 +46,14 @@ class CpuBackend {
 // options, workspace on the heap (fewer levels if it cannot be had),
 // non-negative check and quick returns. Used by the host API without a GPU,
 // and by tests with a chosen leaf and depth (levels < 0: automatic).
-// op(B) is packed as opt.pack_trans_b says (plan.h, packs_trans_b); when the
-// workspace is short, packing is dropped before levels are. `packed_b`, if
-// given, tells whether op(B) was packed.
+// The B-side temporaries are stored non-transposed as opt.normal_b_temps says
+// (plan.h, stores_t_normal); `t_normal`, if given, tells whether they were
+// (a call that recursed with op(B) transposed).
 template <class T>
 Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                  std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
                  std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
                  int levels = -1, CpuLeaf leaf = CpuLeaf::OpenBlas,
-                 bool *used_fallback = nullptr, bool *packed_b = nullptr);
+                 bool *used_fallback = nullptr, bool *t_normal = nullptr);
 
 }  // namespace xn

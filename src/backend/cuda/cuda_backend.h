@@ -65,12 +65,14 @@ class CudaBackend {
     return ok(launch_scale<T>(s_, C.rows, C.cols, C.p, C.ld, scalar(beta)));
   }
 
-  // D = X for a transposed X (stored X.cols x X.rows) and a non-transposed D.
-  Status transpose(MatView<T> D, MatView<const T> X) {
-    if (D.trans || !X.trans || D.rows != X.rows || D.cols != X.cols)
+  // D = X +/- Y for a non-transposed D and X, Y of either orientation.
+  Status transpose_add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
+                           bool subtract) {
+    if (D.trans || X.rows != D.rows || X.cols != D.cols || Y.rows != D.rows ||
+        Y.cols != D.cols)
       return Status::InvalidValue;
-    return ok(
-        launch_transpose<T>(s_, X.stored_rows(), X.stored_cols(), X.p, X.ld, D.p, D.ld));
+    return ok(launch_transpose_add_sub<T>(s_, D.rows, D.cols, D.p, D.ld, X.p, X.ld,
+                                          X.trans, Y.p, Y.ld, Y.trans, subtract));
   }
 
  private:

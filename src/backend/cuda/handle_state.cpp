@@ -85,7 +85,7 @@ bool release_handle_state(cublasHandle_t handle) {
   if (st->neg_flag_dev && cudaFree(st->neg_flag_dev) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess)
     cudaGetLastError();
-  for (HandleState::Buffer *b : {&st->ex_head, &st->ex_body})
+  for (HandleState::Buffer *b : {&st->ex_head, &st->ex_body, &st->symv_ws})
     if (b->p && cudaFree(b->p) != cudaSuccess) cudaGetLastError();
   if (st->ex_host && cudaFreeHost(st->ex_host) != cudaSuccess) cudaGetLastError();
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();

@@ -57,6 +57,12 @@ struct HandleState {
   bool has_ex_info = false;
   unsigned long long *ex_wide_dev = nullptr;  // wide-path count of the last call
 
+  // xnSsymv/xnDsymv's partials: owned (grown on demand) or supplied by the
+  // user through xnSetSymvWorkspace.
+  Buffer symv_ws;
+  void *symv_user = nullptr;
+  std::size_t symv_user_bytes = 0;
+
   const float *zero_one_f() const { return static_cast<const float *>(consts); }
   const double *zero_one_d() const {
     return reinterpret_cast<const double *>(static_cast<const char *>(consts) + 16);

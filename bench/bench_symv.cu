@@ -1,0 +1,1401 @@
+// bench_symv.cu - `xnbench symv`: xnDsymv/xnSsymv against cublasDsymv/
+// cublasSsymv in both atomics modes, on the same handle, stream and buffers,
+// with the device's copy and ?gemv bandwidth measured in the same run
+// (docs/xnbench.md, "symv").
+//
+// Inputs: A(i, j) = A(j, i) is a counter-based hash of (seed, max(i,j),
+// min(i,j)), so the host regenerates any row of the symmetric matrix without
+// copying it back; the unused triangle and the padding rows hold NaN, which a
+// routine reading them would carry into y. The reference is a double-double
+// dot product (kernels/dd_reference.h) per sampled row, on the host.
+//
+// Error policy as in bench_gpu.cu: a failing CUDA runtime call ends the run
+// (CudaFatal); a routine or cuBLAS status other than success marks the case
+// (CaseFailure) and the run goes on if the device still synchronises.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_common.h"
+#include "bench_symv.h"
+#include "dd_reference.h"
+#include "symv_launch.h"
+#include "xngemm.h"
+
+namespace xnb {
+
+namespace {
+
+struct CudaFatal : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct CaseFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string cuda_message(const char *expr, cudaError_t e, int line) {
+  std::ostringstream o;
+  o << expr << ": " << cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
+    << ") at bench_symv.cu:" << line;
+  return o.str();
+}
+
+#define XNS_CUDA(expr)                                                                 \
+  do {                                                                                 \
+    const cudaError_t xns_e_ = (expr);                                                 \
+    if (xns_e_ != cudaSuccess) throw CudaFatal(cuda_message(#expr, xns_e_, __LINE__)); \
+  } while (0)
+
+void check_status(cublasStatus_t s, const std::string &what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw CaseFailure(what + " returned " + cublasGetStatusName(s));
+}
+
+// Device memory freed on scope exit.
+struct DevMem {
+  void *p = nullptr;
+  DevMem() = default;
+  DevMem(const DevMem &) = delete;
+  DevMem &operator=(const DevMem &) = delete;
+  ~DevMem() {
+    if (p) cudaFree(p);
+  }
+  template <class U>
+  U *as() const {
+    return static_cast<U *>(p);
+  }
+};
+
+// ------------------------------------------------------------------ inputs
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+XN_HD std::uint64_t mix64(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// SplitMix64 output `idx` of the stream `key`: any entry on its own.
+XN_HD std::uint64_t hash_at(std::uint64_t key, std::uint64_t idx) {
+  return mix64(key + (idx + 1) * kGolden);
+}
+
+// Uniform in [-1, 1) with 53 (double) or 24 (float) random bits; 2u - 1 is
+// exact, so host and device get the same bits.
+template <class T>
+XN_HD T upm1(std::uint64_t h) {
+  if constexpr (sizeof(T) == sizeof(double)) {
+    return T(2) * (T(h >> 11) * T(0x1.0p-53)) - T(1);
+  } else {
+    return T(2) * (T(unsigned(h >> 40)) * T(0x1.0p-24)) - T(1);
+  }
+}
+
+// Entry (i, j) of the symmetric matrix: the hash of the unordered pair, so
+// lower and upper storage of the same seed hold the same matrix.
+template <class T>
+XN_HD T sym_entry(std::uint64_t key, std::int64_t i, std::int64_t j) {
+  const std::uint64_t hi = std::uint64_t(i > j ? i : j),
+                      lo = std::uint64_t(i > j ? j : i);
+  return upm1<T>(hash_at(key, (hi << 32) | lo));
+}
+
+constexpr int kBlock = 256;
+
+// The stored triangle from the hash, NaN elsewhere (the other triangle and
+// rows n .. lda-1). Columns stride over blockIdx.y, so no 64-bit division.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    fill_symmetric_kernel(T *a, long long lda, long long n, unsigned long long key,
+                          int lower, T nan) {
+  for (long long j = blockIdx.y; j < n; j += gridDim.y)
+    for (long long i = (long long)blockIdx.x * kBlock + threadIdx.x; i < lda;
+         i += (long long)gridDim.x * kBlock) {
+      const bool stored = i < n && (lower ? i >= j : i <= j);
+      a[i + j * lda] = stored ? sym_entry<T>(key, i, j) : nan;
+    }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    fill_vector_kernel(T *v, long long n, unsigned long long key) {
+  for (long long i = (long long)blockIdx.x * kBlock + threadIdx.x; i < n;
+       i += (long long)gridDim.x * kBlock)
+    v[i] = upm1<T>(hash_at(key, std::uint64_t(i)));
+}
+
+unsigned grid_for(long long items, long long cap) {
+  const long long g = (items + kBlock - 1) / kBlock;
+  return unsigned(std::max<long long>(1, std::min(g, cap)));
+}
+
+// --------------------------------------------------------------- reference
+
+// y_ref = alpha A x + beta y0 at the sampled rows, in double-double, and the
+// scale |alpha| |A| |x| + |beta| |y0| of each row's error.
+struct Reference {
+  std::vector<std::int64_t> rows;
+  std::vector<double> hi, lo, scale;
+  bool all = false;
+};
+
+template <class T>
+void host_reference(std::uint64_t key_a, const std::vector<T> &x,
+                    const std::vector<T> &y0, double alpha, double beta, Reference *ref) {
+  const std::int64_t n = std::int64_t(x.size());
+  const std::size_t count = ref->rows.size();
+  ref->hi.assign(count, 0);
+  ref->lo.assign(count, 0);
+  ref->scale.assign(count, 0);
+  auto work = [&](std::size_t first, std::size_t step) {
+    std::vector<T> row(static_cast<std::size_t>(n));
+    for (std::size_t s = first; s < count; s += step) {
+      const std::int64_t i = ref->rows[s];
+      double abs_sum = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        row[std::size_t(j)] = sym_entry<T>(key_a, i, j);
+        abs_sum += std::fabs(double(row[std::size_t(j)]) * double(x[std::size_t(j)]));
+      }
+      const xn::DD dot = xn::dd_dot<T>(n, row.data(), 1, x.data(), 1);
+      xn::DD ax = xn::two_prod(alpha, dot.hi);
+      ax.lo += alpha * dot.lo;
+      const xn::DD r = xn::dd_add(ax, xn::two_prod(beta, double(y0[std::size_t(i)])));
+      ref->hi[s] = r.hi;
+      ref->lo[s] = r.lo;
+      ref->scale[s] =
+          std::fabs(alpha) * abs_sum + std::fabs(beta * double(y0[std::size_t(i)]));
+    }
+  };
+  // Rows are independent: spread them over the host's cores when it pays.
+  const std::size_t want = double(count) * double(n) > 4e6 ? 16 : 1;
+  const std::size_t threads = std::max<std::size_t>(
+      1, std::min<std::size_t>({want, std::thread::hardware_concurrency(), count}));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
+  work(0, threads);
+  for (std::thread &t : pool) t.join();
+}
+
+// Max of |y - ref| / scale over the sampled rows (finite entries) and the
+// NaN/Inf count over all of y.
+struct YCheck {
+  double max_err = kNaN;
+  std::int64_t nonfinite = 0;
+};
+
+template <class T>
+YCheck check_y(const std::vector<T> &y, const Reference &ref) {
+  YCheck c;
+  for (const T v : y) c.nonfinite += !std::isfinite(v);
+  double worst = -1;
+  for (std::size_t s = 0; s < ref.rows.size(); ++s) {
+    const double v = double(y[std::size_t(ref.rows[s])]);
+    if (!std::isfinite(v)) continue;
+    const double err = std::fabs((v - ref.hi[s]) - ref.lo[s]);
+    worst = std::max(worst, ref.scale[s] > 0 ? err / ref.scale[s] : err);
+  }
+  if (worst >= 0) c.max_err = worst;
+  return c;
+}
+
+// ---------------------------------------------------------------- routines
+
+template <class T>
+struct Blas;
+template <>
+struct Blas<double> {
+  static cublasStatus_t ours(cublasHandle_t h, cublasFillMode_t u, int n,
+                             const double *al, const double *A, int lda, const double *x,
+                             const double *be, double *y) {
+    return xnDsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
+  }
+  static cublasStatus_t base(cublasHandle_t h, cublasFillMode_t u, int n,
+                             const double *al, const double *A, int lda, const double *x,
+                             const double *be, double *y) {
+    return cublasDsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
+  }
+  static cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t t, int n,
+                             const double *al, const double *A, int lda, const double *x,
+                             const double *be, double *y) {
+    return cublasDgemv(h, t, n, n, al, A, lda, x, 1, be, y, 1);
+  }
+  static constexpr const char *ours_name = "xnDsymv";
+  static constexpr const char *base_name = "cublasDsymv";
+  static constexpr const char *gemv_name = "cublasDgemv";
+};
+template <>
+struct Blas<float> {
+  static cublasStatus_t ours(cublasHandle_t h, cublasFillMode_t u, int n, const float *al,
+                             const float *A, int lda, const float *x, const float *be,
+                             float *y) {
+    return xnSsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
+  }
+  static cublasStatus_t base(cublasHandle_t h, cublasFillMode_t u, int n, const float *al,
+                             const float *A, int lda, const float *x, const float *be,
+                             float *y) {
+    return cublasSsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
+  }
+  static cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t t, int n,
+                             const float *al, const float *A, int lda, const float *x,
+                             const float *be, float *y) {
+    return cublasSgemv(h, t, n, n, al, A, lda, x, 1, be, y, 1);
+  }
+  static constexpr const char *ours_name = "xnSsymv";
+  static constexpr const char *base_name = "cublasSsymv";
+  static constexpr const char *gemv_name = "cublasSgemv";
+};
+
+// ------------------------------------------------------------------ records
+
+// One table row / file record: one (precision, uplo, n, variant).
+struct Row {
+  char prec = 'd', uplo = 'L';
+  long long n = 0, lda = 0;
+  std::uint64_t seed = 0;
+  int variant_opt = 0;  // XN_OPT_SYMV_VARIANT set on the handle (0 = default)
+  xn::SymvVariant v{};  // the variant that ran
+  bool is_default = false;
+  std::string status = "ok", message;
+  bool ran = false;  // timings present
+  std::size_t ws_bytes = 0;
+  int reps = 0, warmup = 0, batch = 0;
+  double t_ours = kNaN, t_base = kNaN, t_atom = kNaN;
+  double t_ours_min = kNaN, t_base_min = kNaN, t_atom_min = kNaN;
+  YCheck ours, base, atom;
+  int repro_ours = -1, repro_base = -1, repro_atom = -1;  // 1 yes, 0 no, -1 unknown
+  double copy_tbs = kNaN, gemv_n_tbs = kNaN, gemv_t_tbs = kNaN;
+  long long ref_rows = 0;
+  bool best = false;
+
+  double bytes() const {
+    return double(n) * double(n + 1) / 2 * (prec == 'd' ? 8.0 : 4.0);
+  }
+  double tbs(double t) const { return bytes() / t * 1e-12; }
+  double gemv_tbs() const {
+    if (std::isnan(gemv_n_tbs)) return gemv_t_tbs;
+    if (std::isnan(gemv_t_tbs)) return gemv_n_tbs;
+    return std::max(gemv_n_tbs, gemv_t_tbs);
+  }
+};
+
+std::string num(double v, const char *fmt) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "-" : (v > 0 ? "inf" : "-inf");
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+std::string file_num(double v) {
+  if (!std::isfinite(v)) return "";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+std::string json_num(double v) {
+  const std::string s = file_num(v);
+  return s.empty() ? "null" : s;
+}
+std::string json_str(const std::string &s) {
+  std::string o = "\"";
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      o += '\\';
+      o += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", ch);
+      o += b;
+    } else {
+      o += ch;
+    }
+  }
+  return o + "\"";
+}
+std::string csv_str(const std::string &s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (const char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return o + "\"";
+}
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
+std::string version_str() {
+  return std::to_string(XNGEMM_VERSION_MAJOR) + "." +
+         std::to_string(XNGEMM_VERSION_MINOR) + "." +
+         std::to_string(XNGEMM_VERSION_PATCH);
+}
+std::string config_str(const xn::SymvVariant &v) {
+  return std::to_string(v.nb) + "/" + std::to_string(v.cols_per_warp) + "/" +
+         std::to_string(v.stages) + "/" + std::to_string(v.min_blocks) + "/" +
+         std::to_string(v.chunk);
+}
+std::string fmt_gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", bytes / double(1ull << 30));
+  return b;
+}
+
+class Reporter {
+ public:
+  Reporter(const SymvOptions &o, std::string device, double copy_tbs)
+      : o_(o), device_(std::move(device)), copy_tbs_(copy_tbs) {}
+
+  // False when a file cannot be written.
+  bool open() {
+    if (!o_.csv.empty()) {
+      csv_.open(o_.csv);
+      if (!csv_) {
+        std::fprintf(stderr, "xnbench: cannot write %s\n", o_.csv.c_str());
+        return false;
+      }
+      // The header from the same list as the records, so they always agree.
+      const std::vector<Field> f = fields(Row{});
+      std::string line;
+      for (std::size_t k = 0; k < f.size(); ++k)
+        line += std::string(k ? "," : "") + f[k].name;
+      csv_ << line << '\n';
+      csv_.flush();
+    }
+    if (!o_.json.empty() && !write_json()) return false;
+    return true;
+  }
+
+  void header() const {
+    std::printf(
+        "%-4s %-4s %6s %4s %-12s %8s | %9s %9s %9s | %7s %7s %7s %7s %7s | %5s %5s | "
+        "%6s %6s | %8s %8s %8s | %3s %4s\n",
+        "prec", "uplo", "n", "var", "config", "ws_MiB", "ours_us", "cub_us", "cubA_us",
+        "ours_GF", "ours_TB", "cub_TB", "cubA_TB", "gemv_TB", "%copy", "%gemv", "spd",
+        "spdA", "ours_err", "cub_err", "cubA_err", "rep", "repA");
+    std::fflush(stdout);
+  }
+
+  void row(const Row &r, bool mark_best) {
+    rows_.push_back(r);
+    const std::string var =
+        r.v.id > 0 ? std::to_string(r.v.id) + (r.is_default ? "*" : "") : "-";
+    if (!r.ran) {
+      std::printf("%-4c %-4c %6lld %4s %-12s %s: %s\n", r.prec, r.uplo, r.n, var.c_str(),
+                  r.v.id > 0 ? config_str(r.v).c_str() : "-",
+                  r.status == "skipped" ? "skipped" : "ERROR", r.message.c_str());
+    } else {
+      const double to = r.tbs(r.t_ours);
+      auto yn = [](int v) { return v < 0 ? "-" : (v ? "yes" : "NO"); };
+      std::printf(
+          "%-4c %-4c %6lld %4s %-12s %8.2f | %9.2f %9s %9s | %7.0f %7.3f %7s %7s %7s | "
+          "%5s %5s | %6s %6s | %8s %8s %8s | %3s %4s",
+          r.prec, r.uplo, r.n, var.c_str(), config_str(r.v).c_str(),
+          double(r.ws_bytes) / double(1 << 20), r.t_ours * 1e6,
+          num(r.t_base * 1e6, "%.2f").c_str(), num(r.t_atom * 1e6, "%.2f").c_str(),
+          2.0 * double(r.n) * double(r.n) / r.t_ours * 1e-9, to,
+          num(r.tbs(r.t_base), "%.3f").c_str(), num(r.tbs(r.t_atom), "%.3f").c_str(),
+          num(r.gemv_tbs(), "%.3f").c_str(), num(100 * to / r.copy_tbs, "%.1f").c_str(),
+          num(100 * to / r.gemv_tbs(), "%.1f").c_str(),
+          num(r.t_base / r.t_ours, "%.2fx").c_str(),
+          num(r.t_atom / r.t_ours, "%.2fx").c_str(), num(r.ours.max_err, "%.1e").c_str(),
+          num(r.base.max_err, "%.1e").c_str(), num(r.atom.max_err, "%.1e").c_str(),
+          yn(r.repro_ours), yn(r.repro_atom));
+      if (mark_best && r.best) std::printf("  <- best");
+      if (r.status == "error")
+        std::printf("  ERROR: %s", r.message.c_str());
+      else if (!r.message.empty())
+        std::printf("  note: %s", r.message.c_str());
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+    record(r);
+  }
+
+  const std::vector<Row> &rows() const { return rows_; }
+
+ private:
+  struct Field {
+    const char *name;
+    std::string csv, json;
+  };
+
+  // One record's fields, in file order.
+  std::vector<Field> fields(const Row &r) const {
+    const bool is_d = r.prec == 'd';
+    const std::string ours = is_d ? "xnDsymv" : "xnSsymv";
+    const std::string base = is_d ? "cublasDsymv" : "cublasSsymv";
+    const double to = r.tbs(r.t_ours), tb = r.tbs(r.t_base), ta = r.tbs(r.t_atom);
+    const double gf = 2.0 * double(r.n) * double(r.n) / r.t_ours * 1e-9;
+    const bool have_v = r.v.id > 0;
+    auto s = [](const char *k, const std::string &v) {
+      return Field{k, csv_str(v), json_str(v)};
+    };
+    auto d = [](const char *k, double v) { return Field{k, file_num(v), json_num(v)}; };
+    auto i = [](const char *k, bool have, long long v) {
+      return Field{k, have ? std::to_string(v) : "", have ? std::to_string(v) : "null"};
+    };
+    auto b = [](const char *k, int v) {  // -1 unknown
+      return Field{k, v < 0 ? "" : std::to_string(v),
+                   v < 0 ? "null" : (v ? "true" : "false")};
+    };
+    return {
+        s("date", utc_now()),
+        s("device", device_),
+        s("xngemm_version", version_str()),
+        s("routine", "symv"),
+        s("ours", ours),
+        s("baseline", base),
+        s("prec", std::string(1, r.prec)),
+        s("uplo", std::string(1, r.uplo)),
+        i("n", true, r.n),
+        i("lda", r.lda > 0, r.lda),
+        d("alpha", o_.alpha),
+        d("beta", o_.beta),
+        Field{"seed", std::to_string(r.seed), std::to_string(r.seed)},
+        i("variant", have_v, r.variant_opt),
+        i("variant_id", have_v, r.v.id),
+        b("is_default", have_v ? int(r.is_default) : -1),
+        i("nb", have_v, r.v.nb),
+        i("cols_per_warp", have_v, r.v.cols_per_warp),
+        i("stages", have_v, r.v.stages),
+        i("min_blocks", have_v, r.v.min_blocks),
+        i("chunk", have_v, r.v.chunk),
+        s("status", r.status),
+        s("message", r.message),
+        i("ws_bytes", have_v, (long long)r.ws_bytes),
+        i("reps", r.ran, r.reps),
+        i("warmup", r.ran, r.warmup),
+        i("batch", r.ran, r.batch),
+        d("ours_us", r.t_ours * 1e6),
+        d("base_us", r.t_base * 1e6),
+        d("base_atomics_us", r.t_atom * 1e6),
+        d("ours_min_us", r.t_ours_min * 1e6),
+        d("base_min_us", r.t_base_min * 1e6),
+        d("base_atomics_min_us", r.t_atom_min * 1e6),
+        d("ours_gflops", gf),
+        d("ours_tbs", to),
+        d("base_tbs", tb),
+        d("base_atomics_tbs", ta),
+        d("copy_tbs", r.copy_tbs),
+        d("gemv_n_tbs", r.gemv_n_tbs),
+        d("gemv_t_tbs", r.gemv_t_tbs),
+        d("gemv_tbs", r.gemv_tbs()),
+        d("ours_frac_copy", to / r.copy_tbs),
+        d("ours_frac_gemv", to / r.gemv_tbs()),
+        d("speedup", r.t_base / r.t_ours),
+        d("speedup_atomics", r.t_atom / r.t_ours),
+        d("ours_max_err", r.ours.max_err),
+        d("base_max_err", r.base.max_err),
+        d("base_atomics_max_err", r.atom.max_err),
+        i("ours_nonfinite", r.repro_ours >= 0, r.ours.nonfinite),
+        i("base_nonfinite", r.repro_base >= 0, r.base.nonfinite),
+        i("base_atomics_nonfinite", r.repro_atom >= 0, r.atom.nonfinite),
+        b("ours_repro", r.repro_ours),
+        b("base_repro", r.repro_base),
+        b("base_atomics_repro", r.repro_atom),
+        i("ref_rows", r.ref_rows > 0, r.ref_rows),
+        b("best", r.ran ? int(r.best) : -1),
+    };
+  }
+
+  void record(const Row &r) {
+    const std::vector<Field> f = fields(r);
+    if (csv_.is_open()) {
+      std::string line;
+      for (std::size_t k = 0; k < f.size(); ++k) line += (k ? "," : "") + f[k].csv;
+      csv_ << line << '\n';
+      csv_.flush();
+    }
+    if (!o_.json.empty()) {
+      std::string j = "    {";
+      for (std::size_t k = 0; k < f.size(); ++k)
+        j += std::string(k ? ", " : "") + "\"" + f[k].name + "\": " + f[k].json;
+      json_records_.push_back(j + "}");
+      write_json();
+    }
+  }
+
+  bool write_json() const {
+    const std::string tmp = o_.json + ".tmp";
+    {
+      std::ofstream f(tmp);
+      if (!f) {
+        std::fprintf(stderr, "xnbench: cannot write %s\n", o_.json.c_str());
+        return false;
+      }
+      f << "{\n  \"tool\": \"xnbench\",\n  \"xngemm_version\": "
+        << json_str(version_str()) << ",\n  \"version_major\": " << XNGEMM_VERSION_MAJOR
+        << ",\n  \"version_minor\": " << XNGEMM_VERSION_MINOR
+        << ",\n  \"version_patch\": " << XNGEMM_VERSION_PATCH
+        << ",\n  \"command\": \"symv\",\n  \"device\": " << json_str(device_)
+        << ",\n  \"base_seed\": " << o_.seed
+        << ",\n  \"copy_tbs\": " << json_num(copy_tbs_) << ",\n  \"records\": [\n";
+      for (std::size_t k = 0; k < json_records_.size(); ++k)
+        f << json_records_[k] << (k + 1 < json_records_.size() ? ",\n" : "\n");
+      f << "  ]\n}\n";
+    }
+    if (std::rename(tmp.c_str(), o_.json.c_str()) != 0) {
+      std::fprintf(stderr, "xnbench: cannot write %s\n", o_.json.c_str());
+      return false;
+    }
+    return true;
+  }
+
+  const SymvOptions &o_;
+  std::string device_;
+  double copy_tbs_;
+  std::ofstream csv_;
+  std::vector<std::string> json_records_;
+  std::vector<Row> rows_;
+};
+
+// ------------------------------------------------------------------- bench
+
+// Device memory kept free beyond the case's buffers (cuBLAS, the library).
+constexpr std::uint64_t kMarginBytes = 512ull << 20;
+// Automatic batch: calls per event pair so that a batch of ours takes about
+// this long (event resolution is ~0.5 us; SYMV at n = 1024 takes a few us).
+constexpr double kBatchTargetSec = 1e-3;
+constexpr int kMaxBatch = 1000;
+
+// A routine timed in a group: ours at one variant, or cuBLAS in one atomics
+// mode.
+struct Contender {
+  bool ours = true;
+  int variant_opt = 0;   // ours: XN_OPT_SYMV_VARIANT to set
+  bool atomics = false;  // cuBLAS: CUBLAS_ATOMICS_ALLOWED
+  xn::SymvVariant v{};
+  std::size_t ws_bytes = 0;
+  bool failed = false;
+  std::string message;
+  YCheck check;
+  int repro = -1;
+  std::vector<double> times;
+};
+
+class SymvBench {
+ public:
+  explicit SymvBench(const SymvOptions &o) : o_(o) {}
+  ~SymvBench() {
+    if (handle_) {
+      xnRelease(handle_);
+      cublasDestroy(handle_);
+    }
+    if (ev0_) cudaEventDestroy(ev0_);
+    if (ev1_) cudaEventDestroy(ev1_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  bool init(std::string *why) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      *why = e != cudaSuccess
+                 ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
+                 : "no CUDA device";
+      return false;
+    }
+    e = cudaGetDevice(&dev_);
+    if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop_, dev_);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaEventCreate(&ev0_);
+    if (e == cudaSuccess) e = cudaEventCreate(&ev1_);
+    if (e == cudaSuccess) e = cudaRuntimeGetVersion(&runtime_version_);
+    if (e == cudaSuccess) e = cudaDriverGetVersion(&driver_version_);
+    if (e != cudaSuccess) {
+      *why = std::string("CUDA setup: ") + cudaGetErrorString(e);
+      cudaGetLastError();
+      return false;
+    }
+    cublasStatus_t s = cublasCreate(&handle_);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetStream(handle_, stream_);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasGetVersion(handle_, &cublas_version_);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasGetMathMode(handle_, &math_mode_);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      *why = std::string("cuBLAS setup: ") + cublasGetStatusName(s);
+      return false;
+    }
+    return true;
+  }
+
+  std::string device_name() const { return prop_.name; }
+
+  std::string describe() const {
+    std::ostringstream o;
+    o << "device: GPU " << dev_ << " " << prop_.name << ", " << prop_.multiProcessorCount
+      << " SMs, " << fmt_gib(double(prop_.totalGlobalMem)) << " GiB, compute capability "
+      << prop_.major << "." << prop_.minor << ", L2 " << (prop_.l2CacheSize >> 20)
+      << " MiB\n        CUDA runtime " << runtime_version_ / 1000 << "."
+      << runtime_version_ % 1000 / 10 << ", driver " << driver_version_ / 1000 << "."
+      << driver_version_ % 1000 / 10 << ", cuBLAS " << cublas_version_ / 10000 << "."
+      << cublas_version_ % 10000 / 100 << "." << cublas_version_ % 100 << " (math mode "
+      << int(math_mode_) << (math_mode_ == CUBLAS_DEFAULT_MATH ? " = default" : "")
+      << ")\n";
+    return o.str();
+  }
+
+  // Device-to-device copy bandwidth, (read + write) bytes / time, in TB/s;
+  // NaN if the buffers do not fit. Buffers of 1 GiB: far beyond the L2.
+  double measure_copy(std::size_t *bytes_out) {
+    std::size_t free_b = 0, total_b = 0;
+    XNS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    std::size_t bytes = std::size_t(1) << 30;
+    while (bytes > (64u << 20) && 2 * bytes + kMarginBytes > free_b) bytes /= 2;
+    *bytes_out = bytes;
+    DevMem src, dst;
+    if (cudaMalloc(&src.p, bytes) != cudaSuccess ||
+        cudaMalloc(&dst.p, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return kNaN;
+    }
+    XNS_CUDA(cudaMemsetAsync(src.p, 0, bytes, stream_));
+    auto copy = [&] {
+      return cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, stream_) ==
+                     cudaSuccess
+                 ? CUBLAS_STATUS_SUCCESS
+                 : CUBLAS_STATUS_EXECUTION_FAILED;
+    };
+    for (int w = 0; w < 3; ++w) time_batch(copy, 1, "cudaMemcpyAsync");
+    std::vector<double> t;
+    for (int r = 0; r < std::max(10, o_.reps); ++r)
+      t.push_back(time_batch(copy, 1, "cudaMemcpyAsync"));
+    return 2.0 * double(bytes) / median_of(t) * 1e-12;
+  }
+
+  // All uplo and variant rows of one (precision, n); false on a fatal error.
+  template <class T>
+  bool run_size(long long n, const std::vector<int> &variant_opts, double copy_tbs,
+                Reporter *rep, const std::vector<std::string> &progress);
+
+ private:
+  template <class Call>
+  double time_batch(Call &&call, int batch, const std::string &name) {
+    XNS_CUDA(cudaEventRecord(ev0_, stream_));
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    for (int b = 0; b < batch && s == CUBLAS_STATUS_SUCCESS; ++b) s = call();
+    XNS_CUDA(cudaEventRecord(ev1_, stream_));
+    XNS_CUDA(cudaEventSynchronize(ev1_));
+    check_status(s, name);
+    float ms = 0;
+    XNS_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
+    return double(ms) * 1e-3 / batch;
+  }
+
+  // Fresh library state, so the workspace held is this group's.
+  void fresh_state() {
+    XNS_CUDA(cudaStreamSynchronize(stream_));
+    check_status(xnRelease(handle_), "xnRelease");
+    XNS_CUDA(cudaDeviceSynchronize());
+    cudaMemPool_t pool = nullptr;
+    XNS_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev_));
+    XNS_CUDA(cudaMemPoolTrimTo(pool, 0));
+  }
+
+  // A case failed: still usable? A kernel fault shows as a sticky error.
+  void after_failure() {
+    const cudaError_t s = cudaDeviceSynchronize();
+    if (s != cudaSuccess)
+      throw CudaFatal(std::string("device: ") + cudaGetErrorString(s));
+    cudaGetLastError();
+  }
+
+  template <class T>
+  void run_group(char uplo, long long n, int lda, T *A, const T *x, const T *y0, T *y,
+                 const Reference &ref, std::vector<Contender> *cs, int *batch_out);
+
+  const SymvOptions &o_;
+  int dev_ = 0;
+  cudaDeviceProp prop_{};
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
+  cublasHandle_t handle_ = nullptr;
+  int runtime_version_ = 0, driver_version_ = 0, cublas_version_ = 0;
+  cublasMath_t math_mode_ = CUBLAS_DEFAULT_MATH;
+};
+
+// One (uplo, n): accuracy and reproducibility of every contender, then
+// warm-up and timed batches of all of them, interleaved.
+template <class T>
+void SymvBench::run_group(char uplo, long long n, int lda, T *A, const T *x, const T *y0,
+                          T *y, const Reference &ref, std::vector<Contender> *cs,
+                          int *batch_out) {
+  const cublasFillMode_t fill =
+      uplo == 'L' ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+  const T alpha = T(o_.alpha), beta = T(o_.beta);
+  const int in = int(n);
+  const std::size_t yb = std::size_t(n) * sizeof(T);
+  const char prec = sizeof(T) == 8 ? 'd' : 's';
+
+  auto prepare = [&](const Contender &c) {
+    if (c.ours)
+      check_status(xnSetOption(handle_, XN_OPT_SYMV_VARIANT, c.variant_opt),
+                   "xnSetOption");
+    else
+      check_status(cublasSetAtomicsMode(handle_, c.atomics ? CUBLAS_ATOMICS_ALLOWED
+                                                           : CUBLAS_ATOMICS_NOT_ALLOWED),
+                   "cublasSetAtomicsMode");
+  };
+  auto call = [&](const Contender &c) {
+    return c.ours ? Blas<T>::ours(handle_, fill, in, &alpha, A, lda, x, &beta, y)
+                  : Blas<T>::base(handle_, fill, in, &alpha, A, lda, x, &beta, y);
+  };
+  auto name = [&](const Contender &c) {
+    return c.ours ? std::string(Blas<T>::ours_name) + " variant " + std::to_string(c.v.id)
+                  : std::string(Blas<T>::base_name) + (c.atomics ? " (atomics)" : "");
+  };
+  // y before a checked call: y0, or NaN when beta = 0 (y must not be read,
+  // and every entry must be written).
+  auto reset_y = [&] {
+    if (o_.beta == 0)
+      XNS_CUDA(cudaMemsetAsync(y, 0xFF, yb, stream_));
+    else
+      XNS_CUDA(cudaMemcpyAsync(y, y0, yb, cudaMemcpyDeviceToDevice, stream_));
+  };
+  auto result = [&](std::vector<T> *h) {
+    h->resize(std::size_t(n));
+    XNS_CUDA(cudaMemcpyAsync(h->data(), y, yb, cudaMemcpyDeviceToHost, stream_));
+    XNS_CUDA(cudaStreamSynchronize(stream_));
+  };
+
+  // 1. Accuracy (never timed), then a second call for reproducibility.
+  std::vector<T> h1, h2;
+  for (Contender &c : *cs) {
+    try {
+      prepare(c);
+      if (c.ours)
+        check_status(xnGetSymvWorkspaceSize(handle_, prec, fill, in, &c.ws_bytes),
+                     "xnGetSymvWorkspaceSize");
+      reset_y();
+      check_status(call(c), name(c));
+      result(&h1);
+      c.check = check_y(h1, ref);
+      reset_y();
+      check_status(call(c), name(c));
+      result(&h2);
+      c.repro = std::memcmp(h1.data(), h2.data(), yb) == 0 ? 1 : 0;
+    } catch (const CaseFailure &e) {
+      c.failed = true;
+      c.message = e.what();
+      after_failure();
+    }
+  }
+
+  // 2. Calls per event pair: from ours' single-call time (the first that
+  //    worked), the same for every contender so that all are comparable.
+  int batch = o_.batch;
+  if (batch <= 0) {
+    double t = kNaN;
+    for (Contender &c : *cs)
+      if (!c.failed) {
+        prepare(c);
+        t = time_batch([&] { return call(c); }, 1, name(c));
+        t = std::min(t, time_batch([&] { return call(c); }, 1, name(c)));
+        break;
+      }
+    batch = std::isfinite(t) && t > 0
+                ? int(std::clamp(std::ceil(kBatchTargetSec / t), 1.0, double(kMaxBatch)))
+                : 1;
+  }
+  *batch_out = batch;
+
+  // 3. Warm-up, then timed batches, all contenders in turn so that all see
+  //    the same clocks and temperature.
+  auto timed = [&](Contender &c) {
+    if (c.failed) return kNaN;
+    try {
+      prepare(c);
+      return time_batch([&] { return call(c); }, batch, name(c));
+    } catch (const CaseFailure &e) {
+      c.failed = true;
+      c.message = e.what();
+      after_failure();
+      return kNaN;
+    }
+  };
+  for (int w = 0; w < o_.warmup; ++w)
+    for (Contender &c : *cs) timed(c);
+  for (int r = 0; r < o_.reps; ++r)
+    for (Contender &c : *cs) {
+      const double t = timed(c);
+      if (!c.failed) c.times.push_back(t);
+    }
+  check_status(cublasSetAtomicsMode(handle_, CUBLAS_ATOMICS_NOT_ALLOWED),
+               "cublasSetAtomicsMode");
+}
+
+template <class T>
+bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
+                         double copy_tbs, Reporter *rep,
+                         const std::vector<std::string> &progress) {
+  const bool is_d = sizeof(T) == 8;
+  const char prec = is_d ? 'd' : 's';
+  const long long lda64 = (n + 31) / 32 * 32 + o_.lda_pad;
+  const int default_id = xn::symv_variant(0, is_d).id;
+  const std::uint64_t seed =
+      mix64(o_.seed + kGolden * std::uint64_t(2 * n + (is_d ? 0 : 1)));
+
+  // Rows of this size, filled in as far as they get.
+  auto make_row = [&](char uplo, int opt) {
+    Row r;
+    r.prec = prec;
+    r.uplo = uplo;
+    r.n = n;
+    r.lda = lda64;
+    r.seed = seed;
+    r.variant_opt = opt;
+    r.v = xn::symv_variant(opt, is_d);
+    r.is_default = r.v.id == default_id;
+    r.copy_tbs = copy_tbs;
+    return r;
+  };
+  auto fail_all = [&](const char *status, const std::string &msg, std::size_t first) {
+    for (std::size_t u = first; u < o_.uplos.size(); ++u) {
+      if (!o_.quiet) std::fprintf(stderr, "%s\n", progress[u].c_str());
+      for (int opt : variant_opts) {
+        Row r = make_row(o_.uplos[u], opt);
+        r.status = status;
+        r.message = msg;
+        rep->row(r, false);
+      }
+    }
+  };
+  if (lda64 > INT_MAX) {
+    fail_all("skipped", "lda exceeds INT_MAX", 0);
+    return true;
+  }
+  const int lda = int(lda64);
+
+  // Memory: A, x, y0, y and the largest workspace of the variants.
+  std::size_t ws_max = 0;
+  for (int opt : variant_opts)
+    for (bool lower : {true, false})
+      ws_max = std::max(
+          ws_max,
+          xn::symv_workspace_elems(xn::symv_variant(opt, is_d), n, lower) * sizeof(T));
+  const std::uint64_t a_bytes = std::uint64_t(lda64) * std::uint64_t(n) * sizeof(T);
+  const std::uint64_t need = a_bytes + 3 * std::uint64_t(n) * sizeof(T) + ws_max;
+  std::size_t free_b = 0, total_b = 0;
+  XNS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  if (need + kMarginBytes > free_b) {
+    fail_all("skipped",
+             "needs " + std::to_string((need + kMarginBytes) >> 20) +
+                 " MiB (A, x, y, "
+                 "workspace, margin), " +
+                 std::to_string(free_b >> 20) + " MiB free on the device",
+             0);
+    return true;
+  }
+  DevMem A, x, y0, y;
+  if (cudaMalloc(&A.p, a_bytes) != cudaSuccess ||
+      cudaMalloc(&x.p, std::size_t(n) * sizeof(T)) != cudaSuccess ||
+      cudaMalloc(&y0.p, std::size_t(n) * sizeof(T)) != cudaSuccess ||
+      cudaMalloc(&y.p, std::size_t(n) * sizeof(T)) != cudaSuccess) {
+    cudaGetLastError();
+    fail_all("skipped", "cudaMalloc failed (out of memory)", 0);
+    return true;
+  }
+
+  const std::uint64_t key_a = mix64(seed ^ 0xA0761D6478BD642Full);
+  const std::uint64_t key_x = mix64(seed ^ 0xE7037ED1A0B428DBull);
+  const std::uint64_t key_y = mix64(seed ^ 0x8EBC6AF09C88C6E3ull);
+  fill_vector_kernel<T><<<grid_for(n, 1024), kBlock, 0, stream_>>>(x.as<T>(), n, key_x);
+  XNS_CUDA(cudaGetLastError());
+  fill_vector_kernel<T><<<grid_for(n, 1024), kBlock, 0, stream_>>>(y0.as<T>(), n, key_y);
+  XNS_CUDA(cudaGetLastError());
+  std::vector<T> hx(static_cast<std::size_t>(n)), hy0(static_cast<std::size_t>(n));
+  XNS_CUDA(cudaMemcpyAsync(hx.data(), x.p, std::size_t(n) * sizeof(T),
+                           cudaMemcpyDeviceToHost, stream_));
+  XNS_CUDA(cudaMemcpyAsync(hy0.data(), y0.p, std::size_t(n) * sizeof(T),
+                           cudaMemcpyDeviceToHost, stream_));
+  XNS_CUDA(cudaStreamSynchronize(stream_));
+
+  // The reference: the same matrix for both triangles, so computed once.
+  Reference ref;
+  ref.all = o_.ref_rows <= 0 || o_.ref_rows >= n;
+  {
+    std::vector<std::int64_t> cols;
+    choose_samples(n, 1, ref.all, ref.all ? n : o_.ref_rows, seed, &ref.rows, &cols);
+  }
+  host_reference<T>(key_a, hx, hy0, double(T(o_.alpha)), double(T(o_.beta)), &ref);
+
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  double gemv_n = kNaN, gemv_t = kNaN;
+  for (std::size_t u = 0; u < o_.uplos.size(); ++u) {
+    const char uplo = o_.uplos[u];
+    if (!o_.quiet) std::fprintf(stderr, "%s\n", progress[u].c_str());
+    std::vector<Row> rows;
+    try {
+      fresh_state();
+      std::vector<Contender> cs;
+      for (int opt : variant_opts) {
+        Contender c;
+        c.variant_opt = opt;
+        c.v = xn::symv_variant(c.variant_opt, is_d);
+        cs.push_back(c);
+      }
+      for (bool atomics : {false, true}) {
+        Contender c;
+        c.ours = false;
+        c.atomics = atomics;
+        cs.push_back(c);
+      }
+
+      // The stored triangle, NaN elsewhere; then a spot check that the host
+      // regenerates what the device wrote (the reference relies on it).
+      const dim3 grid(grid_for(lda64, 64), unsigned(std::min<long long>(n, 65535)));
+      fill_symmetric_kernel<T>
+          <<<grid, kBlock, 0, stream_>>>(A.as<T>(), lda64, n, key_a, uplo == 'L', nan);
+      XNS_CUDA(cudaGetLastError());
+      XNS_CUDA(cudaStreamSynchronize(stream_));
+      for (std::size_t s = 0; s < std::min<std::size_t>(4, ref.rows.size()); ++s) {
+        const long long i = ref.rows[s], j = (i * 7919 + 13) % n;
+        const long long r = uplo == 'L' ? std::max(i, j) : std::min(i, j);
+        const long long c = uplo == 'L' ? std::min(i, j) : std::max(i, j);
+        T dv{};
+        XNS_CUDA(cudaMemcpy(&dv, A.as<T>() + r + c * lda64, sizeof(T),
+                            cudaMemcpyDeviceToHost));
+        const T hv = sym_entry<T>(key_a, i, j);
+        if (std::memcmp(&dv, &hv, sizeof(T)) != 0)
+          throw CaseFailure(
+              "inputs: the device's A differs from the host's regeneration");
+      }
+      if (n > 1) {  // and the guard is in place: a corner of the other triangle
+        T dv{};
+        XNS_CUDA(cudaMemcpy(&dv, A.as<T>() + (uplo == 'L' ? (n - 1) * lda64 : n - 1),
+                            sizeof(T), cudaMemcpyDeviceToHost));
+        if (!std::isnan(dv)) throw CaseFailure("inputs: the unused triangle is not NaN");
+      }
+
+      // gemv over the full n x n array: once per size.
+      if (u == 0) {
+        check_status(cublasSetAtomicsMode(handle_, CUBLAS_ATOMICS_NOT_ALLOWED),
+                     "cublasSetAtomicsMode");
+        const T one = T(1), zero = T(0);
+        auto gemv = [&](cublasOperation_t t) {
+          return Blas<T>::gemv(handle_, t, int(n), &one, A.as<T>(), lda, x.as<T>(), &zero,
+                               y.as<T>());
+        };
+        auto gn = [&] { return gemv(CUBLAS_OP_N); };
+        auto gt = [&] { return gemv(CUBLAS_OP_T); };
+        double t1 = time_batch(gt, 1, Blas<T>::gemv_name);
+        t1 = std::min(t1, time_batch(gt, 1, Blas<T>::gemv_name));
+        const int gb = o_.batch > 0 ? o_.batch
+                                    : int(std::clamp(std::ceil(kBatchTargetSec / t1), 1.0,
+                                                     double(kMaxBatch)));
+        for (int w = 0; w < o_.warmup; ++w) {
+          time_batch(gn, gb, Blas<T>::gemv_name);
+          time_batch(gt, gb, Blas<T>::gemv_name);
+        }
+        std::vector<double> tn, tt;
+        for (int r = 0; r < o_.reps; ++r) {
+          tn.push_back(time_batch(gn, gb, Blas<T>::gemv_name));
+          tt.push_back(time_batch(gt, gb, Blas<T>::gemv_name));
+        }
+        const double full = double(n) * double(n) * sizeof(T);
+        gemv_n = full / median_of(tn) * 1e-12;
+        gemv_t = full / median_of(tt) * 1e-12;
+      }
+
+      int batch = 0;
+      run_group<T>(uplo, n, lda, A.as<T>(), x.as<T>(), y0.as<T>(), y.as<T>(), ref, &cs,
+                   &batch);
+
+      // Rows: one per variant, with the cuBLAS results of the group.
+      const Contender &cb = cs[cs.size() - 2], &ca = cs[cs.size() - 1];
+      for (std::size_t k = 0; k + 2 < cs.size(); ++k) {
+        const Contender &c = cs[k];
+        Row r = make_row(uplo, c.variant_opt);
+        r.ws_bytes = c.ws_bytes;
+        r.reps = o_.reps;
+        r.warmup = o_.warmup;
+        r.batch = batch;
+        r.gemv_n_tbs = gemv_n;
+        r.gemv_t_tbs = gemv_t;
+        r.ref_rows = (long long)ref.rows.size();
+        r.ours = c.check;
+        r.repro_ours = c.repro;
+        if (!cb.failed) {
+          r.base = cb.check;
+          r.repro_base = cb.repro;
+          r.t_base = median_of(cb.times);
+          r.t_base_min = min_of(cb.times);
+        }
+        if (!ca.failed) {
+          r.atom = ca.check;
+          r.repro_atom = ca.repro;
+          r.t_atom = median_of(ca.times);
+          r.t_atom_min = min_of(ca.times);
+        }
+        std::vector<std::string> errs;
+        if (c.failed) {
+          errs.push_back(c.message);
+        } else {
+          r.ran = !c.times.empty();
+          r.t_ours = median_of(c.times);
+          r.t_ours_min = min_of(c.times);
+          if (c.check.nonfinite > 0)
+            errs.push_back("ours: " + std::to_string(c.check.nonfinite) +
+                           " NaN/Inf entries in y");
+          if (c.repro == 0)
+            errs.push_back("ours: two calls differ (not bitwise reproducible)");
+        }
+        for (const Contender *b : {&cb, &ca}) {
+          const std::string who = b->atomics ? "cuBLAS (atomics)" : "cuBLAS";
+          if (b->failed)
+            errs.push_back(who + ": " + b->message);
+          else if (b->check.nonfinite > 0)
+            errs.push_back(who + ": " + std::to_string(b->check.nonfinite) +
+                           " NaN/Inf entries in y");
+        }
+        if (!errs.empty()) {
+          r.status = "error";
+          for (std::size_t e = 0; e < errs.size(); ++e)
+            r.message += (e ? "; " : "") + errs[e];
+        }
+        rows.push_back(r);
+      }
+    } catch (const CaseFailure &e) {
+      after_failure();
+      rows.clear();
+      for (int opt : variant_opts) {
+        Row r = make_row(uplo, opt);
+        r.status = "error";
+        r.message = e.what();
+        rows.push_back(r);
+      }
+    }
+    // The best variant of the group: highest bandwidth among those that ran
+    // without error.
+    Row *best = nullptr;
+    for (Row &r : rows)
+      if (r.ran && r.status == "ok" && (!best || r.t_ours < best->t_ours)) best = &r;
+    if (best) best->best = true;
+    for (const Row &r : rows) rep->row(r, rows.size() > 1);
+    if (rows.size() > 1) {
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  return true;
+}
+
+// -------------------------------------------------------------- summaries
+
+std::string range_str(const std::vector<double> &v, const char *fmt) {
+  if (v.empty()) return "-";
+  const auto mm = std::minmax_element(v.begin(), v.end());
+  const std::string lo = num(*mm.first, fmt), hi = num(*mm.second, fmt);
+  return lo == hi ? lo : lo + ".." + hi;
+}
+
+double max_or_nan(const std::vector<double> &v) {
+  return v.empty() ? kNaN : *std::max_element(v.begin(), v.end());
+}
+
+// Per (precision, uplo) and variant: ranges of bandwidth, speedups, errors;
+// the spread over n (the oscillation sweep); with several variants, the
+// ranking by geometric mean of bandwidth.
+void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
+  std::printf(
+      "\nsummary (TB = stored triangle bytes / time; spd = cuBLAS time / ours):\n");
+  for (char p : o.precs)
+    for (char u : o.uplos) {
+      std::map<int, std::vector<const Row *>> by_variant;
+      for (const Row &r : rows)
+        if (r.prec == p && r.uplo == u && r.ran) by_variant[r.v.id].push_back(&r);
+      for (const auto &kv : by_variant) {
+        const std::vector<const Row *> &rs = kv.second;
+        // With a variant sweep only the default variant gets the long lines.
+        if (o.all_variants && !rs.front()->is_default) continue;
+        std::vector<double> bw, fc, fg, sp, spa, eo, eb, ea, bwb, bwa;
+        int rep_o = 0, rep_a = 0, n_rep_a = 0;
+        for (const Row *r : rs) {
+          bw.push_back(r->tbs(r->t_ours));
+          if (std::isfinite(r->copy_tbs)) fc.push_back(100 * bw.back() / r->copy_tbs);
+          if (std::isfinite(r->gemv_tbs())) fg.push_back(100 * bw.back() / r->gemv_tbs());
+          if (std::isfinite(r->t_base)) {
+            sp.push_back(r->t_base / r->t_ours);
+            bwb.push_back(r->tbs(r->t_base));
+          }
+          if (std::isfinite(r->t_atom)) {
+            spa.push_back(r->t_atom / r->t_ours);
+            bwa.push_back(r->tbs(r->t_atom));
+          }
+          if (std::isfinite(r->ours.max_err)) eo.push_back(r->ours.max_err);
+          if (std::isfinite(r->base.max_err)) eb.push_back(r->base.max_err);
+          if (std::isfinite(r->atom.max_err)) ea.push_back(r->atom.max_err);
+          rep_o += r->repro_ours == 1;
+          if (r->repro_atom >= 0) {
+            ++n_rep_a;
+            rep_a += r->repro_atom == 1;
+          }
+        }
+        const std::string sizes = rs.size() == 1
+                                      ? "n=" + std::to_string(rs.front()->n)
+                                      : std::to_string(rs.size()) +
+                                            " sizes n=" + std::to_string(rs.front()->n) +
+                                            ".." + std::to_string(rs.back()->n);
+        std::printf(
+            "  %c %c variant %d, %s: ours %s TB/s (%s%% of copy, %s%% of gemv); spd %s, "
+            "spdA %s; max err ours %s, cuBLAS %s, atomics %s; bitwise reproducible: "
+            "ours %d/%zu, cuBLAS atomics %d/%d\n",
+            p, u, kv.first, sizes.c_str(), range_str(bw, "%.3f").c_str(),
+            range_str(fc, "%.1f").c_str(), range_str(fg, "%.1f").c_str(),
+            range_str(sp, "%.2fx").c_str(), range_str(spa, "%.2fx").c_str(),
+            num(max_or_nan(eo), "%.1e").c_str(), num(max_or_nan(eb), "%.1e").c_str(),
+            num(max_or_nan(ea), "%.1e").c_str(), rep_o, rs.size(), rep_a, n_rep_a);
+        if (rs.size() >= 3) {
+          // Spread over n: (max - min) / max, and where the minimum is.
+          auto spread = [&](const std::vector<double> &v) {
+            if (v.size() != rs.size()) return std::string("-");
+            const std::size_t lo =
+                std::size_t(std::min_element(v.begin(), v.end()) - v.begin());
+            const double hi = *std::max_element(v.begin(), v.end());
+            char b[96];
+            std::snprintf(b, sizeof b, "%.3f..%.3f (%.1f%%, min at n=%lld)", v[lo], hi,
+                          100 * (hi - v[lo]) / hi, rs[lo]->n);
+            return std::string(b);
+          };
+          std::printf("        spread over n: ours %s; cuBLAS %s; atomics %s\n",
+                      spread(bw).c_str(), spread(bwb).c_str(), spread(bwa).c_str());
+        }
+      }
+    }
+  if (!o.all_variants) return;
+
+  // Geometric mean of ours' bandwidth over the groups (precision, uplo, n)
+  // where any variant ran cleanly; a variant that failed in one of them is
+  // not ranked.
+  struct Rank {
+    int id;
+    double gmean;
+    std::string config;
+    bool is_default;
+  };
+  auto rank = [&](auto &&want) {
+    std::map<std::string, bool> groups;
+    std::map<int, std::vector<const Row *>> by_variant;
+    for (const Row &r : rows)
+      if (want(r) && r.ran && r.status == "ok") {
+        groups[std::string(1, r.prec) + r.uplo + std::to_string(r.n)] = true;
+        by_variant[r.v.id].push_back(&r);
+      }
+    std::vector<Rank> out;
+    for (const auto &kv : by_variant) {
+      if (kv.second.size() != groups.size()) continue;
+      double s = 0;
+      for (const Row *r : kv.second) s += std::log(r->tbs(r->t_ours));
+      out.push_back({kv.first, std::exp(s / double(kv.second.size())),
+                     config_str(kv.second.front()->v), kv.second.front()->is_default});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Rank &a, const Rank &b) { return a.gmean > b.gmean; });
+    return out;
+  };
+  auto print_rank = [&](const std::string &what, const std::vector<Rank> &rk, bool list) {
+    if (rk.empty()) {
+      std::printf("  %s: no variant ran cleanly in every case\n", what.c_str());
+      return;
+    }
+    const Rank *def = nullptr;
+    for (const Rank &r : rk)
+      if (r.is_default) def = &r;
+    std::printf("  %s: best variant %d (%s), %.3f TB/s geomean", what.c_str(), rk[0].id,
+                rk[0].config.c_str(), rk[0].gmean);
+    if (def)
+      std::printf(", %.3fx the default (variant %d)", rk[0].gmean / def->gmean, def->id);
+    std::printf("\n");
+    if (list) {
+      std::printf("      ranking:");
+      for (const Rank &r : rk)
+        std::printf(" %d%s=%.3f", r.id, r.is_default ? "*" : "", r.gmean);
+      std::printf("\n");
+    }
+  };
+  std::printf(
+      "\nvariants (config nb/cols_per_warp/stages/min_blocks/chunk; * = built-in "
+      "default; "
+      "geomean of ours TB/s over the sizes):\n");
+  for (char p : o.precs) {
+    for (char u : o.uplos)
+      print_rank(std::string(1, p) + " " + u,
+                 rank([&](const Row &r) { return r.prec == p && r.uplo == u; }), false);
+    print_rank(std::string(1, p) + " (both uplo)",
+               rank([&](const Row &r) { return r.prec == p; }), true);
+  }
+  print_rank("overall (all precisions, uplo, sizes)",
+             rank([](const Row &) { return true; }), false);
+  std::map<int, int> failures;
+  for (const Row &r : rows)
+    if (r.v.id > 0 && r.status == "error") ++failures[r.v.id];
+  for (const auto &kv : failures)
+    std::printf("  variant %d: %d ERROR row(s), not ranked where it failed\n", kv.first,
+                kv.second);
+}
+
+}  // namespace
+
+int run_symv(const SymvOptions &o) {
+  const auto t_start = std::chrono::steady_clock::now();
+  std::printf("xnbench %s (xNGEMM %s), symv, %s\n", version_str().c_str(),
+              version_str().c_str(), utc_now().c_str());
+
+  std::string why;
+  SymvBench bench(o);
+  if (!bench.init(&why)) {
+    // A GPU routine: nothing to measure. Empty files still get their header
+    // so that scripts reading them do not break.
+    std::printf(
+        "symv: xnSsymv/xnDsymv are GPU routines and no CUDA device can be used (%s); "
+        "nothing to run\n",
+        why.c_str());
+    Reporter rep(o, "(no CUDA device)", kNaN);
+    if (!rep.open()) return 2;
+    if (o.device == "gpu") {
+      std::fprintf(stderr, "xnbench: cannot use the GPU: %s\n", why.c_str());
+      return 1;
+    }
+    return 0;
+  }
+
+  const int count = xn::symv_variant_count();
+  if (o.variant > count) {
+    std::fprintf(stderr,
+                 "xnbench: --variant %d: this build has variants 1..%d (0 = default)\n",
+                 o.variant, count);
+    return 2;
+  }
+  // Option values to set; without --variant, the process default (what a
+  // fresh handle has: XN_SYMV_VARIANT, else 0).
+  std::int64_t process_opt = 0;
+  if (xnGetOption(nullptr, XN_OPT_SYMV_VARIANT, &process_opt) != CUBLAS_STATUS_SUCCESS)
+    process_opt = 0;
+  std::vector<int> variant_opts;
+  if (o.all_variants)
+    for (int v = 1; v <= count; ++v) variant_opts.push_back(v);
+  else
+    variant_opts.push_back(o.variant >= 0 ? o.variant : int(process_opt));
+  const std::vector<long long> sizes =
+      o.sizes.empty() ? std::vector<long long>{8192, 16384, 32768} : o.sizes;
+
+  std::printf("%s", bench.describe().c_str());
+  int failed = 0;
+  double copy_tbs = kNaN;
+  std::size_t copy_bytes = 0;
+  try {
+    copy_tbs = bench.measure_copy(&copy_bytes);
+  } catch (const std::exception &e) {
+    std::printf("ERROR: copy bandwidth: %s\n", e.what());
+    return 1;
+  }
+  Reporter rep(o, bench.device_name(), copy_tbs);
+  if (!rep.open()) return 2;
+
+  const char *env = std::getenv("XN_SYMV_VARIANT");
+  std::printf(
+      "ours: xnDsymv / xnSsymv, %s; %d variants compiled (config nb/cols_per_warp/"
+      "stages/min_blocks/chunk), built-in default d=%d s=%d%s%s\n",
+      o.all_variants   ? "every variant (--variant all)"
+      : o.variant >= 0 ? ("XN_OPT_SYMV_VARIANT " + std::to_string(o.variant)).c_str()
+                       : "the handle's default variant",
+      count, xn::symv_variant(0, true).id, xn::symv_variant(0, false).id,
+      env ? "; XN_SYMV_VARIANT=" : "", env ? env : "");
+  std::printf(
+      "baselines: cublasDsymv / cublasSsymv with CUBLAS_ATOMICS_NOT_ALLOWED (cub, "
+      "cuBLAS's default) and CUBLAS_ATOMICS_ALLOWED (cubA); same handle, stream, "
+      "buffers\n");
+  std::printf(
+      "inputs: symmetric A uniform [-1,1) from a counter-based hash of (seed, i, j), NaN "
+      "in the other triangle and in rows n..lda-1 (lda = n rounded up to 32 + %lld); x, "
+      "y uniform [-1,1); incx = incy = 1; alpha = %g, beta = %g; base seed %llu "
+      "(replay with --seed %llu)\n",
+      o.lda_pad, o.alpha, o.beta, (unsigned long long)o.seed, (unsigned long long)o.seed);
+  std::printf(
+      "timing: CUDA events around a batch of calls (%s), %d warm-up and %d timed batches "
+      "per routine, all routines interleaved; median time per call reported\n",
+      o.batch > 0 ? ("--batch " + std::to_string(o.batch)).c_str()
+                  : "automatic: about 1 ms of ours per batch",
+      o.warmup, o.reps);
+  std::printf(
+      "reference: double-double (kernels/dd_reference.h) on the host at %s rows of y "
+      "(every row when n <= that); err = max |y - ref| / (|alpha| |A| |x| + |beta| "
+      "|y0|); rep = two calls bitwise identical\n",
+      o.ref_rows > 0 ? std::to_string(o.ref_rows).c_str() : "all");
+  std::printf(
+      "bandwidth: TB = n(n+1)/2 sizeof(T) / time; copy = cudaMemcpyAsync device to "
+      "device of %s GiB, read + written bytes / time: %s TB/s; gemv = the faster of "
+      "cublas?gemv N and T on the n x n array, n^2 sizeof(T) / time\n",
+      fmt_gib(double(copy_bytes)).c_str(), num(copy_tbs, "%.3f").c_str());
+  std::printf(
+      "columns: us = median time per call; GF = 2 n^2 / time; %%copy, %%gemv = ours_TB "
+      "as a percentage of copy, gemv; spd, spdA = cuBLAS time / ours (> 1: ours faster); "
+      "var * = the built-in default\n\n");
+  rep.header();
+
+  std::size_t total = 0, index = 0;
+  for (std::size_t p = 0; p < o.precs.size(); ++p) total += sizes.size() * o.uplos.size();
+  bool fatal = false;
+  for (char p : o.precs) {
+    if (fatal) break;
+    for (long long n : sizes) {
+      std::vector<std::string> progress;
+      for (char u : o.uplos) {
+        ++index;
+        const double el =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start)
+                .count();
+        char b[160];
+        std::snprintf(
+            b, sizeof b, "[%zu/%zu] symv %c %c n=%lld%s ... (%.0f s elapsed)", index,
+            total, p, u, n,
+            o.all_variants ? (" x " + std::to_string(count) + " variants").c_str() : "",
+            el);
+        progress.push_back(b);
+      }
+      try {
+        if (p == 'd')
+          bench.run_size<double>(n, variant_opts, copy_tbs, &rep, progress);
+        else
+          bench.run_size<float>(n, variant_opts, copy_tbs, &rep, progress);
+      } catch (const CudaFatal &e) {
+        std::printf("%c    n=%lld ERROR: %s\n", p, n, e.what());
+        std::fprintf(stderr, "xnbench: the device is unusable, stopping: %s\n", e.what());
+        fatal = true;
+        break;
+      } catch (const CaseFailure &e) {  // outside a group (library state)
+        std::printf("%c    n=%lld ERROR: %s\n", p, n, e.what());
+        failed = 1;
+      } catch (const std::bad_alloc &) {
+        std::printf("%c    n=%lld skipped: out of host memory\n", p, n);
+      }
+    }
+  }
+  for (const Row &r : rep.rows()) failed |= r.status == "error";
+  print_summary(o, rep.rows());
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  std::printf("\n%zu row(s) in %.1f s%s\n", rep.rows().size(), secs,
+              fatal || failed ? "; SOME CASES FAILED (see ERROR rows)" : "");
+  return fatal || failed ? 1 : 0;
+}
+
+}  // namespace xnb

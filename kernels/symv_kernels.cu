@@ -1,0 +1,551 @@
+// symv_kernels.cu - seed 004 algorithm 2 for the H200: a tile kernel that
+// reads each stored tile once and uses it twice, and a reduction kernel that
+// sums the partials of each y block in a fixed order (no atomics, so the
+// result is bitwise reproducible). The decomposition is in symv_layout.h.
+//
+// Three kernels per call, all on the caller's stream:
+//  1. pack x into the workspace, contiguous and zero-padded to nt * nb;
+//  2. the tile kernel: thread block (p, c) runs chunk c of block row p;
+//  3. the reduction: y_b = alpha * sum(slots of b) + beta * y_b.
+//
+// Tile kernel, thread layout: warp w holds tile columns w*TV .. w*TV+TV-1;
+// lane l holds rows l*TU .. l*TU+TU-1 of them (TU = nb / 32). Row sums (own
+// partials) stay in registers over the whole chunk; column sums (cross
+// partials) are reduced over the 32 lanes by a butterfly that halves the
+// vector at each step (reduce-scatter), so no block-wide barrier is needed
+// per tile.
+//
+// Memory: a SYMV is bound by the bytes of A. To keep enough of them in flight
+// the off-diagonal tiles stream through a STAGES-deep ring in shared memory,
+// filled by the Hopper bulk-copy engine (cp.async.bulk, one instruction per
+// tile column per warp, completion counted by an mbarrier per warp and
+// stage). A tile whose columns are not 16-byte aligned (odd lda in double
+// precision, for instance) or that crosses the matrix edge is copied element
+// by element instead (cp.async); both land in the same layout, so the
+// arithmetic is the same code. Each warp copies and consumes only its own
+// columns: stages are recycled after a __syncwarp, never a __syncthreads.
+#include <cuda_pipeline.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "symv_launch.h"
+
+namespace xn {
+
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+template <class T>
+__device__ __forceinline__ T read_scalar(ScalarArg<T> s) {
+  return s.dev ? *s.dev : s.value;
+}
+
+template <int X>
+struct Log2 {
+  static constexpr int value = 1 + Log2<X / 2>::value;
+};
+template <>
+struct Log2<1> {
+  static constexpr int value = 0;
+};
+
+// ---------------------------------------------------------------- PTX helpers
+__device__ __forceinline__ std::uint32_t smem_addr(const void *p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(std::uint64_t *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count)
+               : "memory");
+}
+// Makes the mbarrier initialisation and earlier generic-proxy accesses to
+// shared memory visible to the bulk-copy (async) proxy.
+__device__ __forceinline__ void fence_async_proxy() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
+                   : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect(std::uint64_t *bar, unsigned bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+      "r"(bytes)
+      : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t *bar, unsigned parity) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "wait_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra wait_%=;\n\t}" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+// Bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned)
+// from global to shared memory, completing on `bar`.
+__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes,
+                                          std::uint64_t *bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+      "[%3];" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
+}
+
+// Reduce-scatter of v[0..TV-1] over the 32 lanes of a warp: on return v[0]
+// of lane l holds the warp-wide sum of element l >> (5 - log2 TV).
+template <class T, int TV>
+__device__ __forceinline__ void warp_reduce_scatter(T (&v)[TV], int lane) {
+  int cnt = TV;
+#pragma unroll
+  for (int m = 16; m >= 1; m >>= 1) {
+    if (cnt > 1) {
+      const int half = cnt / 2;
+      const bool upper = (lane & m) != 0;
+#pragma unroll
+      for (int i = 0; i < TV / 2; ++i) {
+        if (i < half) {
+          const T send = upper ? v[i] : v[i + half];
+          const T keep = upper ? v[i + half] : v[i];
+          v[i] = keep + __shfl_xor_sync(kFullMask, send, m);
+        }
+      }
+      cnt = half;
+    } else {
+      v[0] += __shfl_xor_sync(kFullMask, v[0], m);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- pack x
+template <class T>
+__global__ void symv_pack_x_kernel(std::int64_t n, std::int64_t padded, const T *xb,
+                                   std::int64_t incx, T *xc) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < padded) xc[i] = i < n ? xb[i * incx] : T(0);
+}
+
+// ---------------------------------------------------------------- tile kernel
+template <class T>
+struct SymvTileArgs {
+  symv::Layout L;
+  const T *A;
+  std::int64_t lda;
+  bool aligned;  // A and lda allow 16-byte aligned tile columns
+  const T *xs;   // x, contiguous and 16-byte aligned (the caller's or packed)
+  T *slots;      // the partials' slots
+  ScalarArg<T> alpha;
+};
+
+// Seed 004 §4.2 mirroring: the diagonal tile's stored triangle is loaded
+// into shared memory and read back as the full symmetric tile, which adds
+// only to the own partial (acc). `diag` holds NB x (NB + 1) elements (padded
+// against bank conflicts); the caller synchronises around it.
+template <class T, int NB, int TV>
+__device__ __forceinline__ void symv_diagonal_tile(const SymvTileArgs<T> &a, T *diag,
+                                                   std::int64_t row0, std::int64_t rext,
+                                                   int lane, int w, T (&acc)[NB / 32]) {
+  constexpr int TU = NB / 32;
+  const bool lower = a.L.lower;
+#pragma unroll
+  for (int j = 0; j < TV; ++j) {
+    const int v = w * TV + j;
+#pragma unroll
+    for (int k = 0; k < TU; ++k) {
+      const int u = lane * TU + k;
+      if (symv::stored_in_diagonal_tile(lower, u, v))
+        diag[u * (NB + 1) + v] =
+            (u < rext && v < rext) ? a.A[(row0 + u) + (row0 + v) * a.lda] : T(0);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < TV; ++j) {
+    const int v = w * TV + j;
+    const T xv = a.xs[row0 + symv::redirect(v, rext)];
+    const T xq = v < rext ? xv : T(0);
+#pragma unroll
+    for (int k = 0; k < TU; ++k) {
+      const int u = lane * TU + k;
+      const T e = symv::stored_in_diagonal_tile(lower, u, v) ? diag[u * (NB + 1) + v]
+                                                             : diag[v * (NB + 1) + u];
+      acc[k] += e * xq;
+    }
+  }
+}
+
+// Shared memory of the tile kernel: the ring of STAGES tiles (column-major,
+// nb x nb), the ring of STAGES x blocks, and one mbarrier per stage and
+// warp. The diagonal tile and the final row sums reuse the tile ring while
+// no copy is in flight.
+template <class T, int NB, int TV, int STAGES>
+constexpr std::size_t symv_tile_smem_bytes() {
+  return std::size_t(STAGES) * NB * (NB + 1) * sizeof(T) +
+         std::size_t(STAGES) * (NB / TV) * sizeof(std::uint64_t);
+}
+
+template <class T, int NB, int TV, int STAGES, int MINB>
+__global__ void __launch_bounds__(32 * (NB / TV), MINB)
+    symv_tile_kernel(SymvTileArgs<T> a) {
+  constexpr int W = NB / TV;   // warps
+  constexpr int TU = NB / 32;  // rows per lane
+  constexpr int NT = 32 * W;   // threads
+  constexpr int H = Log2<TV>::value;
+  constexpr unsigned kColBytes = NB * sizeof(T), kXBytes = TV * sizeof(T);
+  static_assert(NB % 32 == 0 && NB % TV == 0 && TV <= 32 && STAGES >= 2,
+                "bad SYMV variant");
+  static_assert(kColBytes % 16 == 0 && kXBytes % 16 == 0, "bulk copies need 16 bytes");
+  extern __shared__ __align__(128) unsigned char symv_smem[];
+  T *ring = reinterpret_cast<T *>(symv_smem);  // [STAGES][NB cols][NB rows]
+  T *xring = ring + STAGES * NB * NB;          // [STAGES][NB]
+  std::uint64_t *bars =
+      reinterpret_cast<std::uint64_t *>(xring + STAGES * NB);  // [STAGES][W]
+
+  const symv::Layout &L = a.L;
+  const std::int64_t p = blockIdx.x, c = blockIdx.y;
+  const std::int64_t len = symv::row_len(L, p);
+  const std::int64_t t0 = c * L.chunk;
+  // Let the reduction kernel (launched as a programmatic dependent) be
+  // scheduled as soon as the last tile block has started: its launch then
+  // overlaps this grid's tail; it still waits for this grid to complete.
+  asm volatile("griddepcontrol.launch_dependents;");
+  if (t0 >= len) return;  // the grid is nt x max_chunks: rows have fewer
+  // A device alpha of zero: no tile is read; the reduction only scales y.
+  if (a.alpha.dev && *a.alpha.dev == T(0)) return;
+  const std::int64_t t1 = t0 + L.chunk < len ? t0 + L.chunk : len;
+  // The diagonal tile is the last of a lower row and the first of an upper
+  // one; the chunk's off-diagonal tiles are [o0, o1).
+  const bool has_diag = L.lower ? t1 == len : t0 == 0;
+  const std::int64_t o0 = (!L.lower && has_diag) ? t0 + 1 : t0;
+  const std::int64_t o1 = (L.lower && has_diag) ? t1 - 1 : t1;
+
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const std::int64_t row0 = p * NB;
+  const std::int64_t rext = symv::block_extent(L, p);
+
+  T xp[TU], acc[TU];
+#pragma unroll
+  for (int k = 0; k < TU; ++k) {
+    const int u = lane * TU + k;
+    const T xv = a.xs[row0 + symv::redirect(u, rext)];
+    xp[k] = u < rext ? xv : T(0);
+    acc[k] = T(0);
+  }
+
+  if (lane == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) mbar_init(&bars[s * W + w], 1);
+  }
+  fence_async_proxy();
+  __syncwarp();
+
+  // Enqueue off-diagonal tile t's columns of this warp, and its x block, into
+  // stage st. Full, aligned tiles go by bulk copy; others element by element
+  // (seed 004 §6.3 pointer redirecting past the edge; the consumer zeroes
+  // those elements).
+  auto issue = [&](std::int64_t t, int st) {
+    const std::int64_t col0 = symv::tile_col(L, p, t) * NB;
+    const std::int64_t cext = L.n - col0 < NB ? L.n - col0 : NB;
+    const bool bulk = a.aligned && rext == NB && cext == NB;
+    std::uint64_t *bar = &bars[st * W + w];
+    if (lane == 0) mbar_arrive_expect(bar, bulk ? kXBytes + TV * kColBytes : 0u);
+    __syncwarp();
+    if (bulk) {
+      if (lane == 0)
+        bulk_copy(&xring[st * NB + w * TV], a.xs + col0 + w * TV, kXBytes, bar);
+      if (lane < TV)
+        bulk_copy(&ring[(st * NB + w * TV + lane) * NB],
+                  a.A + (col0 + w * TV + lane) * a.lda + row0, kColBytes, bar);
+    } else {
+#pragma unroll
+      for (int j = 0; j < TV; ++j) {
+        const T *col = a.A + (col0 + symv::redirect(w * TV + j, cext)) * a.lda + row0;
+#pragma unroll
+        for (int k = 0; k < TU; ++k)
+          __pipeline_memcpy_async(&ring[(st * NB + w * TV + j) * NB + lane * TU + k],
+                                  col + symv::redirect(lane * TU + k, rext), sizeof(T));
+      }
+      if (lane < TV)
+        __pipeline_memcpy_async(&xring[st * NB + w * TV + lane],
+                                a.xs + col0 + symv::redirect(w * TV + lane, cext),
+                                sizeof(T));
+    }
+  };
+
+  const std::int64_t count = o1 > o0 ? o1 - o0 : 0;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < count) issue(o0 + s, s);
+    __pipeline_commit();
+  }
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (i + STAGES - 1 < count) {
+      __syncwarp();         // every lane is done reading the stage to refill
+      fence_async_proxy();  // ... before the copy engine overwrites it
+      issue(o0 + i + STAGES - 1, int((i + STAGES - 1) % STAGES));
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(STAGES - 1);  // this lane's element copies of tile i
+    const int st = int(i % STAGES);
+    mbar_wait(&bars[st * W + w], unsigned((i / STAGES) & 1));
+    __syncwarp();  // other lanes' element copies are visible
+
+    const std::int64_t q = symv::tile_col(L, p, o0 + i);
+    const std::int64_t cext = symv::block_extent(L, q);
+    const bool edge = rext < NB || cext < NB;
+    T part[TV];
+#pragma unroll
+    for (int j = 0; j < TV; ++j) {
+      const int v = w * TV + j;
+      const T xq = (!edge || v < cext) ? xring[st * NB + v] : T(0);
+      const T *colp = &ring[(st * NB + v) * NB + lane * TU];
+      T e[TU];
+      if constexpr (TU == 2 && sizeof(T) == 8) {
+        const double2 d = *reinterpret_cast<const double2 *>(colp);
+        e[0] = d.x;
+        e[1] = d.y;
+      } else if constexpr (TU == 2 && sizeof(T) == 4) {
+        const float2 f = *reinterpret_cast<const float2 *>(colp);
+        e[0] = f.x;
+        e[1] = f.y;
+      } else if constexpr (TU == 4 && sizeof(T) == 4) {
+        const float4 f = *reinterpret_cast<const float4 *>(colp);
+        e[0] = f.x;
+        e[1] = f.y;
+        e[2] = f.z;
+        e[3] = f.w;
+      } else {
+#pragma unroll
+        for (int k = 0; k < TU; ++k) e[k] = colp[k];
+      }
+      if (edge) {
+        // Redirected elements (past the edge) are replaced by zero, so that
+        // an Inf or NaN they were redirected to cannot leak in.
+#pragma unroll
+        for (int k = 0; k < TU; ++k)
+          e[k] = (v < cext && lane * TU + k < rext) ? e[k] : T(0);
+      }
+      T s = T(0);
+#pragma unroll
+      for (int k = 0; k < TU; ++k) {
+        acc[k] += e[k] * xq;
+        s += e[k] * xp[k];
+      }
+      part[j] = s;
+    }
+    warp_reduce_scatter<T, TV>(part, lane);
+    if ((lane & ((1 << (5 - H)) - 1)) == 0) {
+      const int v = w * TV + (lane >> (5 - H));
+      a.slots[symv::cross_slot(L, p, q) * NB + v] = part[0];
+    }
+  }
+  __pipeline_wait_prior(0);
+  __syncthreads();  // the ring is free
+
+  // The diagonal tile last, for both triangles: its plain loads would
+  // otherwise delay the start of the copy pipeline.
+  if (has_diag) {
+    symv_diagonal_tile<T, NB, TV>(a, ring, row0, rext, lane, w, acc);
+    __syncthreads();
+  }
+
+  // The chunk's own partial of y_p: the warps' row sums added in warp order.
+  T *rowsum = ring;  // [W][NB]
+#pragma unroll
+  for (int k = 0; k < TU; ++k) rowsum[w * NB + lane * TU + k] = acc[k];
+  __syncthreads();
+  for (int u = tid; u < NB; u += NT) {
+    T s = rowsum[u];
+#pragma unroll
+    for (int i = 1; i < W; ++i) s += rowsum[i * NB + u];
+    a.slots[symv::own_slot(L, p, c) * NB + u] = s;
+  }
+}
+
+// ---------------------------------------------------------------- reduction
+template <class T>
+struct SymvReduceArgs {
+  symv::Layout L;
+  const T *slots;
+  ScalarArg<T> alpha, beta;
+  bool alpha_is_zero;  // known on the host: the slots were not written
+  T *yb;               // y at logical element 0: element i is yb[i * incy]
+  std::int64_t incy;
+};
+
+// y_b = alpha * (sum of block b's slots) + beta * y_b. RY groups of threads
+// take interleaved slots, each with four interleaved running sums (loads in
+// flight); the sums are then added in a fixed order, so the result depends
+// only on the variant, never on timing.
+template <class T, int NB, int RY>
+__global__ void __launch_bounds__(NB *RY) symv_reduce_kernel(SymvReduceArgs<T> a) {
+  __shared__ T partial[RY][NB];
+  // Launched as a programmatic dependent of the tile kernel: wait until that
+  // grid has completed and its slots are visible (no-op otherwise).
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const symv::Layout &L = a.L;
+  const std::int64_t b = blockIdx.x;
+  const int u = threadIdx.x, r = threadIdx.y;
+  const T alpha = read_scalar(a.alpha);
+  const bool use_sum = !a.alpha_is_zero && alpha != T(0);
+  if (use_sum) {
+    const T *base = a.slots + symv::slot_base(L, b) * NB + u;
+    const std::int64_t cnt = symv::slot_count(L, b);
+    T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+    std::int64_t i = r;
+    for (; i + 3 * RY < cnt; i += 4 * RY) {
+      s0 += base[i * NB];
+      s1 += base[(i + RY) * NB];
+      s2 += base[(i + 2 * RY) * NB];
+      s3 += base[(i + 3 * RY) * NB];
+    }
+    for (; i < cnt; i += RY) s0 += base[i * NB];
+    partial[r][u] = (s0 + s1) + (s2 + s3);
+  }
+  __syncthreads();
+  if (r != 0) return;
+  const std::int64_t row = b * NB + u;
+  if (row >= L.n) return;
+  T sum = T(0);
+  if (use_sum) {
+    sum = partial[0][u];
+#pragma unroll
+    for (int i = 1; i < RY; ++i) sum += partial[i][u];
+  }
+  const T beta = read_scalar(a.beta);
+  T *yp = a.yb + row * a.incy;
+  const T scaled = use_sum ? alpha * sum : T(0);
+  if (beta == T(0)) {
+    *yp = scaled;  // BLAS: beta = 0 never reads y
+  } else {
+    *yp = scaled + beta * *yp;
+  }
+}
+
+// Thread groups of the reduction (nb x groups threads per block, <= 1024).
+template <int NB>
+constexpr int kReduceGroups = NB >= 128 ? 8 : 16;
+
+template <class T, int NB, int TV, int STAGES, int MINB>
+cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg<T> alpha,
+                           const T *A, std::int64_t lda, const T *xb, std::int64_t incx,
+                           ScalarArg<T> beta, T *yb, std::int64_t incy, T *ws,
+                           bool alpha_is_zero) {
+  T *slots = ws + symv::slots_offset(L);
+  if (alpha_is_zero) {  // y = beta y: A, x and the workspace are not touched
+    SymvReduceArgs<T> ra{L, slots, alpha, beta, true, yb, incy};
+    symv_reduce_kernel<T, NB, kReduceGroups<NB>>
+        <<<unsigned(L.nt), dim3(NB, kReduceGroups<NB>), 0, stream>>>(ra);
+    return cudaGetLastError();
+  }
+  // x as the bulk copies want it: the caller's when contiguous and 16-byte
+  // aligned, else packed into the workspace first.
+  const T *xs = xb;
+  if (incx != 1 || reinterpret_cast<std::uintptr_t>(xb) % 16 != 0) {
+    const std::int64_t padded = symv::packed_x_elems(L);
+    symv_pack_x_kernel<T>
+        <<<unsigned((padded + 255) / 256), 256, 0, stream>>>(L.n, padded, xb, incx, ws);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    xs = ws;
+  }
+  constexpr std::size_t smem = symv_tile_smem_bytes<T, NB, TV, STAGES>();
+  // Above 48 KiB of dynamic shared memory a kernel must opt in, once per
+  // device (the attribute belongs to the device's context).
+  static std::atomic<std::uint64_t> opted_in{0};
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
+  if (!(opted_in.load(std::memory_order_acquire) & bit)) {
+    e = cudaFuncSetAttribute(symv_tile_kernel<T, NB, TV, STAGES, MINB>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+    opted_in.fetch_or(bit, std::memory_order_release);
+  }
+  const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 &&
+                       (lda * std::int64_t(sizeof(T))) % 16 == 0;
+  SymvTileArgs<T> ta{L, A, lda, aligned, xs, slots, alpha};
+  const dim3 grid(unsigned(L.nt), unsigned(symv::max_chunks(L)));
+  symv_tile_kernel<T, NB, TV, STAGES, MINB><<<grid, 32 * (NB / TV), smem, stream>>>(ta);
+  e = cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  SymvReduceArgs<T> ra{L, slots, alpha, beta, false, yb, incy};
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(L.nt));
+  cfg.blockDim = dim3(NB, kReduceGroups<NB>);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, symv_reduce_kernel<T, NB, kReduceGroups<NB>>, ra);
+}
+
+// The table. Chunk 0 = one thread block per block row (the seed's layout).
+const SymvVariant kVariants[] = {
+    // id nb cols/warp stages minblocks chunk
+    {1, 64, 8, 3, 2, 16},  {2, 64, 8, 3, 2, 8},    {3, 64, 8, 3, 2, 4},
+    {4, 64, 8, 3, 2, 12},  {5, 64, 8, 3, 2, 6},    {6, 64, 16, 3, 2, 8},
+    {7, 128, 16, 3, 1, 8}, {8, 64, 8, 3, 2, 0},    {9, 64, 8, 6, 2, 8},
+    {10, 128, 8, 3, 1, 8}, {11, 128, 16, 3, 1, 4}, {12, 64, 16, 3, 2, 4},
+};
+constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
+// Tuned defaults (docs/performance.md, "SYMV tuning").
+constexpr int kDefaultVariantS = 10;
+constexpr int kDefaultVariantD = 5;
+
+}  // namespace
+
+int symv_variant_count() { return kVariantCount; }
+
+bool symv_variant_fits(const SymvVariant &v, bool is_double) {
+  // The tile ring must fit the H100/H200 opt-in shared memory per block.
+  const std::size_t elem = is_double ? sizeof(double) : sizeof(float);
+  const std::size_t bytes = std::size_t(v.stages) * v.nb * (v.nb + 1) * elem +
+                            std::size_t(v.stages) * (v.nb / v.cols_per_warp) * 8;
+  return bytes <= std::size_t(227) * 1024;
+}
+
+const SymvVariant &symv_variant(int id, bool is_double) {
+  if (id < 1 || id > kVariantCount || !symv_variant_fits(kVariants[id - 1], is_double))
+    id = is_double ? kDefaultVariantD : kDefaultVariantS;
+  return kVariants[id - 1];
+}
+
+template <class T>
+cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
+                        std::int64_t n, ScalarArg<T> alpha, const T *A, std::int64_t lda,
+                        const T *x, std::int64_t incx, ScalarArg<T> beta, T *y,
+                        std::int64_t incy, T *ws, bool alpha_is_zero) {
+  if (n <= 0) return cudaSuccess;
+  const symv::Layout L = symv_layout(v, n, lower);
+  const T *xb = x + (incx > 0 ? 0 : -(n - 1) * incx);
+  T *yb = y + (incy > 0 ? 0 : -(n - 1) * incy);
+#define XN_SYMV_CASE(NB_, TV_, ST_, MINB_)                                               \
+  if (v.nb == NB_ && v.cols_per_warp == TV_ && v.stages == ST_ && v.min_blocks == MINB_) \
+    return launch_variant<T, NB_, TV_, ST_, MINB_>(stream, L, alpha, A, lda, xb, incx,   \
+                                                   beta, yb, incy, ws, alpha_is_zero);
+  XN_SYMV_CASE(64, 8, 3, 2)
+  XN_SYMV_CASE(64, 16, 3, 2)
+  XN_SYMV_CASE(64, 8, 6, 2)
+  XN_SYMV_CASE(128, 16, 3, 1)
+  XN_SYMV_CASE(128, 8, 3, 1)
+#undef XN_SYMV_CASE
+  return cudaErrorInvalidValue;
+}
+
+template cudaError_t launch_symv<float>(cudaStream_t, const SymvVariant &, bool,
+                                        std::int64_t, ScalarArg<float>, const float *,
+                                        std::int64_t, const float *, std::int64_t,
+                                        ScalarArg<float>, float *, std::int64_t, float *,
+                                        bool);
+template cudaError_t launch_symv<double>(cudaStream_t, const SymvVariant &, bool,
+                                         std::int64_t, ScalarArg<double>, const double *,
+                                         std::int64_t, const double *, std::int64_t,
+                                         ScalarArg<double>, double *, std::int64_t,
+                                         double *, bool);
+
+}  // namespace xn

@@ -1,0 +1,146 @@
+// symv_layout.h - the block decomposition of xnSsymv/xnDsymv, shared by the
+// CUDA kernels and the host (where a CPU test runs the same decomposition).
+//
+// Seed 004 (Nath et al., SC'11), section 4.3, algorithm 2, with two changes
+// for a GPU of 132 SMs (docs/design.md, "SYMV"):
+//  - Block row p owns the stored tiles of its row: A(p, q) for q <= p (lower)
+//    or q >= p (upper). Upper storage is thus handled as the mirror of lower,
+//    with the same contiguous column reads, so both are equally fast.
+//  - A block row's tiles are cut into chunks of `chunk` consecutive tiles,
+//    one thread block per chunk (chunk >= tiles in a row gives the seed's one
+//    block per block row). The seed's rows hold 1..nt tiles; on a chip that
+//    runs all of them at once, the longest rows set the time. Chunks even the
+//    work out.
+// A thread block working on chunk c of row p computes, for each tile A(p,q)
+// of the chunk, the partial A(p,q) x_q of y_p (summed over the chunk in
+// registers: the chunk's "own" partial) and, for q != p, A(p,q)^T x_p, a
+// partial of y_q (the tile's "cross" partial). The diagonal tile is mirrored
+// in shared memory (seed §4.2) and gives only an own contribution. Every
+// partial is a vector of nb values in a workspace slot; a second kernel sums
+// the slots of each y block in a fixed order (seed §4.3 phase 2), so the
+// result is bitwise reproducible without atomics.
+//
+// Workspace: x packed (packed_x_elems), then the slots. The slots that feed
+// y block b are contiguous, starting at slot_base(b): first the own partials of row b's
+// chunks (c = 0, 1, ...), then the cross partials from the other rows p in increasing
+// order.
+#pragma once
+
+#include <cstdint>
+
+#include "xn_hd.h"
+
+namespace xn {
+namespace symv {
+
+struct Layout {
+  std::int64_t n;      // order of A
+  std::int64_t nb;     // tile size (rows and columns)
+  std::int64_t nt;     // number of block rows: ceil(n / nb)
+  std::int64_t chunk;  // tiles per thread block (>= 1)
+  bool lower;          // which triangle is stored
+};
+
+XN_HD std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+XN_HD Layout make_layout(std::int64_t n, std::int64_t nb, std::int64_t chunk,
+                         bool lower) {
+  Layout L;
+  L.n = n;
+  L.nb = nb;
+  L.nt = ceil_div(n, nb);
+  L.chunk = chunk < 1 ? 1 : chunk;
+  L.lower = lower;
+  return L;
+}
+
+// Stored tiles in block row p, and the block column of the t-th of them
+// (t = 0 .. row_len - 1, in increasing column order).
+XN_HD std::int64_t row_len(const Layout &L, std::int64_t p) {
+  return L.lower ? p + 1 : L.nt - p;
+}
+XN_HD std::int64_t tile_col(const Layout &L, std::int64_t p, std::int64_t t) {
+  return L.lower ? t : p + t;
+}
+
+// Chunks (thread blocks) of block row p, and the most any row has: the
+// kernel's grid is nt x max_chunks, and blocks (p, c) with c >= row_chunks(p)
+// return at once.
+XN_HD std::int64_t row_chunks(const Layout &L, std::int64_t p) {
+  return ceil_div(row_len(L, p), L.chunk);
+}
+XN_HD std::int64_t max_chunks(const Layout &L) { return ceil_div(L.nt, L.chunk); }
+
+// Rows (or columns) of block b that lie inside the matrix: nb except for the
+// last block when nb does not divide n.
+XN_HD std::int64_t block_extent(const Layout &L, std::int64_t b) {
+  const std::int64_t rest = L.n - b * L.nb;
+  return rest < L.nb ? rest : L.nb;
+}
+
+// Cross partials that feed y block b: from rows p > b (lower) or p < b (upper).
+XN_HD std::int64_t cross_count(const Layout &L, std::int64_t b) {
+  return L.lower ? L.nt - 1 - b : b;
+}
+XN_HD std::int64_t slot_count(const Layout &L, std::int64_t b) {
+  return row_chunks(L, b) + cross_count(L, b);
+}
+
+// sum_{i=1..m} ceil(i / k), in closed form: with m = q k + r (0 <= r < k),
+// the full groups give k (1 + ... + q) and the rest r (q + 1).
+XN_HD std::int64_t ceil_sum(std::int64_t m, std::int64_t k) {
+  const std::int64_t q = m / k, r = m % k;
+  return k * q * (q + 1) / 2 + r * (q + 1);
+}
+
+// First slot feeding y block b (b = nt gives the total number of slots).
+XN_HD std::int64_t slot_base(const Layout &L, std::int64_t b) {
+  if (L.lower) {
+    // rows b' < b: cross (nt - 1 - b') + chunks ceil((b' + 1) / chunk)
+    return b * (L.nt - 1) - b * (b - 1) / 2 + ceil_sum(b, L.chunk);
+  }
+  // rows b' < b: cross b' + chunks ceil((nt - b') / chunk)
+  return b * (b - 1) / 2 + ceil_sum(L.nt, L.chunk) - ceil_sum(L.nt - b, L.chunk);
+}
+XN_HD std::int64_t total_slots(const Layout &L) { return slot_base(L, L.nt); }
+
+// The slot of chunk c's own partial of y_p, and of tile (p, q)'s cross
+// partial of y_q (q != p).
+XN_HD std::int64_t own_slot(const Layout &L, std::int64_t p, std::int64_t c) {
+  return slot_base(L, p) + c;
+}
+XN_HD std::int64_t cross_slot(const Layout &L, std::int64_t p, std::int64_t q) {
+  return slot_base(L, q) + row_chunks(L, q) + (L.lower ? p - q - 1 : p);
+}
+
+// The workspace: x packed contiguous and padded with zeros to nt * nb
+// elements (so every tile's x block is one aligned copy and the edge needs no
+// test), then the slots, nb values each.
+XN_HD std::int64_t packed_x_elems(const Layout &L) { return L.nt * L.nb; }
+XN_HD std::int64_t slots_offset(const Layout &L) { return packed_x_elems(L); }
+XN_HD std::int64_t workspace_elems(const Layout &L) {
+  return packed_x_elems(L) + total_slots(L) * L.nb;
+}
+
+// Seed 004 §6.3 pointer redirecting: an index past the valid extent is
+// redirected to the last valid one, so every thread loads from inside the
+// matrix and no thread branches; the redirected value is then replaced by
+// zero (a select, not a branch), so it cannot carry a NaN or Inf in.
+XN_HD std::int64_t redirect(std::int64_t i, std::int64_t extent) {
+  return i < extent ? i : extent - 1;
+}
+
+// Whether element (i, j) of a tile on the diagonal lies in the stored
+// triangle (i, j relative to the tile; the same offsets in rows and columns).
+XN_HD bool stored_in_diagonal_tile(bool lower, std::int64_t i, std::int64_t j) {
+  return lower ? i >= j : i <= j;
+}
+
+// BLAS vector indexing: element i of an n-vector with increment inc starts
+// from the first element in memory for inc > 0 and from the last for inc < 0.
+XN_HD std::int64_t vector_offset(std::int64_t i, std::int64_t n, std::int64_t inc) {
+  return inc > 0 ? i * inc : (i - (n - 1)) * inc;
+}
+
+}  // namespace symv
+}  // namespace xn
