@@ -283,7 +283,9 @@ cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
  */
 cublasStatus_t xnSetWorkspace(cublasHandle_t handle, void *ptr, size_t bytes);
 
-/** Bytes of workspace currently held for the handle (owned or supplied). */
+/** Bytes of xnSngemm/xnDngemm workspace currently held for the handle (owned
+ *  or supplied through xnSetWorkspace). xnExdgemm and the SYMV routines keep
+ *  their own (xnGetLastExdgemmInfo, xnGetSymvWorkspaceSize). */
 cublasStatus_t xnGetWorkspaceHeld(cublasHandle_t handle, size_t *bytes);
 
 /**

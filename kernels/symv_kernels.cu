@@ -487,15 +487,15 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
 // The table. Chunk 0 = one thread block per block row (the seed's layout).
 const SymvVariant kVariants[] = {
     // id nb cols/warp stages minblocks chunk
-    {1, 64, 8, 3, 2, 16},  {2, 64, 8, 3, 2, 8},    {3, 64, 8, 3, 2, 4},
+    {1, 64, 8, 2, 3, 4},   {2, 64, 8, 3, 2, 8},    {3, 64, 8, 2, 3, 8},
     {4, 64, 8, 3, 2, 12},  {5, 64, 8, 3, 2, 6},    {6, 64, 16, 3, 2, 8},
-    {7, 128, 16, 3, 1, 8}, {8, 64, 8, 3, 2, 0},    {9, 64, 8, 6, 2, 8},
-    {10, 128, 8, 3, 1, 8}, {11, 128, 16, 3, 1, 4}, {12, 64, 16, 3, 2, 4},
+    {7, 128, 16, 3, 1, 8}, {8, 64, 8, 3, 2, 0},    {9, 64, 8, 2, 3, 6},
+    {10, 128, 8, 3, 1, 8}, {11, 128, 16, 3, 1, 4}, {12, 64, 16, 2, 3, 6},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
 // Tuned defaults (docs/performance.md, "SYMV tuning").
 constexpr int kDefaultVariantS = 10;
-constexpr int kDefaultVariantD = 5;
+constexpr int kDefaultVariantD = 9;
 
 }  // namespace
 
@@ -530,7 +530,8 @@ cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
                                                    beta, yb, incy, ws, alpha_is_zero);
   XN_SYMV_CASE(64, 8, 3, 2)
   XN_SYMV_CASE(64, 16, 3, 2)
-  XN_SYMV_CASE(64, 8, 6, 2)
+  XN_SYMV_CASE(64, 8, 2, 3)
+  XN_SYMV_CASE(64, 16, 2, 3)
   XN_SYMV_CASE(128, 16, 3, 1)
   XN_SYMV_CASE(128, 8, 3, 1)
 #undef XN_SYMV_CASE
