@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(32 * (NB / TV), MINB)
   const symv::Layout &L = a.L;
   const std::int64_t p = blockIdx.x, c = blockIdx.y;
   const std::int64_t len = symv::row_len(L, p);
-  const std::int64_t t0 = c * L.chunk;
+  const std::int64_t t0 = symv::chunk_begin(L, p, c);
   // Let the reduction kernel (launched as a programmatic dependent) be
   // scheduled as soon as the last tile block has started: its launch then
   // overlaps this grid's tail; it still waits for this grid to complete.
@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(32 * (NB / TV), MINB)
   if (t0 >= len) return;  // the grid is nt x max_chunks: rows have fewer
   // A device alpha of zero: no tile is read; the reduction only scales y.
   if (a.alpha.dev && *a.alpha.dev == T(0)) return;
-  const std::int64_t t1 = t0 + L.chunk < len ? t0 + L.chunk : len;
+  const std::int64_t t1 = symv::chunk_end(L, p, c);
   // The diagonal tile is the last of a lower row and the first of an upper
   // one; the chunk's off-diagonal tiles are [o0, o1).
   const bool has_diag = L.lower ? t1 == len : t0 == 0;

@@ -63,13 +63,33 @@ XN_HD std::int64_t tile_col(const Layout &L, std::int64_t p, std::int64_t t) {
   return L.lower ? t : p + t;
 }
 
+// Chunks cover aligned ranges of block columns, [g chunk, (g+1) chunk), in
+// both triangles, so that the thread blocks running together read the same
+// band of columns. A lower row starts at column 0 (its chunk c is g = c); an
+// upper row starts at its diagonal, column p, so its first chunk is
+// g = floor(p / chunk) and may be short.
+XN_HD std::int64_t first_chunk_group(const Layout &L, std::int64_t p) {
+  return L.lower ? 0 : p / L.chunk;
+}
 // Chunks (thread blocks) of block row p, and the most any row has: the
 // kernel's grid is nt x max_chunks, and blocks (p, c) with c >= row_chunks(p)
 // return at once.
 XN_HD std::int64_t row_chunks(const Layout &L, std::int64_t p) {
-  return ceil_div(row_len(L, p), L.chunk);
+  return L.lower ? ceil_div(p + 1, L.chunk) : ceil_div(L.nt, L.chunk) - p / L.chunk;
 }
 XN_HD std::int64_t max_chunks(const Layout &L) { return ceil_div(L.nt, L.chunk); }
+// The tiles t (row_len order) of chunk c of row p: [chunk_begin, chunk_end).
+// chunk_begin >= row_len(p) exactly when c >= row_chunks(p).
+XN_HD std::int64_t chunk_begin(const Layout &L, std::int64_t p, std::int64_t c) {
+  const std::int64_t q0 = (first_chunk_group(L, p) + c) * L.chunk;
+  const std::int64_t t = L.lower ? q0 : q0 - p;
+  return t < 0 ? 0 : t;
+}
+XN_HD std::int64_t chunk_end(const Layout &L, std::int64_t p, std::int64_t c) {
+  const std::int64_t q1 = (first_chunk_group(L, p) + c + 1) * L.chunk;
+  const std::int64_t t = L.lower ? q1 : q1 - p, len = row_len(L, p);
+  return t < len ? t : len;
+}
 
 // Rows (or columns) of block b that lie inside the matrix: nb except for the
 // last block when nb does not divide n.
@@ -93,14 +113,21 @@ XN_HD std::int64_t ceil_sum(std::int64_t m, std::int64_t k) {
   return k * q * (q + 1) / 2 + r * (q + 1);
 }
 
+// sum_{i=0..m-1} floor(i / k), in closed form: with m = q k + r, the full
+// groups give k (0 + ... + (q - 1)) and the rest r q.
+XN_HD std::int64_t floor_sum(std::int64_t m, std::int64_t k) {
+  const std::int64_t q = m / k, r = m % k;
+  return k * q * (q - 1) / 2 + r * q;
+}
+
 // First slot feeding y block b (b = nt gives the total number of slots).
 XN_HD std::int64_t slot_base(const Layout &L, std::int64_t b) {
   if (L.lower) {
     // rows b' < b: cross (nt - 1 - b') + chunks ceil((b' + 1) / chunk)
     return b * (L.nt - 1) - b * (b - 1) / 2 + ceil_sum(b, L.chunk);
   }
-  // rows b' < b: cross b' + chunks ceil((nt - b') / chunk)
-  return b * (b - 1) / 2 + ceil_sum(L.nt, L.chunk) - ceil_sum(L.nt - b, L.chunk);
+  // rows b' < b: cross b' + chunks ceil(nt / chunk) - floor(b' / chunk)
+  return b * (b - 1) / 2 + b * ceil_div(L.nt, L.chunk) - floor_sum(b, L.chunk);
 }
 XN_HD std::int64_t total_slots(const Layout &L) { return slot_base(L, L.nt); }
 

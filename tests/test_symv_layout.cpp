@@ -152,7 +152,10 @@ void check_slot_arithmetic(const sv::Layout &L) {
   for (int64_t b = 0; b < L.nt; ++b) {
     const int64_t tiles = L.lower ? b + 1 : L.nt - b;
     ASSERT_EQ(sv::row_len(L, b), tiles);
-    const int64_t chunks = (tiles + L.chunk - 1) / L.chunk;
+    // Lower rows are chunked from column 0, upper rows from their diagonal,
+    // in column ranges aligned to the chunk: a short first chunk.
+    const int64_t all = (L.nt + L.chunk - 1) / L.chunk;
+    const int64_t chunks = L.lower ? (tiles + L.chunk - 1) / L.chunk : all - b / L.chunk;
     ASSERT_EQ(sv::row_chunks(L, b), chunks);
     // Cross partials of y_b come from the rows whose stored tiles lie in
     // block column b: rows below (lower) or above (upper).
@@ -215,7 +218,7 @@ void check_bijection(const sv::Layout &L) {
   int64_t bad = 0;
   for (int64_t p = 0; p < L.nt; ++p)
     for (int64_t c = 0; c < sv::max_chunks(L); ++c) {
-      const int64_t len = sv::row_len(L, p), t0 = c * L.chunk;
+      const int64_t len = sv::row_len(L, p), t0 = sv::chunk_begin(L, p, c);
       if (t0 >= len) {
         // The kernel returns at once for these: they must be exactly the
         // chunks past the row's count.
@@ -223,7 +226,10 @@ void check_bijection(const sv::Layout &L) {
         continue;
       }
       if (c >= sv::row_chunks(L, p)) ++bad;
-      const int64_t t1 = std::min(t0 + L.chunk, len);
+      const int64_t t1 = sv::chunk_end(L, p, c);
+      // Chunks are aligned column ranges of at most `chunk` tiles.
+      if (t1 - t0 > L.chunk || t1 <= t0) ++bad;
+      if (c > 0 && (sv::tile_col(L, p, t0) % L.chunk) != 0) ++bad;
       const int64_t own = sv::own_slot(L, p, c);
       if (own < 0 || own >= total) {
         ++bad;
@@ -497,10 +503,10 @@ void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, in
                         GuardedWorkspace<T> &ws, bool alpha_dev_zero) {
   const int64_t nb = L.nb, W = nb / cfg.tv;
   const int64_t len = sv::row_len(L, p);
-  const int64_t t0 = c * L.chunk;
+  const int64_t t0 = sv::chunk_begin(L, p, c);
   if (t0 >= len) return;  // the grid is nt x max_chunks
   if (alpha_dev_zero) return;
-  const int64_t t1 = t0 + L.chunk < len ? t0 + L.chunk : len;
+  const int64_t t1 = sv::chunk_end(L, p, c);
   const bool has_diag = L.lower ? t1 == len : t0 == 0;
   const int64_t o0 = (!L.lower && has_diag) ? t0 + 1 : t0;
   const int64_t o1 = (L.lower && has_diag) ? t1 - 1 : t1;
