@@ -31,6 +31,15 @@ cublasStatus_t to_cublas(Status s) {
   }
 }
 
+cublasStatus_t handle_stream_and_mode(cublasHandle_t handle, cudaStream_t *stream,
+                                      bool *dev_scalars) {
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  cublasStatus_t cs = cublasGetStream(handle, stream);
+  if (cs == CUBLAS_STATUS_SUCCESS) cs = cublasGetPointerMode(handle, &mode);
+  *dev_scalars = mode == CUBLAS_POINTER_MODE_DEVICE;
+  return cs;
+}
+
 namespace {
 
 template <class T>
@@ -80,10 +89,10 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
   if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
 
   cudaStream_t stream = nullptr;
-  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
-  if ((cs = cublasGetStream(handle, &stream)) != CUBLAS_STATUS_SUCCESS) return cs;
-  if ((cs = cublasGetPointerMode(handle, &mode)) != CUBLAS_STATUS_SUCCESS) return cs;
-  const bool dev_scalars = mode == CUBLAS_POINTER_MODE_DEVICE;
+  bool dev_scalars = false;
+  if ((cs = handle_stream_and_mode(handle, &stream, &dev_scalars)) !=
+      CUBLAS_STATUS_SUCCESS)
+    return cs;
 
   HandleState *hs = handle_state(handle);
   if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 
@@ -11,6 +12,11 @@
 namespace xn {
 
 cublasStatus_t to_cublas(Status s);
+
+// The handle's stream and whether alpha/beta live in device memory
+// (CUBLAS_POINTER_MODE_DEVICE): the first thing every device routine reads.
+cublasStatus_t handle_stream_and_mode(cublasHandle_t handle, cudaStream_t *stream,
+                                      bool *dev_scalars);
 
 // The device ?ngemm for T = float or double (argument checks included).
 template <class T>

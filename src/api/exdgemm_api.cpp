@@ -36,10 +36,10 @@ cublasStatus_t device_exdgemm(cublasHandle_t handle, cublasOperation_t transa,
   if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
 
   cudaStream_t stream = nullptr;
-  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
-  if ((cs = cublasGetStream(handle, &stream)) != CUBLAS_STATUS_SUCCESS) return cs;
-  if ((cs = cublasGetPointerMode(handle, &mode)) != CUBLAS_STATUS_SUCCESS) return cs;
-  const bool dev_scalars = mode == CUBLAS_POINTER_MODE_DEVICE;
+  bool dev_scalars = false;
+  if ((cs = handle_stream_and_mode(handle, &stream, &dev_scalars)) !=
+      CUBLAS_STATUS_SUCCESS)
+    return cs;
 
   HandleState *hs = handle_state(handle);
   if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;

@@ -143,7 +143,8 @@ bool gpu_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int ldda = int(std::max<std::size_t>(1, ra)), lddb = int(std::max<std::size_t>(1, rb));
+  const int ldda = int(std::max<std::size_t>(1, ra)),
+            lddb = int(std::max<std::size_t>(1, rb));
   if constexpr (std::is_same_v<T, double>) {
     if (routine == HostRoutine::Exdgemm) {
       st = device_exdgemm(t_gpu.handle, opa, opb, m, n, k, &alpha, dA, ldda, dB, lddb,
@@ -199,9 +200,10 @@ void host_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T al
 }
 
 template <class T>
-void fortran_ngemm(HostRoutine routine, const char *name, const char *transa, const char *transb, const int *m,
-                   const int *n, const int *k, const T *alpha, const T *a, const int *lda,
-                   const T *b, const int *ldb, const T *beta, T *c, const int *ldc) {
+void fortran_ngemm(HostRoutine routine, const char *name, const char *transa,
+                   const char *transb, const int *m, const int *n, const int *k,
+                   const T *alpha, const T *a, const int *lda, const T *b, const int *ldb,
+                   const T *beta, T *c, const int *ldc) {
   const int info =
       check_gemm_fortran_args(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
   if (info != 0) {
@@ -213,9 +215,9 @@ void fortran_ngemm(HostRoutine routine, const char *name, const char *transa, co
 }
 
 template <class T>
-void cblas_ngemm(HostRoutine routine, const char *name, int layout, int transa, int transb, int m, int n,
-                 int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
-                 int ldc) {
+void cblas_ngemm(HostRoutine routine, const char *name, int layout, int transa,
+                 int transb, int m, int n, int k, T alpha, const T *A, int lda,
+                 const T *B, int ldb, T beta, T *C, int ldc) {
   const int pos = check_gemm_cblas_args(layout, transa, transb, m, n, k, lda, ldb, ldc);
   if (pos != 0) {
     report(name, pos);
@@ -242,30 +244,30 @@ void sngemm_(const char *transa, const char *transb, const int *m, const int *n,
              const int *k, const float *alpha, const float *a, const int *lda,
              const float *b, const int *ldb, const float *beta, float *c,
              const int *ldc) {
-  fortran_ngemm<float>(HostRoutine::Ngemm, "SNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                       ldc);
+  fortran_ngemm<float>(HostRoutine::Ngemm, "SNGEMM", transa, transb, m, n, k, alpha, a,
+                       lda, b, ldb, beta, c, ldc);
 }
 
 void dngemm_(const char *transa, const char *transb, const int *m, const int *n,
              const int *k, const double *alpha, const double *a, const int *lda,
              const double *b, const int *ldb, const double *beta, double *c,
              const int *ldc) {
-  fortran_ngemm<double>(HostRoutine::Ngemm, "DNGEMM", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                        ldc);
+  fortran_ngemm<double>(HostRoutine::Ngemm, "DNGEMM", transa, transb, m, n, k, alpha, a,
+                        lda, b, ldb, beta, c, ldc);
 }
 
 void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc) {
-  cblas_ngemm<float>(HostRoutine::Ngemm, "cblas_sngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
-                     ldb, beta, C, ldc);
+  cblas_ngemm<float>(HostRoutine::Ngemm, "cblas_sngemm", layout, transa, transb, m, n, k,
+                     alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                   const double *A, int lda, const double *B, int ldb, double beta,
                   double *C, int ldc) {
-  cblas_ngemm<double>(HostRoutine::Ngemm, "cblas_dngemm", layout, transa, transb, m, n, k, alpha, A, lda, B,
-                      ldb, beta, C, ldc);
+  cblas_ngemm<double>(HostRoutine::Ngemm, "cblas_dngemm", layout, transa, transb, m, n, k,
+                      alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void exdgemm_(const char *transa, const char *transb, const int *m, const int *n,
@@ -279,8 +281,8 @@ void exdgemm_(const char *transa, const char *transb, const int *m, const int *n
 void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                    const double *A, int lda, const double *B, int ldb, double beta,
                    double *C, int ldc) {
-  cblas_ngemm<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb, m,
-                      n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_ngemm<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb, m, n,
+                      k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // extern "C"

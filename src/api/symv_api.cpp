@@ -25,10 +25,10 @@ cublasStatus_t device_symv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
   if (n == 0) return CUBLAS_STATUS_SUCCESS;
 
   cudaStream_t stream = nullptr;
-  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
-  if ((cs = cublasGetStream(handle, &stream)) != CUBLAS_STATUS_SUCCESS) return cs;
-  if ((cs = cublasGetPointerMode(handle, &mode)) != CUBLAS_STATUS_SUCCESS) return cs;
-  const bool dev_scalars = mode == CUBLAS_POINTER_MODE_DEVICE;
+  bool dev_scalars = false;
+  if ((cs = handle_stream_and_mode(handle, &stream, &dev_scalars)) !=
+      CUBLAS_STATUS_SUCCESS)
+    return cs;
   // BLAS quick return: alpha = 0 and beta = 1 leave y as it is.
   if (!dev_scalars && *alpha == T(0) && *beta == T(1)) return CUBLAS_STATUS_SUCCESS;
   const bool alpha_is_zero = !dev_scalars && *alpha == T(0);
