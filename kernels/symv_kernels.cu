@@ -374,44 +374,89 @@ struct SymvReduceArgs {
   std::int64_t incy;
 };
 
-// y_b = alpha * (sum of block b's slots) + beta * y_b. RY groups of threads
-// take interleaved slots, each with four interleaved running sums (loads in
-// flight); the sums are then added in a fixed order, so the result depends
-// only on the variant, never on timing.
-template <class T, int NB, int RY>
-__global__ void __launch_bounds__(NB *RY) symv_reduce_kernel(SymvReduceArgs<T> a) {
+// 16 bytes of T, for the reduction's vector loads.
+template <class T>
+struct Vec16;
+template <>
+struct Vec16<double> {
+  using type = double2;
+};
+template <>
+struct Vec16<float> {
+  using type = float4;
+};
+
+// y_b = alpha * (sum of block b's slots) + beta * y_b. Thread (t, r) holds
+// the V = 16 / sizeof(T) elements t V .. t V + V - 1 of the y block; the RY
+// groups r take interleaved logical slots, each thread with U running sums
+// (U loads of 16 bytes in flight: symv_layout.h reduce_*); the sums are
+// added in a fixed order, so the result depends only on the variant, never
+// on timing.
+template <class T, int NB>
+__global__ void __launch_bounds__(1024) symv_reduce_kernel(SymvReduceArgs<T> a) {
+  constexpr int V = int(symv::reduce_vec(sizeof(T)));
+  constexpr int U = int(symv::reduce_unroll(sizeof(T)));
+  constexpr int RY = int(symv::reduce_groups(NB, sizeof(T)));
+  static_assert(NB % V == 0 && (NB / V) * RY <= 1024, "bad reduction shape");
+  using Vec = typename Vec16<T>::type;
   __shared__ T partial[RY][NB];
   // Launched as a programmatic dependent of the tile kernel: wait until that
   // grid has completed and its slots are visible (no-op otherwise).
   asm volatile("griddepcontrol.wait;" ::: "memory");
   const symv::Layout &L = a.L;
   const std::int64_t b = blockIdx.x;
-  const int u = threadIdx.x, r = threadIdx.y;
+  const int t = threadIdx.x, r = threadIdx.y;
   const T alpha = read_scalar(a.alpha);
   const bool use_sum = !a.alpha_is_zero && alpha != T(0);
   if (use_sum) {
-    const T *base = a.slots + symv::slot_base(L, b) * NB + u;
+    const T *base = a.slots + symv::slot_base(L, b) * NB + t * V;
     const std::int64_t cnt = symv::slot_count(L, b);
-    T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+    auto load = [&](std::int64_t i) {
+      return *reinterpret_cast<const Vec *>(base + i * NB);
+    };
+    T s[U][V];
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+#pragma unroll
+      for (int e = 0; e < V; ++e) s[k][e] = T(0);
     std::int64_t i = r;
-    for (; i + 3 * RY < cnt; i += 4 * RY) {
-      s0 += base[i * NB];
-      s1 += base[(i + RY) * NB];
-      s2 += base[(i + 2 * RY) * NB];
-      s3 += base[(i + 3 * RY) * NB];
+    for (; i + (U - 1) * RY < cnt; i += U * RY) {
+      Vec v[U];
+#pragma unroll
+      for (int k = 0; k < U; ++k) v[k] = load(i + k * RY);
+#pragma unroll
+      for (int k = 0; k < U; ++k) {
+        const T *e = reinterpret_cast<const T *>(&v[k]);
+#pragma unroll
+        for (int j = 0; j < V; ++j) s[k][j] += e[j];
+      }
     }
-    for (; i < cnt; i += RY) s0 += base[i * NB];
-    partial[r][u] = (s0 + s1) + (s2 + s3);
+    for (; i < cnt; i += RY) {
+      const Vec v = load(i);
+      const T *e = reinterpret_cast<const T *>(&v);
+#pragma unroll
+      for (int j = 0; j < V; ++j) s[0][j] += e[j];
+    }
+    // Pairwise, in a fixed tree: ((s0 + s1) + (s2 + s3)) + ...
+#pragma unroll
+    for (int w = 1; w < U; w *= 2)
+#pragma unroll
+      for (int k = 0; k + w < U; k += 2 * w)
+#pragma unroll
+        for (int j = 0; j < V; ++j) s[k][j] += s[k + w][j];
+#pragma unroll
+    for (int j = 0; j < V; ++j) partial[r][t * V + j] = s[0][j];
   }
   __syncthreads();
-  if (r != 0) return;
+  const int u = r * (NB / V) + t;  // one thread per element of the y block
+  if (u >= NB) return;
   const std::int64_t row = b * NB + u;
   if (row >= L.n) return;
   T sum = T(0);
   if (use_sum) {
     sum = partial[0][u];
 #pragma unroll
-    for (int i = 1; i < RY; ++i) sum += partial[i][u];
+    for (int g = 1; g < RY; ++g) sum += partial[g][u];
   }
   const T beta = read_scalar(a.beta);
   T *yp = a.yb + row * a.incy;
@@ -423,9 +468,12 @@ __global__ void __launch_bounds__(NB *RY) symv_reduce_kernel(SymvReduceArgs<T> a
   }
 }
 
-// Thread groups of the reduction (nb x groups threads per block, <= 1024).
-template <int NB>
-constexpr int kReduceGroups = NB >= 128 ? 8 : 16;
+// The reduction's block shape.
+template <class T, int NB>
+dim3 reduce_block() {
+  return dim3(unsigned(NB / symv::reduce_vec(sizeof(T))),
+              unsigned(symv::reduce_groups(NB, sizeof(T))));
+}
 
 template <class T, int NB, int TV, int STAGES, int MINB>
 cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg<T> alpha,
@@ -435,8 +483,7 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
   T *slots = ws + symv::slots_offset(L);
   if (alpha_is_zero) {  // y = beta y: A, x and the workspace are not touched
     SymvReduceArgs<T> ra{L, slots, alpha, beta, true, yb, incy};
-    symv_reduce_kernel<T, NB, kReduceGroups<NB>>
-        <<<unsigned(L.nt), dim3(NB, kReduceGroups<NB>), 0, stream>>>(ra);
+    symv_reduce_kernel<T, NB><<<unsigned(L.nt), reduce_block<T, NB>(), 0, stream>>>(ra);
     return cudaGetLastError();
   }
   // x as the bulk copies want it: the caller's when contiguous and 16-byte
@@ -474,14 +521,14 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
   SymvReduceArgs<T> ra{L, slots, alpha, beta, false, yb, incy};
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(L.nt));
-  cfg.blockDim = dim3(NB, kReduceGroups<NB>);
+  cfg.blockDim = reduce_block<T, NB>();
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, symv_reduce_kernel<T, NB, kReduceGroups<NB>>, ra);
+  return cudaLaunchKernelEx(&cfg, symv_reduce_kernel<T, NB>, ra);
 }
 
 // The table. Chunk 0 = one thread block per block row (the seed's layout).

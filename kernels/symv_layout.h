@@ -149,6 +149,19 @@ XN_HD std::int64_t workspace_elems(const Layout &L) {
   return packed_x_elems(L) + total_slots(L) * L.nb;
 }
 
+// The reduction kernel's shape for elements of `elem` bytes (symv_kernels.cu):
+// a thread adds 16-byte vectors (reduce_vec elements) of the slots, so
+// nb / reduce_vec threads cover a slot; reduce_groups such groups take
+// interleaved slots (group r: slots r, r + groups, ... of the y block), each
+// thread with reduce_unroll interleaved running sums, i.e. that many loads
+// in flight. The longest y blocks (lower: b = 0 has nt slots) then need one
+// or two rounds of loads.
+XN_HD constexpr std::int64_t reduce_vec(std::int64_t elem) { return 16 / elem; }
+XN_HD constexpr std::int64_t reduce_unroll(std::int64_t elem) { return elem; }
+XN_HD constexpr std::int64_t reduce_groups(std::int64_t nb, std::int64_t elem) {
+  return 1024 / (nb / reduce_vec(elem)) < 32 ? 1024 / (nb / reduce_vec(elem)) : 32;
+}
+
 // Seed 004 §6.3 pointer redirecting: an index past the valid extent is
 // redirected to the last valid one, so every thread loads from inside the
 // matrix and no thread branches; the redirected value is then replaced by

@@ -8,16 +8,15 @@
 // vector offsets.
 //
 // Part 2 is a host emulation of what kernels/symv_kernels.cu does (revision of
-// 2026-11-21 01:05: x packed into the workspace unless incx = 1 and x is
-// 16-byte aligned, the tile kernel, the reduction kernel), built only from
-// the symv_layout.h functions: the same grid (nt x max_chunks, empty chunks
-// return), the same loads (redirected, then zeroed past the matrix edge;
-// the diagonal tile, last in each chunk, mirrored from its stored
-// triangle), the same workspace writes and the same reduction order. A is
-// read only through an accessor that fails the test on any element outside
-// the stored triangle or the matrix; x and y through accessors that fail on
-// any memory that is not one of their elements (and y on any read when
-// beta == 0, A and x on any read when alpha is a host zero); the workspace
+// 2026-11-21, vector reduction with reduce_unroll running sums: x packed into the
+// workspace unless incx = 1 and x is 16-byte aligned, the tile kernel, the reduction
+// kernel), built only from the symv_layout.h functions: the same grid (nt x max_chunks,
+// empty chunks return), the same loads (redirected, then zeroed past the matrix edge; the
+// diagonal tile, last in each chunk, mirrored from its stored triangle), the same
+// workspace writes and the same reduction order. A is read only through an accessor that
+// fails the test on any element outside the stored triangle or the matrix; x and y
+// through accessors that fail on any memory that is not one of their elements (and y on
+// any read when beta == 0, A and x on any read when alpha is a host zero); the workspace
 // starts NaN and fails on a read of an element not written exactly once.
 // Inputs are small integers, so every partial sum is exact and the result
 // must equal a naive SYMV (with its own BLAS indexing) bit for bit; an Inf
@@ -44,8 +43,9 @@ using std::int64_t;
 namespace sv = xn::symv;
 
 const int64_t kHuge = int64_t(1) << 30;  // a chunk longer than any row
-// Thread groups of symv_reduce_kernel (kReduceGroups in symv_kernels.cu).
-int64_t reduce_groups(int64_t nb) { return nb >= 128 ? 8 : 16; }
+// Thread groups of symv_reduce_kernel in double precision (the emulation
+// runs double; single-precision cases reuse the double configuration).
+int64_t reduce_groups(int64_t nb) { return sv::reduce_groups(nb, sizeof(double)); }
 
 std::string describe(const sv::Layout &L) {
   std::ostringstream s;
@@ -102,6 +102,23 @@ TEST(SymvLayout, CeilDivRedirectAndBlockExtents) {
   // A chunk below 1 is clamped to 1.
   EXPECT_EQ(sv::make_layout(100, 32, 0, true).chunk, 1);
   EXPECT_EQ(sv::make_layout(100, 32, -5, false).chunk, 1);
+}
+
+// The reduction kernel's block: nb / reduce_vec threads per slot (16-byte
+// loads), reduce_groups groups, at most 1024 threads, at least one thread per
+// element of the y block, and a power-of-two unroll (its pairwise tree).
+TEST(SymvLayout, ReductionShape) {
+  for (int64_t elem : {int64_t(4), int64_t(8)})
+    for (int64_t nb : {int64_t(32), int64_t(64), int64_t(128)}) {
+      const int64_t vec = sv::reduce_vec(elem), groups = sv::reduce_groups(nb, elem);
+      EXPECT_EQ(vec * elem, 16);
+      EXPECT_EQ(nb % vec, 0);
+      EXPECT_LE((nb / vec) * groups, 1024) << nb << " " << elem;
+      EXPECT_GE((nb / vec) * groups, nb) << nb << " " << elem;
+      EXPECT_TRUE(groups >= 1 && groups <= 32);
+      const int64_t u = sv::reduce_unroll(elem);
+      EXPECT_TRUE(u >= 1 && (u & (u - 1)) == 0) << u;
+    }
 }
 
 TEST(SymvLayout, StoredTrianglePredicate) {
@@ -597,8 +614,9 @@ void emulate_symv(const EmuConfig &cfg, bool lower, int64_t n, T alpha,
         break;
       }
 
-  // symv_reduce_kernel: thread (u, r) of block b sums slots r, r + ry, ...
-  // in four interleaved running sums; the groups' sums are added in order.
+  // symv_reduce_kernel: element u of block b, group r sums slots r, r + ry,
+  // ... in reduce_unroll interleaved running sums, added pairwise
+  // ((s0 + s1) + (s2 + s3)) + ...; the groups' sums are added in order.
   const int64_t nb = L.nb, slots = sv::slots_offset(L);
   const bool use_sum = !alpha_is_zero && alpha != T(0);
   std::vector<T> partial(static_cast<std::size_t>(cfg.ry));
@@ -607,16 +625,17 @@ void emulate_symv(const EmuConfig &cfg, bool lower, int64_t n, T alpha,
     for (int64_t u = 0; u < nb; ++u) {
       if (use_sum)
         for (int64_t r = 0; r < cfg.ry; ++r) {
-          T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+          const int64_t U = sv::reduce_unroll(sizeof(T));
+          std::vector<T> s(static_cast<std::size_t>(U), T(0));
           int64_t i = r;
-          for (; i + 3 * cfg.ry < cnt; i += 4 * cfg.ry) {
-            s0 += ws.read(base + i * nb + u);
-            s1 += ws.read(base + (i + cfg.ry) * nb + u);
-            s2 += ws.read(base + (i + 2 * cfg.ry) * nb + u);
-            s3 += ws.read(base + (i + 3 * cfg.ry) * nb + u);
-          }
-          for (; i < cnt; i += cfg.ry) s0 += ws.read(base + i * nb + u);
-          partial[std::size_t(r)] = (s0 + s1) + (s2 + s3);
+          for (; i + (U - 1) * cfg.ry < cnt; i += U * cfg.ry)
+            for (int64_t k = 0; k < U; ++k)
+              s[std::size_t(k)] += ws.read(base + (i + k * cfg.ry) * nb + u);
+          for (; i < cnt; i += cfg.ry) s[0] += ws.read(base + i * nb + u);
+          for (int64_t w = 1; w < U; w *= 2)
+            for (int64_t k = 0; k + w < U; k += 2 * w)
+              s[std::size_t(k)] += s[std::size_t(k + w)];
+          partial[std::size_t(r)] = s[0];
         }
       const int64_t row = b * nb + u;
       if (row >= n) continue;
