@@ -74,6 +74,11 @@ struct CaseResult {
   int reps = 0, warmup = 0;
   double t_ours = kNaN, t_base = kNaN;  // median seconds per call
   double t_ours_min = kNaN, t_base_min = kNaN;
+  // exdgemm on the GPU: seconds per baseline call in a train of back-to-back
+  // calls as long as the slice products (round(prods) calls between one event
+  // pair, median of 3 trains): the DGEMM rate sustained over as long as
+  // exdgemm's own products run, a second yardstick for the cost model.
+  double t_base_train = kNaN;
   ErrStats ours, base;
   int levels = -1;               // recursion levels our routine ran with
   std::int64_t leaf = -1;        // leaf size in effect for this precision
