@@ -472,19 +472,6 @@ class GpuRunner final : public Runner {
     return error_stats(*p.ref_hi, *p.ref_lo, vals, (long long)bad);
   }
 
-  // Seconds of one call between two events on the handle's stream.
-  template <class Call>
-  double timed(Call &&call, const char *name) {
-    XNB_CUDA(cudaEventRecord(ev0_, stream_));
-    const cublasStatus_t s = call();
-    XNB_CUDA(cudaEventRecord(ev1_, stream_));
-    XNB_CUDA(cudaEventSynchronize(ev1_));
-    check_status(s, name);
-    float ms = 0;
-    XNB_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
-    return double(ms) * 1e-3;
-  }
-
   // Seconds per call of `count` back-to-back calls between two events.
   template <class Call>
   double timed_train(Call &&call, const char *name, int count) {
@@ -497,6 +484,11 @@ class GpuRunner final : public Runner {
     float ms = 0;
     XNB_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
     return double(ms) * 1e-3 / count;
+  }
+  // Seconds of one call between two events on the handle's stream.
+  template <class Call>
+  double timed(Call &&call, const char *name) {
+    return timed_train(call, name, 1);
   }
 
   int dev_ = 0;
