@@ -350,7 +350,8 @@ std::string version_str() {
 std::string config_str(const xn::SymvVariant &v) {
   return std::to_string(v.nb) + "/" + std::to_string(v.cols_per_warp) + "/" +
          std::to_string(v.stages) + "/" + std::to_string(v.min_blocks) + "/" +
-         std::to_string(v.chunk);
+         std::to_string(v.chunk) + "/" + std::to_string(v.pieces) + "/" +
+         std::to_string(v.tensor);
 }
 std::string fmt_gib(double bytes) {
   char b[32];
@@ -478,6 +479,8 @@ class Reporter {
         i("stages", have_v, r.v.stages),
         i("min_blocks", have_v, r.v.min_blocks),
         i("chunk", have_v, r.v.chunk),
+        i("pieces", have_v, r.v.pieces),
+        i("tensor", have_v, r.v.tensor),
         s("status", r.status),
         s("message", r.message),
         i("ws_bytes", have_v, (long long)r.ws_bytes),
@@ -1232,7 +1235,8 @@ void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
     }
   };
   std::printf(
-      "\nvariants (config nb/cols_per_warp/stages/min_blocks/chunk; * = built-in "
+      "\nvariants (config nb/cols_per_warp/stages/min_blocks/chunk/pieces/tensor; * = "
+      "built-in "
       "default; "
       "geomean of ours TB/s over the sizes):\n");
   for (char p : o.precs) {
@@ -1313,7 +1317,7 @@ int run_symv(const SymvOptions &o) {
   const char *env = std::getenv("XN_SYMV_VARIANT");
   std::printf(
       "ours: xnDsymv / xnSsymv, %s; %d variants compiled (config nb/cols_per_warp/"
-      "stages/min_blocks/chunk), built-in default d=%d s=%d%s%s\n",
+      "stages/min_blocks/chunk/pieces/tensor), built-in default d=%d s=%d%s%s\n",
       o.all_variants   ? "every variant (--variant all)"
       : o.variant >= 0 ? ("XN_OPT_SYMV_VARIANT " + std::to_string(o.variant)).c_str()
                        : "the handle's default variant",

@@ -8,8 +8,9 @@
 //  2. the tile kernel: thread block (p, c) runs chunk c of block row p;
 //  3. the reduction: y_b = alpha * sum(slots of b) + beta * y_b.
 //
-// Tile kernel, thread layout: warp w holds tile columns w*TV .. w*TV+TV-1;
-// lane l holds rows l*TU .. l*TU+TU-1 of them (TU = nb / 32). Row sums (own
+// Tile kernel, thread layout: a tile streams through the ring in P pieces of
+// nb / P columns; warp w holds columns w*TV .. w*TV+TV-1 of each piece and
+// lane l rows l*TU .. l*TU+TU-1 of them (TU = nb / 32). Row sums (own
 // partials) stay in registers over the whole chunk; column sums (cross
 // partials) are reduced over the 32 lanes by a butterfly that halves the
 // vector at each step (reduce-scatter), so no block-wide barrier is needed
@@ -18,12 +19,15 @@
 // Memory: a SYMV is bound by the bytes of A. To keep enough of them in flight
 // the off-diagonal tiles stream through a STAGES-deep ring in shared memory,
 // filled by the Hopper bulk-copy engine (cp.async.bulk, one instruction per
-// tile column per warp, completion counted by an mbarrier per warp and
-// stage). A tile whose columns are not 16-byte aligned (odd lda in double
-// precision, for instance) or that crosses the matrix edge is copied element
-// by element instead (cp.async); both land in the same layout, so the
-// arithmetic is the same code. Each warp copies and consumes only its own
-// columns: stages are recycled after a __syncwarp, never a __syncthreads.
+// tile column per warp, or one cp.async.bulk.tensor per warp for its whole
+// box when the variant asks for tensor copies; completion counted by an
+// mbarrier per warp and stage). A tile whose columns are not 16-byte aligned (odd lda in
+// double precision, for instance) or that crosses the matrix edge is copied element by
+// element instead (cp.async); both land in the same layout, so the arithmetic is the same
+// code. Each warp copies and consumes only its own columns: stages are recycled after a
+// __syncwarp, never a __syncthreads.
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -118,6 +122,17 @@ __device__ __forceinline__ void warp_reduce_scatter(T (&v)[TV], int lane) {
   }
 }
 
+// Tensor copy of a 2-D box at (c0 = row, c1 = column) of the matrix
+// described by `map` into shared memory, completing on `bar`.
+__device__ __forceinline__ void tensor_copy_2d(void *dst, const CUtensorMap *map, int c0,
+                                               int c1, std::uint64_t *bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+      "[%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
 // ---------------------------------------------------------------- pack x
 template <class T>
 __global__ void symv_pack_x_kernel(std::int64_t n, std::int64_t padded, const T *xb,
@@ -136,33 +151,46 @@ struct SymvTileArgs {
   const T *xs;   // x, contiguous and 16-byte aligned (the caller's or packed)
   T *slots;      // the partials' slots
   ScalarArg<T> alpha;
+  bool use_tmap;  // full aligned tiles by tensor copies (box NB rows x TV columns)
 };
 
 // Seed 004 §4.2 mirroring: the diagonal tile's stored triangle is loaded
 // into shared memory and read back as the full symmetric tile, which adds
 // only to the own partial (acc). `diag` holds NB x (NB + 1) elements (padded
-// against bank conflicts); the caller synchronises around it.
-template <class T, int NB, int TV>
+// against bank conflicts); the caller synchronises around it. Warp w takes
+// the same columns as in the off-diagonal tiles (symv::column_warp). The
+// elements are loaded by asynchronous copies, all in flight at once: plain
+// loads into registers went out a few at a time, and this phase, which
+// ends the blocks dispatched last, took 5-15 us at n = 8192 (a per-block
+// globaltimer trace on the H200, docs/performance.md).
+template <class T, int NB, int TV, int P>
 __device__ __forceinline__ void symv_diagonal_tile(const SymvTileArgs<T> &a, T *diag,
                                                    std::int64_t row0, std::int64_t rext,
                                                    int lane, int w, T (&acc)[NB / 32]) {
-  constexpr int TU = NB / 32;
+  constexpr int TU = NB / 32, PC = NB / P;
   const bool lower = a.L.lower;
 #pragma unroll
-  for (int j = 0; j < TV; ++j) {
-    const int v = w * TV + j;
+  for (int j = 0; j < P * TV; ++j) {
+    const int v = (j / TV) * PC + w * TV + j % TV;
 #pragma unroll
     for (int k = 0; k < TU; ++k) {
       const int u = lane * TU + k;
-      if (symv::stored_in_diagonal_tile(lower, u, v))
-        diag[u * (NB + 1) + v] =
-            (u < rext && v < rext) ? a.A[(row0 + u) + (row0 + v) * a.lda] : T(0);
+      if (symv::stored_in_diagonal_tile(lower, u, v)) {
+        if (u < rext && v < rext) {
+          __pipeline_memcpy_async(&diag[u * (NB + 1) + v],
+                                  &a.A[(row0 + u) + (row0 + v) * a.lda], sizeof(T));
+        } else {
+          diag[u * (NB + 1) + v] = T(0);
+        }
+      }
     }
   }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
   __syncthreads();
 #pragma unroll
-  for (int j = 0; j < TV; ++j) {
-    const int v = w * TV + j;
+  for (int j = 0; j < P * TV; ++j) {
+    const int v = (j / TV) * PC + w * TV + j % TV;
     const T xv = a.xs[row0 + symv::redirect(v, rext)];
     const T xq = v < rext ? xv : T(0);
 #pragma unroll
@@ -175,32 +203,29 @@ __device__ __forceinline__ void symv_diagonal_tile(const SymvTileArgs<T> &a, T *
   }
 }
 
-// Shared memory of the tile kernel: the ring of STAGES tiles (column-major,
-// nb x nb), the ring of STAGES x blocks, and one mbarrier per stage and
-// warp. The diagonal tile and the final row sums reuse the tile ring while
-// no copy is in flight.
-template <class T, int NB, int TV, int STAGES>
-constexpr std::size_t symv_tile_smem_bytes() {
-  return std::size_t(STAGES) * NB * (NB + 1) * sizeof(T) +
-         std::size_t(STAGES) * (NB / TV) * sizeof(std::uint64_t);
-}
-
-template <class T, int NB, int TV, int STAGES, int MINB>
-__global__ void __launch_bounds__(32 * (NB / TV), MINB)
-    symv_tile_kernel(SymvTileArgs<T> a) {
-  constexpr int W = NB / TV;   // warps
-  constexpr int TU = NB / 32;  // rows per lane
-  constexpr int NT = 32 * W;   // threads
+// Shared memory of the tile kernel (symv::tile_smem_bytes): the ring of
+// STAGES pieces (column-major, NB rows x NB / P columns), the ring of their
+// x blocks, and one mbarrier per stage and warp. The diagonal tile and the
+// final row sums reuse the piece ring while no copy is in flight.
+template <class T, int NB, int TV, int STAGES, int MINB, int P>
+__global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
+    symv_tile_kernel(SymvTileArgs<T> a, const __grid_constant__ CUtensorMap tmap) {
+  constexpr int PC = NB / P;                                  // columns per piece
+  constexpr int W = int(symv::tile_warps(NB, TV, P));         // warps
+  constexpr int TU = NB / 32;                                 // rows per lane
+  constexpr int NT = 32 * W;                                  // threads
+  constexpr int RING = int(symv::ring_elems(NB, STAGES, P));  // elements
   constexpr int H = Log2<TV>::value;
   constexpr unsigned kColBytes = NB * sizeof(T), kXBytes = TV * sizeof(T);
-  static_assert(NB % 32 == 0 && NB % TV == 0 && TV <= 32 && STAGES >= 2,
+  static_assert(NB % 32 == 0 && PC % TV == 0 && W >= 1 && TV <= 32 && STAGES >= 2,
                 "bad SYMV variant");
-  static_assert(kColBytes % 16 == 0 && kXBytes % 16 == 0, "bulk copies need 16 bytes");
+  static_assert(kColBytes % 16 == 0 && kXBytes % 16 == 0 && (RING * sizeof(T)) % 16 == 0,
+                "bulk copies need 16 bytes");
   extern __shared__ __align__(128) unsigned char symv_smem[];
-  T *ring = reinterpret_cast<T *>(symv_smem);  // [STAGES][NB cols][NB rows]
-  T *xring = ring + STAGES * NB * NB;          // [STAGES][NB]
+  T *ring = reinterpret_cast<T *>(symv_smem);  // [STAGES][PC cols][NB rows]
+  T *xring = ring + RING;                      // [STAGES][PC]
   std::uint64_t *bars =
-      reinterpret_cast<std::uint64_t *>(xring + STAGES * NB);  // [STAGES][W]
+      reinterpret_cast<std::uint64_t *>(xring + STAGES * PC);  // [STAGES][W]
 
   const symv::Layout &L = a.L;
   const std::int64_t p = blockIdx.x, c = blockIdx.y;
@@ -240,66 +265,72 @@ __global__ void __launch_bounds__(32 * (NB / TV), MINB)
   fence_async_proxy();
   __syncwarp();
 
-  // Enqueue off-diagonal tile t's columns of this warp, and its x block, into
-  // stage st. Full, aligned tiles go by bulk copy; others element by element
-  // (seed 004 §6.3 pointer redirecting past the edge; the consumer zeroes
-  // those elements).
-  auto issue = [&](std::int64_t t, int st) {
-    const std::int64_t col0 = symv::tile_col(L, p, t) * NB;
+  // Enqueue piece i (tile o0 + i / P, columns h PC .. h PC + PC - 1 of it,
+  // h = i % P): this warp's columns, and their x block, into stage st. Full,
+  // aligned tiles go by one tensor copy or by a bulk copy per column; others
+  // element by element (seed 004 §6.3 pointer redirecting past the edge; the
+  // consumer zeroes those elements).
+  auto issue = [&](std::int64_t i, int st) {
+    const std::int64_t col0 = symv::tile_col(L, p, o0 + i / P) * NB;
     const std::int64_t cext = L.n - col0 < NB ? L.n - col0 : NB;
+    const int hc = int(i % P) * PC + w * TV;  // this warp's first column in the tile
     const bool bulk = a.aligned && rext == NB && cext == NB;
     std::uint64_t *bar = &bars[st * W + w];
     if (lane == 0) mbar_arrive_expect(bar, bulk ? kXBytes + TV * kColBytes : 0u);
     __syncwarp();
     if (bulk) {
-      if (lane == 0)
-        bulk_copy(&xring[st * NB + w * TV], a.xs + col0 + w * TV, kXBytes, bar);
-      if (lane < TV)
-        bulk_copy(&ring[(st * NB + w * TV + lane) * NB],
-                  a.A + (col0 + w * TV + lane) * a.lda + row0, kColBytes, bar);
+      if (lane == 0) {
+        bulk_copy(&xring[st * PC + w * TV], a.xs + col0 + hc, kXBytes, bar);
+        if (a.use_tmap)
+          tensor_copy_2d(&ring[(st * PC + w * TV) * NB], &tmap, int(row0), int(col0 + hc),
+                         bar);
+      }
+      if (!a.use_tmap && lane < TV)
+        bulk_copy(&ring[(st * PC + w * TV + lane) * NB],
+                  a.A + (col0 + hc + lane) * a.lda + row0, kColBytes, bar);
     } else {
 #pragma unroll
       for (int j = 0; j < TV; ++j) {
-        const T *col = a.A + (col0 + symv::redirect(w * TV + j, cext)) * a.lda + row0;
+        const T *col = a.A + (col0 + symv::redirect(hc + j, cext)) * a.lda + row0;
 #pragma unroll
         for (int k = 0; k < TU; ++k)
-          __pipeline_memcpy_async(&ring[(st * NB + w * TV + j) * NB + lane * TU + k],
+          __pipeline_memcpy_async(&ring[(st * PC + w * TV + j) * NB + lane * TU + k],
                                   col + symv::redirect(lane * TU + k, rext), sizeof(T));
       }
       if (lane < TV)
-        __pipeline_memcpy_async(&xring[st * NB + w * TV + lane],
-                                a.xs + col0 + symv::redirect(w * TV + lane, cext),
-                                sizeof(T));
+        __pipeline_memcpy_async(&xring[st * PC + w * TV + lane],
+                                a.xs + col0 + symv::redirect(hc + lane, cext), sizeof(T));
     }
   };
 
-  const std::int64_t count = o1 > o0 ? o1 - o0 : 0;
+  const std::int64_t count = o1 > o0 ? (o1 - o0) * P : 0;  // pieces
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < count) issue(o0 + s, s);
+    if (s < count) issue(s, s);
     __pipeline_commit();
   }
   for (std::int64_t i = 0; i < count; ++i) {
     if (i + STAGES - 1 < count) {
       __syncwarp();         // every lane is done reading the stage to refill
       fence_async_proxy();  // ... before the copy engine overwrites it
-      issue(o0 + i + STAGES - 1, int((i + STAGES - 1) % STAGES));
+      issue(i + STAGES - 1, int((i + STAGES - 1) % STAGES));
     }
     __pipeline_commit();
-    __pipeline_wait_prior(STAGES - 1);  // this lane's element copies of tile i
+    __pipeline_wait_prior(STAGES - 1);  // this lane's element copies of piece i
     const int st = int(i % STAGES);
     mbar_wait(&bars[st * W + w], unsigned((i / STAGES) & 1));
     __syncwarp();  // other lanes' element copies are visible
 
-    const std::int64_t q = symv::tile_col(L, p, o0 + i);
+    const std::int64_t q = symv::tile_col(L, p, o0 + i / P);
+    const int h0 = int(i % P) * PC;  // the piece's first column in the tile
     const std::int64_t cext = symv::block_extent(L, q);
     const bool edge = rext < NB || cext < NB;
     T part[TV];
 #pragma unroll
     for (int j = 0; j < TV; ++j) {
-      const int v = w * TV + j;
-      const T xq = (!edge || v < cext) ? xring[st * NB + v] : T(0);
-      const T *colp = &ring[(st * NB + v) * NB + lane * TU];
+      const int vs = w * TV + j, v = h0 + vs;  // column in the stage, in the tile
+      const T xq = (!edge || v < cext) ? xring[st * PC + vs] : T(0);
+      const T *colp = &ring[(st * PC + vs) * NB + lane * TU];
       T e[TU];
       if constexpr (TU == 2 && sizeof(T) == 8) {
         const double2 d = *reinterpret_cast<const double2 *>(colp);
@@ -336,17 +367,17 @@ __global__ void __launch_bounds__(32 * (NB / TV), MINB)
     }
     warp_reduce_scatter<T, TV>(part, lane);
     if ((lane & ((1 << (5 - H)) - 1)) == 0) {
-      const int v = w * TV + (lane >> (5 - H));
+      const int v = h0 + w * TV + (lane >> (5 - H));
       a.slots[symv::cross_slot(L, p, q) * NB + v] = part[0];
     }
   }
   __pipeline_wait_prior(0);
   __syncthreads();  // the ring is free
 
-  // The diagonal tile last, for both triangles: its plain loads would
+  // The diagonal tile last, for both triangles: its element copies would
   // otherwise delay the start of the copy pipeline.
   if (has_diag) {
-    symv_diagonal_tile<T, NB, TV>(a, ring, row0, rext, lane, w, acc);
+    symv_diagonal_tile<T, NB, TV, P>(a, ring, row0, rext, lane, w, acc);
     __syncthreads();
   }
 
@@ -475,11 +506,11 @@ dim3 reduce_block() {
               unsigned(symv::reduce_groups(NB, sizeof(T))));
 }
 
-template <class T, int NB, int TV, int STAGES, int MINB>
+template <class T, int NB, int TV, int STAGES, int MINB, int P>
 cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg<T> alpha,
                            const T *A, std::int64_t lda, const T *xb, std::int64_t incx,
                            ScalarArg<T> beta, T *yb, std::int64_t incy, T *ws,
-                           bool alpha_is_zero) {
+                           bool alpha_is_zero, bool tensor) {
   T *slots = ws + symv::slots_offset(L);
   if (alpha_is_zero) {  // y = beta y: A, x and the workspace are not touched
     SymvReduceArgs<T> ra{L, slots, alpha, beta, true, yb, incy};
@@ -497,7 +528,8 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
     if (e != cudaSuccess) return e;
     xs = ws;
   }
-  constexpr std::size_t smem = symv_tile_smem_bytes<T, NB, TV, STAGES>();
+  constexpr std::size_t smem =
+      std::size_t(symv::tile_smem_bytes(NB, TV, STAGES, P, sizeof(T)));
   // Above 48 KiB of dynamic shared memory a kernel must opt in, once per
   // device (the attribute belongs to the device's context).
   static std::atomic<std::uint64_t> opted_in{0};
@@ -506,16 +538,46 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
   if (e != cudaSuccess) return e;
   const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
   if (!(opted_in.load(std::memory_order_acquire) & bit)) {
-    e = cudaFuncSetAttribute(symv_tile_kernel<T, NB, TV, STAGES, MINB>,
+    e = cudaFuncSetAttribute(symv_tile_kernel<T, NB, TV, STAGES, MINB, P>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
     opted_in.fetch_or(bit, std::memory_order_release);
   }
   const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 &&
                        (lda * std::int64_t(sizeof(T))) % 16 == 0;
-  SymvTileArgs<T> ta{L, A, lda, aligned, xs, slots, alpha};
+  // Tensor copies (one per warp and stage for the whole NB x TV box) where
+  // the variant asks for them and the driver can describe the matrix;
+  // otherwise one bulk copy per tile column.
+  CUtensorMap tmap{};
+  bool use_tmap = false;
+  if (aligned && tensor) {
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+      void *fn = nullptr;
+      cudaDriverEntryPointQueryResult q{};
+      if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                           cudaEnableDefault, &q) != cudaSuccess ||
+          q != cudaDriverEntryPointSuccess)
+        fn = nullptr;
+      return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    }();
+    if (encode) {
+      const cuuint64_t dims[2] = {cuuint64_t(L.n), cuuint64_t(L.n)};
+      const cuuint64_t strides[1] = {cuuint64_t(lda) * sizeof(T)};
+      const cuuint32_t box[2] = {cuuint32_t(NB), cuuint32_t(TV)};
+      const cuuint32_t elem_strides[2] = {1, 1};
+      use_tmap = encode(&tmap,
+                        sizeof(T) == 8 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT64
+                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                        2, const_cast<T *>(A), dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    }
+  }
+  SymvTileArgs<T> ta{L, A, lda, aligned, xs, slots, alpha, use_tmap};
   const dim3 grid(unsigned(L.nt), unsigned(symv::max_chunks(L)));
-  symv_tile_kernel<T, NB, TV, STAGES, MINB><<<grid, 32 * (NB / TV), smem, stream>>>(ta);
+  symv_tile_kernel<T, NB, TV, STAGES, MINB, P>
+      <<<grid, unsigned(32 * symv::tile_warps(NB, TV, P)), smem, stream>>>(ta, tmap);
   e = cudaGetLastError();
   if (e != cudaSuccess) return e;
   SymvReduceArgs<T> ra{L, slots, alpha, beta, false, yb, incy};
@@ -533,15 +595,46 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
 
 // The table. Chunk 0 = one thread block per block row (the seed's layout).
 const SymvVariant kVariants[] = {
-    // id nb cols/warp stages minblocks chunk
-    {1, 64, 8, 2, 3, 4},   {2, 64, 8, 3, 2, 8},    {3, 64, 8, 2, 3, 8},
-    {4, 64, 8, 3, 2, 12},  {5, 64, 8, 3, 2, 6},    {6, 64, 16, 3, 2, 8},
-    {7, 128, 16, 3, 1, 8}, {8, 64, 8, 3, 2, 0},    {9, 64, 8, 2, 3, 6},
-    {10, 128, 8, 3, 1, 8}, {11, 128, 16, 3, 1, 4}, {12, 64, 16, 2, 3, 6},
+    // id nb cols/warp stages minblocks chunk pieces tensor
+    {1, 64, 8, 2, 3, 4, 1, 0},
+    {2, 64, 8, 3, 2, 8, 1, 0},
+    {3, 64, 8, 2, 3, 8, 1, 0},
+    {4, 64, 8, 3, 2, 12, 1, 0},
+    {5, 64, 8, 3, 2, 6, 1, 0},
+    {6, 64, 16, 3, 2, 8, 1, 0},
+    {7, 128, 16, 3, 1, 8, 1, 0},
+    {8, 64, 8, 3, 2, 0, 1, 0},
+    {9, 64, 8, 2, 3, 6, 1, 0},
+    {10, 128, 8, 3, 1, 8, 1, 0},
+    {11, 128, 16, 3, 1, 4, 1, 0},
+    {12, 64, 16, 2, 3, 6, 1, 0},
+    // Tiles in pieces: nb 128 with two (single: ~97 KiB, 2 blocks/SM) or
+    // four (~66 KiB, 3 blocks/SM) pieces; nb 64 with two.
+    {13, 128, 4, 3, 2, 8, 2, 0},
+    {14, 128, 4, 3, 2, 4, 2, 0},
+    {15, 128, 4, 3, 2, 6, 2, 0},
+    {16, 128, 8, 3, 2, 6, 2, 0},
+    {17, 128, 4, 4, 3, 6, 4, 0},
+    {18, 128, 4, 4, 3, 3, 4, 0},
+    {19, 64, 4, 4, 3, 6, 2, 0},
+    {20, 64, 8, 4, 3, 6, 2, 0},
+    {21, 128, 8, 3, 2, 2, 2, 0},
+    {22, 128, 8, 3, 2, 3, 2, 0},
+    {23, 128, 8, 3, 2, 4, 2, 0},
+    // Tensor copies (one per warp and stage) instead of one per column.
+    {24, 128, 8, 3, 1, 8, 1, 1},
+    {25, 128, 16, 3, 1, 8, 1, 1},
+    {26, 128, 8, 3, 2, 3, 2, 1},
+    {27, 128, 8, 3, 2, 6, 2, 1},
+    {28, 64, 8, 2, 3, 6, 1, 1},
+    {29, 64, 8, 2, 3, 4, 1, 1},
+    {30, 64, 16, 3, 2, 8, 1, 1},
+    {31, 64, 8, 3, 2, 8, 1, 1},
+    {32, 128, 4, 4, 3, 6, 4, 1},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
 // Tuned defaults (docs/performance.md, "SYMV tuning").
-constexpr int kDefaultVariantS = 10;
+constexpr int kDefaultVariantS = 26;
 constexpr int kDefaultVariantD = 9;
 
 }  // namespace
@@ -550,10 +643,9 @@ int symv_variant_count() { return kVariantCount; }
 
 bool symv_variant_fits(const SymvVariant &v, bool is_double) {
   // The tile ring must fit the H100/H200 opt-in shared memory per block.
-  const std::size_t elem = is_double ? sizeof(double) : sizeof(float);
-  const std::size_t bytes = std::size_t(v.stages) * v.nb * (v.nb + 1) * elem +
-                            std::size_t(v.stages) * (v.nb / v.cols_per_warp) * 8;
-  return bytes <= std::size_t(227) * 1024;
+  const std::int64_t elem = is_double ? 8 : 4;
+  return symv::tile_smem_bytes(v.nb, v.cols_per_warp, v.stages, v.pieces, elem) <=
+         std::int64_t(227) * 1024;
 }
 
 const SymvVariant &symv_variant(int id, bool is_double) {
@@ -571,16 +663,23 @@ cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
   const symv::Layout L = symv_layout(v, n, lower);
   const T *xb = x + (incx > 0 ? 0 : -(n - 1) * incx);
   T *yb = y + (incy > 0 ? 0 : -(n - 1) * incy);
-#define XN_SYMV_CASE(NB_, TV_, ST_, MINB_)                                               \
-  if (v.nb == NB_ && v.cols_per_warp == TV_ && v.stages == ST_ && v.min_blocks == MINB_) \
-    return launch_variant<T, NB_, TV_, ST_, MINB_>(stream, L, alpha, A, lda, xb, incx,   \
-                                                   beta, yb, incy, ws, alpha_is_zero);
-  XN_SYMV_CASE(64, 8, 3, 2)
-  XN_SYMV_CASE(64, 16, 3, 2)
-  XN_SYMV_CASE(64, 8, 2, 3)
-  XN_SYMV_CASE(64, 16, 2, 3)
-  XN_SYMV_CASE(128, 16, 3, 1)
-  XN_SYMV_CASE(128, 8, 3, 1)
+#define XN_SYMV_CASE(NB_, TV_, ST_, MINB_, P_)                                       \
+  if (v.nb == NB_ && v.cols_per_warp == TV_ && v.stages == ST_ &&                    \
+      v.min_blocks == MINB_ && v.pieces == P_)                                       \
+    return launch_variant<T, NB_, TV_, ST_, MINB_, P_>(stream, L, alpha, A, lda, xb, \
+                                                       incx, beta, yb, incy, ws,     \
+                                                       alpha_is_zero, v.tensor != 0);
+  XN_SYMV_CASE(64, 8, 3, 2, 1)
+  XN_SYMV_CASE(64, 16, 3, 2, 1)
+  XN_SYMV_CASE(64, 8, 2, 3, 1)
+  XN_SYMV_CASE(64, 16, 2, 3, 1)
+  XN_SYMV_CASE(128, 16, 3, 1, 1)
+  XN_SYMV_CASE(128, 8, 3, 1, 1)
+  XN_SYMV_CASE(128, 4, 3, 2, 2)
+  XN_SYMV_CASE(128, 8, 3, 2, 2)
+  XN_SYMV_CASE(128, 4, 4, 3, 4)
+  XN_SYMV_CASE(64, 4, 4, 3, 2)
+  XN_SYMV_CASE(64, 8, 4, 3, 2)
 #undef XN_SYMV_CASE
   return cudaErrorInvalidValue;
 }

@@ -1,11 +1,15 @@
 // symv_launch.h - host-side launchers of the SYMV kernels (seed 004,
 // algorithm 2) and the table of compiled kernel variants.
 //
-// A variant fixes the tile size nb, the columns per warp (the thread block
-// has nb / cols_per_warp warps; each lane holds nb / 32 rows of a tile), the
-// depth of the copy pipeline, a minimum number of resident blocks per SM (register
-// budget), and the chunk (tiles per thread block, symv_layout.h). Variant 0 means "the
-// tuned default for this precision"; bench/ sweeps the others (seed 004 §6.1 autotuning).
+// A variant fixes the tile size nb, the columns per warp (each lane holds
+// nb / 32 rows of a tile), the depth of the copy pipeline, a minimum number
+// of resident blocks per SM (register budget), the chunk (tiles per thread
+// block, symv_layout.h) and the pipeline pieces per tile (the thread block
+// has nb / (pieces cols_per_warp) warps; symv_layout.h column_warp) and
+// how full tiles are copied (a bulk copy per column, or a tensor copy of a
+// warp's columns). Variant
+// 0 means "the tuned default for this precision"; bench/ sweeps the others
+// (seed 004 §6.1 autotuning).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,6 +29,8 @@ struct SymvVariant {
   int stages;         // depth of the asynchronous-copy pipeline (tiles)
   int min_blocks;     // __launch_bounds__ minimum resident blocks per SM
   int chunk;          // tiles per thread block (0: a whole block row)
+  int pieces;         // ring stages per tile (each nb / pieces columns)
+  int tensor;         // 1: a tensor copy per warp and stage (box nb x cols_per_warp)
 };
 
 // The compiled variants: ids 1 .. symv_variant_count().

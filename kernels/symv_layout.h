@@ -162,6 +162,40 @@ XN_HD constexpr std::int64_t reduce_groups(std::int64_t nb, std::int64_t elem) {
   return 1024 / (nb / reduce_vec(elem)) < 32 ? 1024 / (nb / reduce_vec(elem)) : 32;
 }
 
+// Pipeline pieces: the tile kernel may stream each tile through its
+// shared-memory ring in `pieces` pieces of nb / pieces consecutive columns
+// (one ring stage each), so that a ring of the same depth takes 1 / pieces
+// of the memory and more thread blocks fit an SM while the column segments
+// (nb rows, the bulk copies' unit) stay long. Warp w holds columns
+// w tv .. w tv + tv - 1 of every piece; the thread block has
+// nb / (pieces tv) warps. This is the warp whose row sums receive tile
+// column v (0 <= v < nb); the diagonal tile uses the same assignment.
+XN_HD std::int64_t column_warp(std::int64_t nb, std::int64_t tv, std::int64_t pieces,
+                               std::int64_t v) {
+  return (v % (nb / pieces)) / tv;
+}
+XN_HD constexpr std::int64_t tile_warps(std::int64_t nb, std::int64_t tv,
+                                        std::int64_t pieces) {
+  return nb / (pieces * tv);
+}
+// Elements of the tile kernel's shared ring: `stages` pieces, or the
+// mirrored diagonal tile (nb x (nb + 1), padded against bank conflicts)
+// that reuses it, whichever is larger.
+XN_HD constexpr std::int64_t ring_elems(std::int64_t nb, std::int64_t stages,
+                                        std::int64_t pieces) {
+  return stages * (nb / pieces) * nb > nb * (nb + 1) ? stages * (nb / pieces) * nb
+                                                     : nb * (nb + 1);
+}
+// Shared memory of the tile kernel in bytes: the ring, the x blocks of the
+// stages (nb / pieces elements each) and one 8-byte mbarrier per stage and
+// warp.
+XN_HD constexpr std::int64_t tile_smem_bytes(std::int64_t nb, std::int64_t tv,
+                                             std::int64_t stages, std::int64_t pieces,
+                                             std::int64_t elem) {
+  return (ring_elems(nb, stages, pieces) + stages * (nb / pieces)) * elem +
+         stages * tile_warps(nb, tv, pieces) * 8;
+}
+
 // Seed 004 §6.3 pointer redirecting: an index past the valid extent is
 // redirected to the last valid one, so every thread loads from inside the
 // matrix and no thread branches; the redirected value is then replaced by

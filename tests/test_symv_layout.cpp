@@ -121,6 +121,43 @@ TEST(SymvLayout, ReductionShape) {
     }
 }
 
+// Tiles streamed in pieces: every tile column belongs to exactly one warp,
+// each warp gets pieces x tv columns - those the kernel's loops give it, tv
+// consecutive ones at w tv of each piece - and the shared memory of the
+// ring (which also holds the mirrored diagonal tile) is as the kernel lays
+// it out.
+TEST(SymvLayout, TilePiecesAssignColumnsToWarps) {
+  for (int64_t nb : {int64_t(32), int64_t(64), int64_t(128)})
+    for (int64_t pieces : {int64_t(1), int64_t(2), int64_t(4)})
+      for (int64_t tv : {int64_t(2), int64_t(4), int64_t(8)}) {
+        if (nb % (pieces * tv) != 0) continue;
+        const int64_t warps = sv::tile_warps(nb, tv, pieces), pc = nb / pieces;
+        ASSERT_EQ(warps * tv * pieces, nb);
+        std::vector<int> owned(std::size_t(warps), 0);
+        for (int64_t v = 0; v < nb; ++v) {
+          const int64_t w = sv::column_warp(nb, tv, pieces, v);
+          ASSERT_TRUE(w >= 0 && w < warps)
+              << nb << " " << tv << " " << pieces << " " << v;
+          ++owned[std::size_t(w)];
+        }
+        for (int64_t w = 0; w < warps; ++w) {
+          EXPECT_EQ(owned[std::size_t(w)], pieces * tv);
+          for (int64_t j = 0; j < pieces * tv; ++j)  // the kernel's enumeration
+            EXPECT_EQ(sv::column_warp(nb, tv, pieces, (j / tv) * pc + w * tv + j % tv),
+                      w);
+        }
+        for (int64_t stages : {int64_t(2), int64_t(3), int64_t(4)}) {
+          const int64_t ring = sv::ring_elems(nb, stages, pieces);
+          EXPECT_GE(ring, stages * pc * nb);
+          EXPECT_GE(ring, nb * (nb + 1));
+          EXPECT_GE(ring, warps * nb);  // the final row sums
+          for (int64_t elem : {int64_t(4), int64_t(8)})
+            EXPECT_EQ(sv::tile_smem_bytes(nb, tv, stages, pieces, elem),
+                      (ring + stages * pc) * elem + stages * warps * 8);
+        }
+      }
+}
+
 TEST(SymvLayout, StoredTrianglePredicate) {
   for (int64_t i = 0; i < 8; ++i)
     for (int64_t j = 0; j < 8; ++j) {
@@ -311,8 +348,8 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
       ASSERT_EQ(&xn::symv_variant(id, true), &xn::symv_variant(0, true));
     }
     ASSERT_TRUE(v.nb % 32 == 0 && v.nb > 0) << id;
-    ASSERT_TRUE(v.cols_per_warp > 0 && v.cols_per_warp <= 32 &&
-                v.nb % v.cols_per_warp == 0)
+    ASSERT_TRUE(v.cols_per_warp > 0 && v.cols_per_warp <= 32 && v.pieces >= 1 &&
+                v.nb % (v.pieces * v.cols_per_warp) == 0)
         << id;
     ASSERT_GE(v.chunk, 0);
     for (int64_t n : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(1000),
@@ -453,6 +490,7 @@ struct EmuConfig {
   // and pack it into the workspace first otherwise; with x_in_place false
   // (or incx != 1) the packed path is emulated.
   bool x_in_place;
+  int64_t pieces = 1;  // pipeline pieces per tile (symv_layout.h column_warp)
 };
 
 // Where the tile kernel reads x from: the caller's x (incx = 1, only its n
@@ -503,13 +541,13 @@ void emulate_diagonal_tile(const sv::Layout &L, const EmuConfig &cfg, int64_t ro
       const T e = sv::stored_in_diagonal_tile(L.lower, u, v)
                       ? diag[std::size_t(u * nb + v)]
                       : diag[std::size_t(v * nb + u)];
-      acc[std::size_t((v / cfg.tv) * nb + u)] += e * xq;
+      acc[std::size_t(sv::column_warp(nb, cfg.tv, cfg.pieces, v) * nb + u)] += e * xq;
     }
   }
 }
 
 // One thread block (p, c) of symv_tile_kernel. The kernel's warp w holds
-// tile columns v = w tv .. w tv + tv - 1 and its lanes all nb rows u; here
+// tile columns v with column_warp(v) = w and its lanes all nb rows u; here
 // the loops run over u and v, with the row sums kept per warp (acc[w][u])
 // and added in warp order at the end, as the kernel does. Off-diagonal
 // tiles first (A and x loaded at redirected indices - in place for a tile
@@ -518,7 +556,7 @@ template <class T>
 void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, int64_t c,
                         const GuardedMatrix<T> &A, const XSource<T> &xs,
                         GuardedWorkspace<T> &ws, bool alpha_dev_zero) {
-  const int64_t nb = L.nb, W = nb / cfg.tv;
+  const int64_t nb = L.nb, W = sv::tile_warps(nb, cfg.tv, cfg.pieces);
   const int64_t len = sv::row_len(L, p);
   const int64_t t0 = sv::chunk_begin(L, p, c);
   if (t0 >= len) return;  // the grid is nt x max_chunks
@@ -553,7 +591,7 @@ void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, in
       for (int64_t u = 0; u < nb; ++u) {
         const T raw = A.at(row0 + sv::redirect(u, rext), col0 + sv::redirect(v, cext));
         const T e = (v < cext && u < rext) ? raw : T(0);
-        acc[std::size_t((v / cfg.tv) * nb + u)] += e * xq;
+        acc[std::size_t(sv::column_warp(nb, cfg.tv, cfg.pieces, v) * nb + u)] += e * xq;
         s += e * xp[std::size_t(u)];
       }
       part[std::size_t(v)] = s;
@@ -710,7 +748,7 @@ std::string describe(const EmuCase &c, const EmuConfig &cfg) {
     << " beta=" << c.beta << (c.device_scalars ? " device scalars" : "")
     << (c.inf_at >= 0 ? " Inf at column/row " + std::to_string(c.inf_at) : "")
     << (c.x_last_inf ? " x[n-1] = Inf" : "") << " | nb=" << cfg.nb << " tv=" << cfg.tv
-    << " chunk=" << cfg.chunk << " ry=" << cfg.ry
+    << " pieces=" << cfg.pieces << " chunk=" << cfg.chunk << " ry=" << cfg.ry
     << (cfg.x_in_place ? " x in place" : " x packed");
   return s.str();
 }
@@ -766,7 +804,7 @@ TEST(SymvEmulation, SmallIntegersEqualNaiveSymvExactly) {
   std::mt19937_64 rng(seed);
   const int64_t sizes[] = {1,  2,  3,   5,   31,  32,  33,  63,
                            64, 65, 100, 127, 128, 129, 200, 257};
-  // {nb, columns per warp, chunk, reduction groups, x read in place}
+  // {nb, columns per warp, chunk, reduction groups, x read in place, pieces}
   const EmuConfig configs[] = {{64, 8, 16, reduce_groups(64), true},
                                {64, 8, 1, reduce_groups(64), false},
                                {64, 16, 2, 4, true},
@@ -776,7 +814,10 @@ TEST(SymvEmulation, SmallIntegersEqualNaiveSymvExactly) {
                                {32, 4, kHuge, 4, true},
                                {64, 8, kHuge, 2, false},
                                {128, 16, 3, reduce_groups(128), true},
-                               {128, 8, 1, reduce_groups(128), false}};
+                               {128, 8, 1, reduce_groups(128), false},
+                               {128, 4, 2, reduce_groups(128), true, 2},
+                               {64, 4, 3, reduce_groups(64), false, 4},
+                               {32, 4, 2, 2, true, 2}};
   std::size_t k = 0;
   for (int64_t n : sizes)
     for (const EmuConfig &cfg : configs)
@@ -819,7 +860,8 @@ TEST(SymvEmulation, CompiledVariants) {
       for (bool lower : {true, false})
         for (int64_t incx : {1, -2}) {
           const sv::Layout L = xn::symv_layout(v, n, lower);
-          const EmuConfig cfg{v.nb, v.cols_per_warp, L.chunk, reduce_groups(v.nb), true};
+          const EmuConfig cfg{v.nb, v.cols_per_warp, L.chunk, reduce_groups(v.nb),
+                              true, v.pieces};
           const EmuCase c{n, n + 1, lower, incx, lower ? -1 : 3, 2, -1, false};
           if (!run_emulation_case<double>(c, cfg, rng)) return;
         }
