@@ -1235,10 +1235,8 @@ void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
     }
   };
   std::printf(
-      "\nvariants (config nb/cols_per_warp/stages/min_blocks/chunk/pieces/tensor; * = "
-      "built-in "
-      "default; "
-      "geomean of ours TB/s over the sizes):\n");
+      "\nvariants (config nb/cols_per_warp/stages/min_blocks/chunk/pieces/tensor; "
+      "* = built-in default; geomean of ours TB/s over the sizes):\n");
   for (char p : o.precs) {
     for (char u : o.uplos)
       print_rank(std::string(1, p) + " " + u,

@@ -7,9 +7,8 @@
 // block, symv_layout.h) and the pipeline pieces per tile (the thread block
 // has nb / (pieces cols_per_warp) warps; symv_layout.h column_warp) and
 // how full tiles are copied (a bulk copy per column, or a tensor copy of a
-// warp's columns). Variant
-// 0 means "the tuned default for this precision"; bench/ sweeps the others
-// (seed 004 §6.1 autotuning).
+// warp's columns). Variant 0 means "the tuned default for this precision";
+// bench/ sweeps the others (seed 004 §6.1 autotuning).
 #pragma once
 
 #include <cuda_runtime.h>
