@@ -94,8 +94,10 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
  * Method: the Ozaki scheme (Ozaki, Ogita, Oishi, Rump 2012; Mukunoki et al.,
  * PMAA'18). op(A) is split by rows and op(B) by columns into slices of at
  * most floor((53 - log2 k) / 2) bits, so that every slice product is exact in
- * double precision; the slice products are formed with cuBLAS DGEMM (native
- * FP64, never the emulated modes), and each entry is summed with NearSum
+ * double precision; the slice products are formed with cuBLASLt DGEMMs on
+ * algorithms checked to be native FP64 (never cuBLAS's FP64 emulation, whatever
+ * the handle's math mode or CUBLAS_EMULATE_DOUBLE_PRECISION say; the handle's
+ * settings are not changed), and each entry is summed with NearSum
  * (Rump, Ogita, Oishi 2008). Cost: about s*t DGEMMs where s and t are the
  * slice counts (4-5 each for well-scaled random data, more when the entries
  * of a row or column span many binades). C is processed in blocks so the

@@ -2,7 +2,9 @@
 // device): bit-for-bit equal to the CPU backend and to the MPFR oracle
 // (correct rounding), over the input families and all transposes, both
 // pointer modes, a non-default stream, NaN-poisoned outputs, different block
-// sizes, cuBLAS's FP64 emulation switched on by the user, allocation failure,
+// sizes, cuBLAS's FP64 emulation switched on by the user, the slice DGEMMs on
+// checked native-FP64 cuBLASLt algorithms and on the pedantic fallback,
+// allocation failure,
 // bad arguments, run-to-run reproducibility, and a sampled large case.
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 
 #include "backend/cpu/cpu_exdgemm.h"
 #include "backend/cuda/handle_state.h"
+#include "backend/cuda/native_dgemm.h"
 #include "exdgemm_inputs.h"
 #include "support/gpu_support.h"
 #include "support/mpfr_oracle.h"
@@ -196,6 +199,79 @@ TEST_F(GpuExdgemm, UserEmulationSettingsDoNotChangeTheResult) {
   ASSERT_EQ(cublasGetMathMode(h_, &mode), CUBLAS_STATUS_SUCCESS);
   EXPECT_EQ(int(mode), int(CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH))
       << "handle state changed";
+}
+
+// The slice products run on a cuBLASLt algorithm checked to be native FP64
+// (native_dgemm.h), not on the slower pedantic fallback; the fallback gives
+// the same bits. Also run by ctest under CUBLAS_EMULATE_DOUBLE_PRECISION=1
+// with an 8-bit emulation mantissa (gpu_exdgemm_under_emulation_env), where
+// an emulated slice product would be wrong.
+TEST_F(GpuExdgemm, SliceProductsRunNativeAndTheFallbackGivesTheSameBits) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  Case c{true, false, 300, 260, 700, 700, 700, 301, 0.75, 0.5};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  std::uint64_t native = 0, fallback = 0;
+  xn::testing::reset_native_dgemm_counts();
+  const std::vector<double> fast = run(c, a, b, c0);
+  xn::testing::native_dgemm_counts(&native, &fallback);
+  EXPECT_GT(native, 0u);
+  EXPECT_EQ(fallback, 0u) << "a slice DGEMM found no native cuBLASLt algorithm";
+  EXPECT_TRUE(xn_test::same_bits(cpu(c, a, b, c0), fast)) << "native slice products";
+
+  xn::testing::set_native_dgemm_disabled(true);
+  xn::testing::reset_native_dgemm_counts();
+  const std::vector<double> slow = run(c, a, b, c0);
+  xn::testing::set_native_dgemm_disabled(false);
+  xn::testing::native_dgemm_counts(&native, &fallback);
+  EXPECT_EQ(native, 0u);
+  EXPECT_GT(fallback, 0u);
+  EXPECT_TRUE(xn_test::same_bits(fast, slow)) << "pedantic fallback differs";
+}
+
+// The filter of native_dgemm.h rejects every FP64 algorithm that cuBLASLt
+// offers with emulation, and accepts some plain FP64 algorithm.
+TEST(GpuNativeDgemm, FilterRejectsEmulatedAndAcceptsNativeAlgorithms) {
+  XN_REQUIRE_GPU();
+  cublasLtHandle_t lt = nullptr;
+  ASSERT_EQ(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
+  auto count = [&](cublasComputeType_t ct, int *native, int *emulated) {
+    int ids[128], got = 0;
+    *native = *emulated = 0;
+    ASSERT_EQ(cublasLtMatmulAlgoGetIds(lt, ct, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F,
+                                       CUDA_R_64F, CUDA_R_64F, 128, ids, &got),
+              CUBLAS_STATUS_SUCCESS);
+    for (int i = 0; i < got; ++i) {
+      cublasLtMatmulAlgo_t algo;
+      if (cublasLtMatmulAlgoInit(lt, ct, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F,
+                                 CUDA_R_64F, ids[i], &algo) != CUBLAS_STATUS_SUCCESS)
+        continue;
+      std::uint64_t flags = 0;
+      int emulation = 0;
+      std::size_t w = 0;
+      ASSERT_EQ(
+          cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS,
+                                            &flags, sizeof flags, &w),
+          CUBLAS_STATUS_SUCCESS);
+      ASSERT_EQ(cublasLtMatmulAlgoCapGetAttribute(
+                    &algo, CUBLASLT_ALGO_CAP_FLOATING_POINT_EMULATION_SUPPORT, &emulation,
+                    sizeof emulation, &w),
+                CUBLAS_STATUS_SUCCESS);
+      const bool ok = xn::is_native_fp64_algo(flags, emulation);
+      if (emulation != 0) {
+        EXPECT_FALSE(ok) << "algorithm " << ids[i] << " supports emulation";
+        ++*emulated;
+      }
+      if (ok) ++*native;
+    }
+  };
+  int native = 0, emulated = 0;
+  count(CUBLAS_COMPUTE_64F, &native, &emulated);
+  EXPECT_GT(native, 0);
+  count(CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, &native, &emulated);
+  cublasLtDestroy(lt);
+  if (emulated == 0) GTEST_SKIP() << "this cuBLASLt offers no emulated FP64 algorithm";
 }
 
 TEST_F(GpuExdgemm, AllocationFailureAndBadArgumentsLeaveCUntouched) {

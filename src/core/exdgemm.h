@@ -34,10 +34,6 @@
 
 namespace xn {
 
-// Smallest piece (rows and columns) of the slice-product DGEMM (see
-// exdgemm_run): blocks of C at least this large get one DGEMM per slice pair.
-constexpr index_t kExPieceMin = 4096;
-
 inline constexpr index_t kGroupRows = 64;  // granularity of the slice masks
 
 // Indices of a block's nonzero slices, passed by value to kernels.
@@ -244,21 +240,7 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
       if (s == Status::Ok && la.n && lb.n) {
         // op(B) slices = (stacked op(B)^T slices)^T.
         const MatView<const double> bsv{bs.p, k, pc, bs.ld, !bs.trans};
-        // The stacked product in pieces of whole slices, each at least
-        // kExPieceMin rows and columns: on the H200, cuBLAS runs one
-        // (3 x 8192)^2 x 8192 DGEMM at 0.82x the rate of nine 8192^3 ones (a
-        // different kernel; ncu, docs/performance.md), so large blocks go
-        // slice pair by slice pair, small blocks stay stacked.
-        const index_t rstep =
-            bm * std::max<index_t>(1, kExPieceMin / std::max<index_t>(bm, 1));
-        const index_t cstep =
-            bn * std::max<index_t>(1, kExPieceMin / std::max<index_t>(bn, 1));
-        for (index_t r0 = 0; r0 < pr && s == Status::Ok; r0 += rstep)
-          for (index_t c0 = 0; c0 < pc && s == Status::Ok; c0 += cstep) {
-            const index_t rr = std::min(rstep, pr - r0), cc = std::min(cstep, pc - c0);
-            s = be.gemm_exact(a_stack.as_const().block(r0, 0, rr, k),
-                              bsv.block(0, c0, k, cc), P.block(r0, c0, rr, cc));
-          }
+        s = be.gemm_exact(a_stack.as_const(), bsv, P);
       }
       if (s == Status::Ok)
         s = be.sum_block(A, B, C, info_a, info_b, w, i0, bm, j0, bn, la, lb, P.as_const(),

@@ -6,6 +6,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "backend/cuda/native_dgemm.h"
 #include "launch.h"
 
 namespace xn {
@@ -89,6 +90,8 @@ bool release_handle_state(cublasHandle_t handle) {
     if (b->p && cudaFree(b->p) != cudaSuccess) cudaGetLastError();
   if (st->ex_host && cudaFreeHost(st->ex_host) != cudaSuccess) cudaGetLastError();
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();
+  delete st->native_dgemm;
+  st->native_dgemm = nullptr;
   return true;
 }
 
@@ -183,7 +186,8 @@ void *acquire_ex_host(HandleState &st, std::size_t bytes) {
   if (st.ex_host) cudaFreeHost(st.ex_host);
   st.ex_host = nullptr;
   st.ex_host_bytes = 0;
-  if (g_fail_allocations || cudaHostAlloc(&st.ex_host, bytes, cudaHostAllocDefault) != cudaSuccess) {
+  if (g_fail_allocations ||
+      cudaHostAlloc(&st.ex_host, bytes, cudaHostAllocDefault) != cudaSuccess) {
     cudaGetLastError();
     st.ex_host = nullptr;
     return nullptr;

@@ -19,6 +19,8 @@
 
 namespace xn {
 
+class NativeDgemm;
+
 struct HandleState {
   std::mutex mu;
   Options opt;
@@ -56,6 +58,9 @@ struct HandleState {
   xnExdgemmInfo_t ex_info{};
   bool has_ex_info = false;
   unsigned long long *ex_wide_dev = nullptr;  // wide-path count of the last call
+  // exdgemm's slice DGEMMs on native-FP64 cuBLASLt algorithms (made on first
+  // use; owned, deleted by release_handle_state).
+  NativeDgemm *native_dgemm = nullptr;
 
   // xnSsymv/xnDsymv's partials: owned (grown on demand) or supplied by the
   // user through xnSetSymvWorkspace.
