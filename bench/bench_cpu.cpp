@@ -224,16 +224,19 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   int levels =
       xn::choose_levels(m, n, k, r.leaf, int(opt.max_levels), opt.min_size_for(is_d));
   const bool t_normal = xn::stores_t_normal(opt.normal_b_temps, is_d, c.ta, c.tb);
-  levels =
-      xn::choose_workspace(m, n, k, levels, c.ta, c.tb, t_normal, [&](std::int64_t e) {
+  bool pack = false;
+  levels = xn::choose_workspace(
+      m, n, k, levels, c.ta, c.tb, t_normal,
+      [&](std::int64_t e) {
         return opt.workspace_limit < 0 ||
                e * std::int64_t(sizeof(T)) <= opt.workspace_limit;
-      });
+      },
+      &pack);
   r.levels = levels;
   // What the call uses: plan.h's size of the whole call at that depth.
-  r.ws_bytes =
-      std::uint64_t(xn::call_workspace_elems(m, n, k, levels, c.ta, c.tb, t_normal)) *
-      sizeof(T);
+  r.ws_bytes = std::uint64_t(xn::call_workspace_elems(m, n, k, levels, c.ta, c.tb,
+                                                      t_normal, pack)) *
+               sizeof(T);
 
   if (skip_for_memory(std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T) + r.ws_bytes,
                       &r))

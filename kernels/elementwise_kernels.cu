@@ -179,7 +179,8 @@ __global__ void __launch_bounds__(kThreads)
 // threads moves one tile per iteration; blockIdx.x walks the tiles down D's
 // rows, blockIdx.y strides over its columns (the grid's y dimension is
 // limited to 65535). Each entry of D is written by the thread that read the
-// non-transposed operands there, so D may alias one of them.
+// non-transposed operands there, so D may alias one of them. With y ==
+// nullptr (y_trans false) it is a transposing copy, D = op(X).
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
@@ -210,8 +211,12 @@ __global__ void __launch_bounds__(kTile *kTileRows)
       const idx i = i0 + tx, j = j0 + ty + r;
       if (i < rows && j < cols) {
         const T a = x_trans ? xt[tx][ty + r] : x[i + j * ldx];
-        const T b = y_trans ? yt[tx][ty + r] : y[i + j * ldy];
-        d[i + j * ldd] = subtract ? ew_sub(a, b) : ew_add(a, b);
+        if (y == nullptr) {  // a transposing copy: D = op(X), exactly
+          d[i + j * ldd] = a;
+        } else {
+          const T b = y_trans ? yt[tx][ty + r] : y[i + j * ldy];
+          d[i + j * ldd] = subtract ? ew_sub(a, b) : ew_add(a, b);
+        }
       }
     }
     if (tiled) __syncthreads();  // the tiles are refilled by the next iteration

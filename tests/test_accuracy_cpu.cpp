@@ -615,13 +615,21 @@ void workspace_case(const Shape &s, bool every_depth) {
   // What the call uses (double NT: T non-transposed by default).
   const bool t_normal =
       xn::stores_t_normal(xn::Options().normal_b_temps, true, p.ta, p.tb);
-  std::int64_t bytes[4];
-  for (int l = 0; l <= 3; ++l)
+  // The least each depth can run with (without the packed quadrant of op(B),
+  // which is given up before a level) and what it asks for first.
+  std::int64_t bytes[4], packed_bytes[4];
+  for (int l = 0; l <= 3; ++l) {
     bytes[l] = std::int64_t(sizeof(double)) *
-               xn::call_workspace_elems(p.m, p.n, p.k, l, p.ta, p.tb, t_normal);
-  std::printf("%dx%dx%d workspace bytes by depth: %lld %lld %lld %lld\n", s.m, s.n, s.k,
-              (long long)bytes[0], (long long)bytes[1], (long long)bytes[2],
-              (long long)bytes[3]);
+               xn::call_workspace_elems(p.m, p.n, p.k, l, p.ta, p.tb, t_normal, false);
+    packed_bytes[l] =
+        std::int64_t(sizeof(double)) *
+        xn::call_workspace_elems(p.m, p.n, p.k, l, p.ta, p.tb, t_normal, true);
+  }
+  std::printf(
+      "%dx%dx%d workspace bytes by depth: %lld %lld %lld %lld (packed: %lld %lld %lld)\n",
+      s.m, s.n, s.k, (long long)bytes[0], (long long)bytes[1], (long long)bytes[2],
+      (long long)bytes[3], (long long)packed_bytes[1], (long long)packed_bytes[2],
+      (long long)packed_bytes[3]);
   auto deepest_fitting = [&](std::int64_t limit) {
     if (limit < 0) return 3;
     for (int l = 3; l > 0; --l)
@@ -637,8 +645,9 @@ void workspace_case(const Shape &s, bool every_depth) {
         << "depths " << l << " and 3 agree: the test is void";
 
   bool seen[4] = {};
-  for (std::int64_t limit : {std::int64_t(0), std::int64_t(-1), bytes[1] - 1, bytes[1],
-                             bytes[2] - 1, bytes[2], bytes[3] - 1, bytes[3]}) {
+  for (std::int64_t limit :
+       {std::int64_t(0), std::int64_t(-1), bytes[1] - 1, bytes[1], bytes[2] - 1, bytes[2],
+        bytes[3] - 1, bytes[3], packed_bytes[1], packed_bytes[2] - 1, packed_bytes[3]}) {
     const int expect = deepest_fitting(limit);
     seen[expect] = true;
     opt.workspace_limit = limit;
@@ -791,11 +800,15 @@ TEST(CpuAccuracy, NonTransposedBTempsMeetTheBoundForEveryTransposePair) {
 }
 
 // The executor itself, through a backend that records what it is asked to
-// do. With T non-transposed and op(B) transposed, each level's four B-side
-// pre-additions are transposing passes, the plain add/sub never sees mixed
-// orientations, and exactly 3^L of the 7^L leaves (M1..M3 chains) read the
-// caller's B transposed; every other leaf reads T non-transposed. Nothing is
-// written past call_workspace_elems.
+// do. With T non-transposed and op(B) transposed, each B-side pre-addition
+// of a level whose B is transposed is a transposing pass and the plain
+// add/sub never sees mixed orientations. Without the packed quadrant, 3^L of
+// the 7^L leaves (M1..M3 chains) read the caller's B transposed, and every
+// level of those chains forms its T by transposing passes; with it
+// (plan.h, packed_b_elems), the top level copies B11, B21, B22 transposed
+// (three copies), only its own four pre-additions transpose, and no leaf of
+// the recursion reads a transposed B. Nothing is written past
+// call_workspace_elems. Counts the runs that packed.
 template <class T>
 class RecordingBackend {
  public:
@@ -820,6 +833,11 @@ class RecordingBackend {
     if (D.trans || !(X.trans || Y.trans)) ++needless_transposing;
     return cpu_.transpose_add_sub(D, X, Y, subtract);
   }
+  xn::Status transpose_copy(xn::MatView<T> D, xn::MatView<const T> X) {
+    ++packs;
+    if (D.trans || !X.trans || X.p < b_ || X.p >= b_end_) ++bad_packs;
+    return cpu_.transpose_copy(D, X);
+  }
   xn::Status fold(xn::MatView<T> D0, xn::MatView<T> D1, xn::MatView<const T> X,
                   xn::ScalarKind beta) {
     return cpu_.fold(D0, D1, X, beta);
@@ -828,6 +846,7 @@ class RecordingBackend {
 
   int gemms = 0, trans_b_leaves = 0, trans_b_from_caller = 0;
   int mixed_add_subs = 0, transposing = 0, needless_transposing = 0;
+  int packs = 0, bad_packs = 0;  // transposing copies; those not of the caller's B
 
  private:
   xn::CpuBackend<T> cpu_;
@@ -837,7 +856,7 @@ class RecordingBackend {
 int power(int base, int e) { return e == 0 ? 1 : base * power(base, e - 1); }
 
 template <class T>
-void executor_counts(std::uint64_t seed) {
+void executor_counts(std::uint64_t seed, int &packed_runs) {
   std::mt19937_64 rng(seed);
   constexpr std::int64_t kGuard = 256;
   const T guard = T(kPadC);
@@ -874,15 +893,27 @@ void executor_counts(std::uint64_t seed) {
             EXPECT_EQ(be.mixed_add_subs, 0) << what;
             EXPECT_EQ(be.needless_transposing, 0) << what;
             const bool used = tb && t_normal;
-            EXPECT_EQ(be.transposing, used ? 2 * (power(3, levels) - 1) : 0) << what;
+            const bool packed =
+                xn::packed_b_elems(p.m, p.n, p.k, levels, ta, tb, t_normal) > 0;
+            EXPECT_EQ(packed,
+                      used && xn::packed_b_elems(p.m, p.n, p.k, levels, ta, tb, true) > 0)
+                << what;
+            packed_runs += packed;
+            EXPECT_EQ(be.packs, packed ? 3 : 0) << what;
+            EXPECT_EQ(be.bad_packs, 0) << what;
+            EXPECT_EQ(be.transposing, !used    ? 0
+                                      : packed ? 4
+                                               : 2 * (power(3, levels) - 1))
+                << what;
             if (s.m % 8 == 0) {  // no peeled strips: the recursion's leaves only
               EXPECT_EQ(be.gemms, power(7, levels)) << what;
               EXPECT_EQ(be.trans_b_leaves, !tb        ? 0
+                                           : packed   ? 0
                                            : t_normal ? power(3, levels)
                                                       : power(7, levels))
                   << what;
               if (used) {
-                EXPECT_EQ(be.trans_b_from_caller, power(3, levels)) << what;
+                EXPECT_EQ(be.trans_b_from_caller, packed ? 0 : power(3, levels)) << what;
               }
             }
             for (std::int64_t i = elems; i < elems + kGuard; ++i)
@@ -902,18 +933,22 @@ void executor_counts(std::uint64_t seed) {
           }
 }
 
-TEST(CpuAccuracy, NonTransposedBTempsLeaveThreeOfSevenLeavesNT) {
+TEST(CpuAccuracy, NonTransposedBTempsAndPackedQuadrantsCountedByTheExecutor) {
   const std::uint64_t seed = xn_test::fresh_seed();
-  executor_counts<double>(seed);
-  executor_counts<float>(seed + 1);
+  int packed = 0;
+  executor_counts<double>(seed, packed);
+  executor_counts<float>(seed + 1, packed);
+  EXPECT_GT(packed, 0) << "no run packed: the packed path is untested";
 }
 
 // The budget: T has the same shape whatever op(B)'s orientation, so
-// an NT call needs exactly the workspace of NN (a square one about a third
-// of A + B + C), and a workspace limit of the NN size lets it run at full
-// depth. With preload leaves every depth rounds differently, so the depth
-// that ran shows bit for bit.
-TEST(CpuAccuracy, TransposedBNeedsTheWorkspaceOfNN) {
+// an NT call needs the workspace of NN (a square one about a third of
+// A + B + C) plus, when it fits within half of A + B + C, the packed
+// quadrant of op(B) (a square one: 5/12 in all); a workspace limit of the NN
+// size lets it run at full depth without packing. With preload leaves every
+// depth rounds differently, so the depth that ran shows bit for bit (packing
+// does not change the bits of the orientation-blind preload leaf).
+TEST(CpuAccuracy, TransposedBNeedsTheWorkspaceOfNNPlusAtMostThePackedQuadrant) {
   for (const Shape &s :
        {Shape{128, 128, 128}, Shape{131, 133, 130}, Shape{67, 69, 71}, Shape{37, 101, 65},
         Shape{4096, 4096, 4096}, Shape{5003, 5003, 5003}})
@@ -921,15 +956,29 @@ TEST(CpuAccuracy, TransposedBNeedsTheWorkspaceOfNN) {
       for (int l = 0; l <= 3; ++l) {
         const std::int64_t nn =
             xn::call_workspace_elems(s.m, s.n, s.k, l, ta, false, false);
-        EXPECT_EQ(xn::call_workspace_elems(s.m, s.n, s.k, l, ta, true, true), nn)
+        const std::int64_t packed = xn::packed_b_elems(s.m, s.n, s.k, l, ta, true, true);
+        const double operands = double(s.m) * double(s.k) + double(s.k) * double(s.n) +
+                                double(s.m) * double(s.n);
+        EXPECT_EQ(xn::call_workspace_elems(s.m, s.n, s.k, l, ta, true, true), nn + packed)
             << s.m << "x" << s.n << "x" << s.k << " ta=" << ta << " L" << l;
+        EXPECT_EQ(xn::call_workspace_elems(s.m, s.n, s.k, l, ta, true, true, false), nn);
         EXPECT_EQ(xn::call_workspace_elems(s.m, s.n, s.k, l, ta, false, true), nn);
+        EXPECT_EQ(xn::packed_b_elems(s.m, s.n, s.k, l, ta, false, true), 0);
+        EXPECT_EQ(xn::packed_b_elems(s.m, s.n, s.k, l, ta, true, false), 0);
+        if (packed > 0) {
+          EXPECT_LE(2 * double(nn + packed), operands);
+        }
         if (l == 0) {
           EXPECT_EQ(nn, 0);
+          EXPECT_EQ(packed, 0);
         }
         if (s.m == s.n && s.n == s.k && s.n >= 4096) {
-          const double operands = 3.0 * double(s.n) * double(s.n);
           EXPECT_LE(double(nn), operands / 3 * 1.01) << s.n << " L" << l;
+          if (l > 0) {  // a quarter of B's core: 5/12 of A + B + C in all
+            const std::int64_t half = (s.n & ~((std::int64_t(1) << l) - 1)) / 2;
+            EXPECT_EQ(packed, half * half) << s.n << " L" << l;
+            EXPECT_LE(double(nn + packed), operands * 5 / 12 * 1.01) << s.n << " L" << l;
+          }
         }
       }
 

@@ -201,10 +201,11 @@ class GpuNgemm : public ::testing::Test {
     XN_CUBLAS_OK(
         xnGetWorkspaceSize(h_, is_double ? 'd' : 's', c.ta, c.tb, c.m, c.n, c.k, &query));
     EXPECT_EQ(query, need) << what;
-    if (t_normal) {  // the workspace of NN
-      EXPECT_EQ(need, size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, ta, false,
-                                                      false)) *
-                          sizeof(T))
+    if (t_normal) {  // the workspace of NN, plus the packed quadrant of op(B)
+      EXPECT_EQ(need,
+                size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, ta, false, false) +
+                       xn::packed_b_elems(c.m, c.n, c.k, levels, ta, tb, true)) *
+                    sizeof(T))
           << what;
     }
     DeviceBuffer<char> ws(need);
@@ -443,10 +444,11 @@ TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   const int n = 512;  // 3 levels with leaf 64
   size_t query = 0, nn = 0, held = 0;
   // Double NT stores T non-transposed by default (XN_OPT_PACK_TRANS_B = -1):
-  // exactly the workspace of NN, about a third of A, B and C together.
+  // the workspace of NN (about a third of A, B and C together) plus the
+  // packed quarter of op(B) (5/12 in all).
   XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &query));
   XN_CUBLAS_OK(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &nn));
-  EXPECT_EQ(query, nn);
+  EXPECT_EQ(query, nn + size_t(n / 2) * size_t(n / 2) * sizeof(double));
   EXPECT_EQ(query, size_t(xn::call_workspace_elems(n, n, n, 3, false, true, true)) *
                        sizeof(double));
   EXPECT_LE(query, 3u * n * n * sizeof(double) / 2);  // the budget
@@ -468,12 +470,13 @@ TEST_F(GpuNgemm, WorkspaceSizeQueryHeldAndUserSupplied) {
   EXPECT_EQ(held2, held);
 
   // A user-supplied workspace is used as is; one too small for 3 levels
-  // makes the call run with fewer.
+  // (even without the packed quadrant, which goes first) makes the call run
+  // with fewer.
   DeviceBuffer<char> user(query);
   XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), query));
   run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 3);
   const size_t two_levels =
-      size_t(xn::call_workspace_elems(n, n, n, 2, false, true, true)) * 8;
+      size_t(xn::call_workspace_elems(n, n, n, 2, false, true, true, false)) * 8;
   XN_CUBLAS_OK(xnSetWorkspace(h_, user.get(), two_levels));
   run<double>({n, n, n, CUBLAS_OP_N, CUBLAS_OP_T, 1, 0.5, 0}, false, nullptr, 2);
   XN_CUBLAS_OK(xnGetWorkspaceHeld(h_, &held));
@@ -520,11 +523,13 @@ TEST_F(GpuNgemm, NonTransposedBTempsOnAndOffAgreeWithCublasAndTheOracle) {
 // class (a partial tile on either side, thin, more column tiles than the
 // grid's y dimension holds), each orientation pair, + and -, in place on the
 // non-transposed operand (T = B22 - T of seed 000 Table 1), both precisions:
-// bit for bit the host's ew_add/ew_sub, D's padding untouched.
+// bit for bit the host's ew_add/ew_sub, D's padding untouched. With `copy`,
+// the same kernel's transposing copy D = op(X) (the packed quadrant of op(B),
+// plan.h): bit for bit X, -0 and all.
 template <class T>
 void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
                             bool y_trans, bool subtract, bool in_place,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, bool copy = false) {
   // An operand stored transposed is cols x rows, otherwise rows x cols like
   // D; its padding holds the sentinel.
   struct Operand {
@@ -542,7 +547,9 @@ void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
     for (std::int64_t j = 0; j < c; ++j)
       for (std::int64_t i = 0; i < r; ++i)
         o.h[std::size_t(i + j * o.ld)] =
-            T(double((i * 31 + j * 17 + salt) % 1000003) * 0.25);
+            (i * 31 + j * 17 + salt) % 7 == 3
+                ? T(-0.0)  // a copy must keep the sign of zero
+                : T(double((i * 31 + j * 17 + salt) % 1000003) * 0.25);
     return o;
   };
   const Operand x = make(x_trans, 1), y = make(y_trans, 7);
@@ -564,7 +571,11 @@ void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
       std::to_string(rows) + "x" + std::to_string(cols) +
       " x_trans=" + std::to_string(x_trans) + " y_trans=" + std::to_string(y_trans) +
       " subtract=" + std::to_string(subtract) + " in_place=" + std::to_string(in_place);
-  ASSERT_EQ(be.transpose_add_sub(Dv, Xv, Yv, subtract), xn::Status::Ok) << what;
+  if (copy) {
+    ASSERT_EQ(be.transpose_copy(Dv, Xv), xn::Status::Ok) << what << " copy";
+  } else {
+    ASSERT_EQ(be.transpose_add_sub(Dv, Xv, Yv, subtract), xn::Status::Ok) << what;
+  }
   XN_CUDA_OK(cudaStreamSynchronize(stream));
   const std::vector<T> D = d_is_y   ? dY.download()
                            : d_is_x ? dX.download()
@@ -572,9 +583,13 @@ void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
   for (std::int64_t j = 0; j < cols; ++j)
     for (std::int64_t i = 0; i < ldd; ++i) {
       const T want = i >= rows  ? T(kCSentinel)
+                     : copy     ? x.at(i, j)
                      : subtract ? xn::ew_sub(x.at(i, j), y.at(i, j))
                                 : xn::ew_add(x.at(i, j), y.at(i, j));
       ASSERT_EQ(D[std::size_t(i + j * ldd)], want) << what << " at " << i << "," << j;
+      if (copy && i < rows) {
+        ASSERT_EQ(std::signbit(D[std::size_t(i + j * ldd)]), std::signbit(want)) << what;
+      }
     }
 }
 
@@ -598,6 +613,11 @@ TEST_F(GpuNgemm, TransposeAddSubKernelEveryShapeAndOrientation) {
             return;
           }
         }
+  for (const auto &s : shapes) {
+    transpose_add_sub_case<double>(s[0], s[1], true, false, false, false, stream, true);
+    transpose_add_sub_case<float>(s[0], s[1], true, false, false, false, stream, true);
+    if (HasFatalFailure()) break;
+  }
   cudaStreamDestroy(stream);
 }
 
@@ -617,12 +637,13 @@ TEST_F(GpuNgemm, FailedOrForbiddenWorkspaceStillGivesTheProduct) {
   ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(one_level)),
             CUBLAS_STATUS_SUCCESS);
   run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 1);
-  // NT with T non-transposed needs NN's workspace: a budget of one NN level
-  // runs one level.
+  // NT with T non-transposed needs NN's workspace (plus the packed quadrant
+  // of op(B) if it has room): a budget of one NN level runs one level.
   const size_t nn_one_level =
       size_t(xn::call_workspace_elems(300, 260, 280, 1, false, false, false)) * 8;
-  EXPECT_EQ(nn_one_level,
-            size_t(xn::call_workspace_elems(300, 260, 280, 1, false, true, true)) * 8);
+  EXPECT_EQ(
+      nn_one_level,
+      size_t(xn::call_workspace_elems(300, 260, 280, 1, false, true, true, false)) * 8);
   reset_handle(32, 1);  // no workspace held from the calls above
   ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(nn_one_level)),
             CUBLAS_STATUS_SUCCESS);

@@ -145,15 +145,18 @@ cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
       // of scratch memory the classical product does not need.
       const bool t_normal =
           stores_t_normal(hs->opt.normal_b_temps, is_double, Av.trans, Bv.trans);
+      bool pack = false;
       const int run_levels = choose_workspace(
-          m, n, k, levels, Av.trans, Bv.trans, t_normal, [&](index_t elems) {
+          m, n, k, levels, Av.trans, Bv.trans, t_normal,
+          [&](index_t elems) {
             ws = static_cast<T *>(
                 acquire_workspace(*hs, std::size_t(elems) * sizeof(T), stream));
             return ws != nullptr;
-          });
+          },
+          &pack);
       hs->last_levels = run_levels;
       s = recursive_gemm<T>(be, winograd_nonneg_schedule(), run_levels, Av, Bv, beta_kind,
-                            Cv, ws, hs->opt.kchain_for(is_double), t_normal);
+                            Cv, ws, hs->opt.kchain_for(is_double), t_normal, pack);
     }
   }
   const Status done = mark_call_done(*hs, stream);

@@ -18,6 +18,8 @@
 //       The same for a non-transposed D and X, Y of either orientation (at
 //       least one transposed): D = op(X) +/- op(Y) read from the stored
 //       arrays. D may alias a non-transposed X or Y, never a transposed one.
+//   Status transpose_copy(MatView<T> D, MatView<const T> X);
+//       D = op(X) for a non-transposed D and a transposed X (exact copy).
 //   Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
 //               ScalarKind beta);
 //       Di = X + beta * Di for D0 and, when D1.p != nullptr, D1
@@ -25,6 +27,8 @@
 //   Status scale(MatView<T> C, ScalarKind beta);
 //       C = beta * C (ew_scale).
 #pragma once
+
+#include <algorithm>
 
 #include "core/plan.h"
 #include "core/schedule.h"
@@ -63,14 +67,16 @@ template <class T, class Backend>
 class ScheduleExecutor {
  public:
   // `t_normal`: store T non-transposed even when B is transposed (plan.h,
-  // stores_t_normal).
+  // stores_t_normal). `packed`: room for one quadrant of op(B) of the top
+  // level (plan.h, packed_b_elems), or nullptr.
   ScheduleExecutor(Backend &backend, const Schedule &schedule, int levels,
-                   index_t kchain = 0, bool t_normal = false)
+                   index_t kchain = 0, bool t_normal = false, T *packed = nullptr)
       : be_(backend),
         sched_(schedule),
         levels_(levels),
         kchain_(kchain),
-        t_normal_(t_normal) {}
+        t_normal_(t_normal),
+        packed_(packed) {}
 
   // C = alpha * A * B + beta * C over `levels` levels of the schedule below
   // this one; every dimension must be divisible by 2^(levels - level).
@@ -153,10 +159,21 @@ class ScheduleExecutor {
                   : be_.transpose_add_sub(D, X, Y, subtract);
           break;
         }
-        case StepKind::Product:
-          s = run(level + 1, readable(st.x), readable(st.y), step_beta, writable(st.dst),
-                  deeper);
+        case StepKind::Product: {
+          MatView<const T> Y = readable(st.y);
+          // A transposed quadrant of op(B) itself (M1..M3 of Table 1; only at
+          // the top level, as every deeper B is then non-transposed): packed
+          // non-transposed so that the product recurses as NN/TN (plan.h).
+          if (packed_ && Y.trans && is_b_quadrant(st.y)) {
+            const MatView<T> P{packed_, Y.rows, Y.cols, std::max<index_t>(Y.rows, 1),
+                               false};
+            s = be_.transpose_copy(P, Y);
+            Y = P.as_const();
+          }
+          if (s == Status::Ok)
+            s = run(level + 1, readable(st.x), Y, step_beta, writable(st.dst), deeper);
           break;
+        }
         case StepKind::Store:
           s = be_.fold(writable(st.dst), writable(st.dst2), readable(st.x), step_beta);
           break;
@@ -172,21 +189,26 @@ class ScheduleExecutor {
   int levels_;
   index_t kchain_;
   bool t_normal_;
+  T *packed_;
 };
 
 // C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
 // schedule on the largest part whose dimensions are multiples of 2^levels,
 // then thin leaf GEMMs for the peeled strips (ARCHITECTURE.md section 2,
 // "Odd and rectangular sizes"). `ws` must hold
-// call_workspace_elems(m, n, k, levels, A.trans, B.trans, t_normal) elements.
+// call_workspace_elems(m, n, k, levels, A.trans, B.trans, t_normal, pack)
+// elements.
 // When levels > 0, every leaf product (recursion leaves and the peeled strips
 // alike) is split into chunks of k of at most `kchain` (leaf_gemm). With
 // `t_normal`, the B-side temporaries are stored non-transposed even when
-// op(B) is transposed (plan.h, stores_t_normal).
+// op(B) is transposed (plan.h, stores_t_normal), and with `pack` the top
+// level's products with quadrants of op(B) run on a packed copy when the
+// bound allows it (packed_b_elems; `ws` then holds
+// call_workspace_elems(..., t_normal, pack) elements).
 template <class T, class Backend>
 Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<const T> A,
                       MatView<const T> B, ScalarKind beta, MatView<T> C, T *ws,
-                      index_t kchain = 0, bool t_normal = false) {
+                      index_t kchain = 0, bool t_normal = false, bool pack = true) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   if (k == 0) return be.scale(C, beta);
@@ -195,7 +217,12 @@ Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<co
   if (levels <= 0) return be.gemm(A, B, beta, C);
 
   const CoreShape c = core_shape(m, n, k, levels);
-  ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain, t_normal);
+  // The packed quadrant of op(B) follows the temporaries (plan.h).
+  T *const packed =
+      pack && packed_b_elems(m, n, k, levels, A.trans, B.trans, t_normal) > 0
+          ? ws + workspace_elems(m, n, k, levels, A.trans, B.trans && !t_normal)
+          : nullptr;
+  ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain, t_normal, packed);
   Status s = exec.run(0, A.block(0, 0, c.m, c.k), B.block(0, 0, c.k, c.n), beta,
                       C.block(0, 0, c.m, c.n), ws);
   // The k-strip adds to the core of C, which now holds beta*C + its product.

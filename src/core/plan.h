@@ -104,13 +104,20 @@ inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool
 // ---------------------------------------------------------------------------
 // B-side temporaries stored non-transposed (XN_OPT_PACK_TRANS_B).
 //
-// cuBLAS runs its double NT leaves about 5 % slower than NN on the H200
+// cuBLAS runs its double NT leaves 5-20 % slower than NN on the H200
 // (docs/performance.md). With op(B) transposed, the pre-additions T1..T4 of
 // seed 000 Table 1 are then formed by a transposing add/sub straight into a
 // non-transposed T (hk x hn), so the products that read T (M4..M7) recurse
-// as NN/TN; only those reading B's quadrants (M1, M2, M3) keep transb = T,
-// (3/7)^L of the leaves. T has the same number of elements either way, so
-// this costs no workspace.
+// as NN/TN. T has the same number of elements either way.
+//
+// The three top-level products that read B's quadrants directly (M1, M2,
+// M3) would still recurse with transb = T, (3/7)^L of the leaves. When the
+// workspace allows, each of those quadrants is first copied, transposed,
+// into one packed hk x hn buffer (one after the other, reusing it), so that
+// the whole recursion below runs NN/TN: three transposing copies of a
+// quarter of B buy every leaf back from NT. The buffer costs k n / 4
+// elements; it is used only while the call's workspace stays within half of
+// A + B + C (a square call: 5/12), else those three products keep NT.
 
 // Whether a call stores T non-transposed, from the option's value (-1
 // automatic: double precision with op(A) = A, the measured case; 0 never;
@@ -121,25 +128,52 @@ inline bool stores_t_normal(std::int64_t option, bool is_double, bool a_trans,
   return option > 0 || (is_double && !a_trans);
 }
 
+// Elements of the packed B quadrant (hk x hn of the core) of a call with T
+// stored non-transposed, or 0 when it packs nothing (no recursion, op(B) not
+// transposed, T transposed, or the half-of-A+B+C bound would be exceeded).
+// It follows the temporaries in the workspace.
+inline index_t packed_b_elems(index_t m, index_t n, index_t k, int levels, bool a_trans,
+                              bool b_trans, bool t_normal) {
+  if (levels <= 0 || !b_trans || !t_normal) return 0;
+  const CoreShape c = core_shape(m, n, k, levels);
+  const index_t packed = (c.k / 2) * (c.n / 2);
+  const index_t temps = workspace_elems(m, n, k, levels, a_trans, false);
+  return 2 * (temps + packed) <= m * k + k * n + m * n ? packed : 0;
+}
+
 // Elements of workspace of a whole call at `levels` levels (0: none): what
 // the executor uses, the size query reports and the allocation asks for.
 // With `t_normal`, T is stored non-transposed at every level, exactly as for
-// op(B) = B.
+// op(B) = B; with `pack` too, the packed B quadrant follows when the bound
+// allows it (packed_b_elems).
 inline index_t call_workspace_elems(index_t m, index_t n, index_t k, int levels,
-                                    bool a_trans, bool b_trans, bool t_normal) {
+                                    bool a_trans, bool b_trans, bool t_normal,
+                                    bool pack = true) {
   if (levels <= 0) return 0;
-  return workspace_elems(m, n, k, levels, a_trans, b_trans && !t_normal);
+  return workspace_elems(m, n, k, levels, a_trans, b_trans && !t_normal) +
+         (pack ? packed_b_elems(m, n, k, levels, a_trans, b_trans, t_normal) : 0);
 }
 
 // The depth a call runs when workspace may be refused: `acquire(elems)`
-// tries to get `elems` elements and says whether it did. One level is given
-// up at a time; 0 levels need no workspace (acquire is not called). One
+// tries to get `elems` elements and says whether it did. At each depth the
+// packed B quadrant is given up before the level (a level is worth more than
+// the packing); 0 levels need no workspace (acquire is not called). Sets
+// *pack to whether the workspace got includes the packed quadrant. One
 // fallback rule for both backends.
 template <class Acquire>
 int choose_workspace(index_t m, index_t n, index_t k, int levels, bool a_trans,
-                     bool b_trans, bool t_normal, Acquire &&acquire) {
-  for (; levels > 0; --levels)
-    if (acquire(call_workspace_elems(m, n, k, levels, a_trans, b_trans, t_normal))) break;
+                     bool b_trans, bool t_normal, Acquire &&acquire, bool *pack) {
+  *pack = false;
+  for (; levels > 0; --levels) {
+    if (packed_b_elems(m, n, k, levels, a_trans, b_trans, t_normal) > 0 &&
+        acquire(
+            call_workspace_elems(m, n, k, levels, a_trans, b_trans, t_normal, true))) {
+      *pack = true;
+      break;
+    }
+    if (acquire(call_workspace_elems(m, n, k, levels, a_trans, b_trans, t_normal, false)))
+      break;
+  }
   return levels;
 }
 

@@ -137,6 +137,23 @@ Status CpuBackend<T>::transpose_add_sub(MatView<T> D, MatView<const T> X,
 }
 
 template <class T>
+Status CpuBackend<T>::transpose_copy(MatView<T> D, MatView<const T> X) {
+  if (D.trans || !X.trans || X.rows != D.rows || X.cols != D.cols)
+    return Status::InvalidValue;
+  // Blocked so that both the rows of X and the columns of D stay in cache.
+  constexpr index_t kBlock = 32;
+  for (index_t j0 = 0; j0 < D.cols; j0 += kBlock) {
+    const index_t j1 = std::min(j0 + kBlock, D.cols);
+    for (index_t i0 = 0; i0 < D.rows; i0 += kBlock) {
+      const index_t i1 = std::min(i0 + kBlock, D.rows);
+      for (index_t j = j0; j < j1; ++j)
+        for (index_t i = i0; i < i1; ++i) D.p[i + j * D.ld] = X.p[j + i * X.ld];
+    }
+  }
+  return Status::Ok;
+}
+
+template <class T>
 Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                  std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
                  std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
@@ -181,8 +198,10 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
   thread_local std::unique_ptr<T[]> cache;
   thread_local std::size_t cached = 0;
   const bool normal_t = stores_t_normal(opt.normal_b_temps, is_double, trans_a, trans_b);
-  levels =
-      choose_workspace(m, n, k, levels, trans_a, trans_b, normal_t, [&](index_t elems) {
+  bool pack = false;
+  levels = choose_workspace(
+      m, n, k, levels, trans_a, trans_b, normal_t,
+      [&](index_t elems) {
         if (opt.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt.workspace_limit)
           return false;
         if (std::size_t(elems) <= cached) return true;
@@ -191,10 +210,11 @@ Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
         cache.reset(p);
         cached = std::size_t(elems);
         return true;
-      });
+      },
+      &pack);
   if (t_normal) *t_normal = normal_t && levels > 0;
   return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
-                           cache.get(), opt.kchain_for(is_double), normal_t);
+                           cache.get(), opt.kchain_for(is_double), normal_t, pack);
 }
 
 template class CpuBackend<float>;

@@ -27,6 +27,7 @@ class CpuBackend {
   Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y, bool subtract);
   Status transpose_add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
                            bool subtract);
+  Status transpose_copy(MatView<T> D, MatView<const T> X);
   Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X, ScalarKind beta);
   Status scale(MatView<T> C, ScalarKind beta);
 

@@ -75,6 +75,14 @@ class CudaBackend {
                                           X.trans, Y.p, Y.ld, Y.trans, subtract));
   }
 
+  // D = op(X) for a non-transposed D and a transposed X.
+  Status transpose_copy(MatView<T> D, MatView<const T> X) {
+    if (D.trans || !X.trans || X.rows != D.rows || X.cols != D.cols)
+      return Status::InvalidValue;
+    return ok(launch_transpose_add_sub<T>(s_, D.rows, D.cols, D.p, D.ld, X.p, X.ld, true,
+                                          nullptr, 0, false, false));
+  }
+
  private:
   static Status ok(cudaError_t e) {
     return e == cudaSuccess ? Status::Ok : Status::ExecutionFailed;
