@@ -242,11 +242,14 @@ typedef enum {
   /** xnDngemm/xnSngemm with transb != N: store the recursion's B-side
    *  temporaries (sums and differences of quadrants of op(B)) non-transposed,
    *  formed by a transposing addition, so that the 4 of every 7 products
-   *  that read them run as NN or TN GEMMs; only (3/7)^levels of the leaf
-   *  GEMMs keep transb = T. -1 = automatic (double precision with
-   *  transa = N, where cuBLAS's NT leaf kernels are slower), 0 = never,
-   *  1 = whenever transb != N (XN_PACK_TRANS_B; the name is kept from an
-   *  earlier implementation that copied op(B)). Needs no extra workspace. */
+   *  that read them run as NN or TN GEMMs; and, when the workspace stays
+   *  within half of A, B and C together, copy each quadrant of op(B) that a
+   *  top-level product reads (3 of the 7) transposed into one buffer of
+   *  k*n/4 elements first, so that every leaf GEMM runs with transb = N
+   *  (without that buffer, (3/7)^levels of them keep transb = T; it is given
+   *  up before a recursion level when workspace is short). -1 = automatic
+   *  (double precision with transa = N, where cuBLAS's NT leaf kernels are
+   *  slower), 0 = never, 1 = whenever transb != N (XN_PACK_TRANS_B). */
   XN_OPT_PACK_TRANS_B = 11,
   /** xnSsymv/xnDsymv: kernel variant, 1 .. the number compiled (see
    *  docs/design.md, "SYMV"; a larger value is INVALID_VALUE); 0 = the tuned
