@@ -105,10 +105,26 @@ Status CpuBackend<T>::scale(MatView<T> C, ScalarKind beta_kind) {
   return Status::Ok;
 }
 
-// Blocked (32 x 32 tiles of D) so that the strided reads of a transposed
-// operand stay within a few cache lines per tile. Not parallelised, like the
-// other elementwise loops (see kParallelElems). Each entry is read before it
-// is written, so D may alias a non-transposed operand (T = B22 - T).
+// Calls column(j, i0, i1) for every column j of a rows x cols D, in 32 x 32
+// tiles, so that the strided reads of a transposed operand stay within a few
+// cache lines per tile. Not parallelised, like the other elementwise loops
+// (see kParallelElems).
+namespace {
+template <class Column>
+void for_each_tile_column(index_t rows, index_t cols, Column &&column) {
+  constexpr index_t kBlock = 32;
+  for (index_t j0 = 0; j0 < cols; j0 += kBlock) {
+    const index_t j1 = std::min(j0 + kBlock, cols);
+    for (index_t i0 = 0; i0 < rows; i0 += kBlock) {
+      const index_t i1 = std::min(i0 + kBlock, rows);
+      for (index_t j = j0; j < j1; ++j) column(j, i0, i1);
+    }
+  }
+}
+}  // namespace
+
+// Each entry is read before it is written, so D may alias a non-transposed
+// operand (T = B22 - T).
 template <class T>
 Status CpuBackend<T>::transpose_add_sub(MatView<T> D, MatView<const T> X,
                                         MatView<const T> Y, bool subtract) {
@@ -118,21 +134,14 @@ Status CpuBackend<T>::transpose_add_sub(MatView<T> D, MatView<const T> X,
   // Strides of op(X), op(Y) along D's rows (i) and columns (j).
   const index_t xi = X.trans ? X.ld : 1, xj = X.trans ? 1 : X.ld;
   const index_t yi = Y.trans ? Y.ld : 1, yj = Y.trans ? 1 : Y.ld;
-  constexpr index_t kBlock = 32;
-  for (index_t j0 = 0; j0 < D.cols; j0 += kBlock) {
-    const index_t j1 = std::min(j0 + kBlock, D.cols);
-    for (index_t i0 = 0; i0 < D.rows; i0 += kBlock) {
-      const index_t i1 = std::min(i0 + kBlock, D.rows);
-      for (index_t j = j0; j < j1; ++j) {
-        T *d = D.p + j * D.ld;
-        const T *x = X.p + j * xj, *y = Y.p + j * yj;
-        if (subtract)
-          for (index_t i = i0; i < i1; ++i) d[i] = ew_sub(x[i * xi], y[i * yi]);
-        else
-          for (index_t i = i0; i < i1; ++i) d[i] = ew_add(x[i * xi], y[i * yi]);
-      }
-    }
-  }
+  for_each_tile_column(D.rows, D.cols, [&](index_t j, index_t i0, index_t i1) {
+    T *d = D.p + j * D.ld;
+    const T *x = X.p + j * xj, *y = Y.p + j * yj;
+    if (subtract)
+      for (index_t i = i0; i < i1; ++i) d[i] = ew_sub(x[i * xi], y[i * yi]);
+    else
+      for (index_t i = i0; i < i1; ++i) d[i] = ew_add(x[i * xi], y[i * yi]);
+  });
   return Status::Ok;
 }
 
@@ -140,16 +149,9 @@ template <class T>
 Status CpuBackend<T>::transpose_copy(MatView<T> D, MatView<const T> X) {
   if (D.trans || !X.trans || X.rows != D.rows || X.cols != D.cols)
     return Status::InvalidValue;
-  // Blocked so that both the rows of X and the columns of D stay in cache.
-  constexpr index_t kBlock = 32;
-  for (index_t j0 = 0; j0 < D.cols; j0 += kBlock) {
-    const index_t j1 = std::min(j0 + kBlock, D.cols);
-    for (index_t i0 = 0; i0 < D.rows; i0 += kBlock) {
-      const index_t i1 = std::min(i0 + kBlock, D.rows);
-      for (index_t j = j0; j < j1; ++j)
-        for (index_t i = i0; i < i1; ++i) D.p[i + j * D.ld] = X.p[j + i * X.ld];
-    }
-  }
+  for_each_tile_column(D.rows, D.cols, [&](index_t j, index_t i0, index_t i1) {
+    for (index_t i = i0; i < i1; ++i) D.p[i + j * D.ld] = X.p[j + i * X.ld];
+  });
   return Status::Ok;
 }
 
