@@ -143,7 +143,10 @@ cubA = atomics allowed, gemv = cublas?gemv on the full n x n array); %copy,
 bandwidth; spd, spdA = cuBLAS time / ours; err = max |y - ref| / (|alpha| |A|
 |x| + |beta| |y0|) over the checked rows (double-double reference); rep, repA
 = two calls bitwise identical (ours, cuBLAS atomics). NaN fills the unused
-triangle and the padding: a NaN in y is an error.
+triangle and the padding: a NaN in y is an error. The CSV/JSON records add
+read_tbs, the read floor: one streaming-read kernel over the stored
+triangle's byte count (what any SYMV of that size needs at least), and
+ours_frac_read.
 
 Exit status: 0 all cases ran (skipped ones included), 1 a result had NaN/Inf,
 an exdgemm entry was not correctly rounded, or a CUDA/cuBLAS/xNGEMM call
