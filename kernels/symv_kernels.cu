@@ -228,14 +228,14 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
       reinterpret_cast<std::uint64_t *>(xring + STAGES * PC);  // [STAGES][W]
 
   const symv::Layout &L = a.L;
-  const std::int64_t p = blockIdx.x, c = blockIdx.y;
+  const std::int64_t p = blockIdx.x, c = symv::block_chunk(L, p, blockIdx.y);
   const std::int64_t len = symv::row_len(L, p);
-  const std::int64_t t0 = symv::chunk_begin(L, p, c);
+  const std::int64_t t0 = c < 0 ? len : symv::chunk_begin(L, p, c);
   // Let the reduction kernel (launched as a programmatic dependent) be
   // scheduled as soon as the last tile block has started: its launch then
   // overlaps this grid's tail; it still waits for this grid to complete.
   asm volatile("griddepcontrol.launch_dependents;");
-  if (t0 >= len) return;  // the grid is nt x max_chunks: rows have fewer
+  if (t0 >= len) return;  // the grid is nt x max_chunks: rows have fewer chunks
   // A device alpha of zero: no tile is read; the reduction only scales y.
   if (a.alpha.dev && *a.alpha.dev == T(0)) return;
   const std::int64_t t1 = symv::chunk_end(L, p, c);

@@ -78,6 +78,16 @@ XN_HD std::int64_t row_chunks(const Layout &L, std::int64_t p) {
   return L.lower ? ceil_div(p + 1, L.chunk) : ceil_div(L.nt, L.chunk) - p / L.chunk;
 }
 XN_HD std::int64_t max_chunks(const Layout &L) { return ceil_div(L.nt, L.chunk); }
+// The chunk that grid block (p, g) runs, g = blockIdx.y: the chunk covering
+// the aligned column group g, so that the hardware, which dispatches blocks
+// with blockIdx.x = p fastest, runs the chunks of one column band in all
+// rows together: consecutive rows' column segments are adjacent in memory
+// (shared DRAM pages). A lower row's chunk c covers group c; an upper row's
+// chunk c covers group first_chunk_group(p) + c, so group g is chunk
+// g - first_chunk_group(p), negative (nothing to do) left of the diagonal.
+XN_HD std::int64_t block_chunk(const Layout &L, std::int64_t p, std::int64_t g) {
+  return g - first_chunk_group(L, p);
+}
 // The tiles t (row_len order) of chunk c of row p: [chunk_begin, chunk_end).
 // chunk_begin >= row_len(p) exactly when c >= row_chunks(p).
 XN_HD std::int64_t chunk_begin(const Layout &L, std::int64_t p, std::int64_t c) {

@@ -271,14 +271,20 @@ void check_bijection(const sv::Layout &L) {
   std::vector<int> tile_hits(std::size_t(L.nt * L.nt), 0);
   int64_t bad = 0;
   for (int64_t p = 0; p < L.nt; ++p)
-    for (int64_t c = 0; c < sv::max_chunks(L); ++c) {
-      const int64_t len = sv::row_len(L, p), t0 = sv::chunk_begin(L, p, c);
+    for (int64_t g = 0; g < sv::max_chunks(L); ++g) {
+      // Grid block (p, g) runs chunk c: the one over column group g.
+      const int64_t c = sv::block_chunk(L, p, g);
+      const int64_t len = sv::row_len(L, p);
+      const int64_t t0 = c < 0 ? len : sv::chunk_begin(L, p, c);
       if (t0 >= len) {
         // The kernel returns at once for these: they must be exactly the
-        // chunks past the row's count.
-        if (c < sv::row_chunks(L, p)) ++bad;
+        // groups left of an upper row's diagonal or past a row's chunks.
+        if (c >= 0 && c < sv::row_chunks(L, p)) ++bad;
         continue;
       }
+      if (c < 0) ++bad;
+      // Its tiles lie in column group g.
+      if (sv::tile_col(L, p, t0) / L.chunk != g) ++bad;
       if (c >= sv::row_chunks(L, p)) ++bad;
       const int64_t t1 = sv::chunk_end(L, p, c);
       // Chunks are aligned column ranges of at most `chunk` tiles.
@@ -546,7 +552,8 @@ void emulate_diagonal_tile(const sv::Layout &L, const EmuConfig &cfg, int64_t ro
   }
 }
 
-// One thread block (p, c) of symv_tile_kernel. The kernel's warp w holds
+// Chunk c of row p: thread block (p, g) of symv_tile_kernel, c = block_chunk(p, g)
+// (c < 0: a block with nothing to do). The kernel's warp w holds
 // tile columns v with column_warp(v) = w and its lanes all nb rows u; here
 // the loops run over u and v, with the row sums kept per warp (acc[w][u])
 // and added in warp order at the end, as the kernel does. Off-diagonal
@@ -558,7 +565,7 @@ void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, in
                         GuardedWorkspace<T> &ws, bool alpha_dev_zero) {
   const int64_t nb = L.nb, W = sv::tile_warps(nb, cfg.tv, cfg.pieces);
   const int64_t len = sv::row_len(L, p);
-  const int64_t t0 = sv::chunk_begin(L, p, c);
+  const int64_t t0 = c < 0 ? len : sv::chunk_begin(L, p, c);
   if (t0 >= len) return;  // the grid is nt x max_chunks
   if (alpha_dev_zero) return;
   const int64_t t1 = sv::chunk_end(L, p, c);
@@ -640,8 +647,9 @@ void emulate_symv(const EmuConfig &cfg, bool lower, int64_t n, T alpha,
       for (int64_t i = 0; i < sv::packed_x_elems(L); ++i)
         ws.write(i, i < n ? gx.read(sv::vector_offset(i, n, incx)) : T(0));
     for (int64_t p = 0; p < L.nt; ++p)
-      for (int64_t c = 0; c < sv::max_chunks(L); ++c)
-        emulate_tile_block(L, cfg, p, c, A, xs, ws, alpha_dev_zero);
+      for (int64_t g = 0; g < sv::max_chunks(L); ++g)
+        emulate_tile_block(L, cfg, p, sv::block_chunk(L, p, g), A, xs, ws,
+                           alpha_dev_zero);
   }
   // Every slot element (and the packed x, when packed) written exactly once.
   if (!alpha_is_zero && !alpha_dev_zero)
