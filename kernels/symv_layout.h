@@ -72,8 +72,8 @@ XN_HD std::int64_t first_chunk_group(const Layout &L, std::int64_t p) {
   return L.lower ? 0 : p / L.chunk;
 }
 // Chunks (thread blocks) of block row p, and the most any row has: the
-// kernel's grid is nt x max_chunks, and blocks (p, c) with c >= row_chunks(p)
-// return at once.
+// kernel's grid is nt x max_chunks (block (p, g) runs chunk block_chunk(p, g)),
+// and blocks without a chunk (c < 0 or c >= row_chunks(p)) return at once.
 XN_HD std::int64_t row_chunks(const Layout &L, std::int64_t p) {
   return L.lower ? ceil_div(p + 1, L.chunk) : ceil_div(L.nt, L.chunk) - p / L.chunk;
 }
