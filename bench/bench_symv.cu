@@ -151,9 +151,9 @@ __global__ void __launch_bounds__(kBlock)
 constexpr long long kReadFloorWordsPerBlock = 65536 / 16;
 __global__ void __launch_bounds__(kBlock)
     read_floor_kernel(const float4 *a, long long count, float *sink) {
-  constexpr long long kPerBlock = kReadFloorWordsPerBlock;
-  const long long b0 = (long long)blockIdx.x * kPerBlock;
-  const long long b1 = b0 + kPerBlock < count ? b0 + kPerBlock : count;
+  const long long b0 = (long long)blockIdx.x * kReadFloorWordsPerBlock;
+  const long long b1 =
+      b0 + kReadFloorWordsPerBlock < count ? b0 + kReadFloorWordsPerBlock : count;
   float s = 0.f;
   for (long long i = b0 + threadIdx.x; i < b1; i += 4 * kBlock) {
     float4 v[4];

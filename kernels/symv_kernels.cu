@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
   const symv::Layout &L = a.L;
   const std::int64_t p = blockIdx.x, c = symv::block_chunk(L, p, blockIdx.y);
   const std::int64_t len = symv::row_len(L, p);
-  const std::int64_t t0 = c < 0 ? len : symv::chunk_begin(L, p, c);
+  const std::int64_t t0 = symv::chunk_begin(L, p, c);
   // Let the reduction kernel (launched as a programmatic dependent) be
   // scheduled as soon as the last tile block has started: its launch then
   // overlaps this grid's tail; it still waits for this grid to complete.

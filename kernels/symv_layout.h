@@ -89,8 +89,10 @@ XN_HD std::int64_t block_chunk(const Layout &L, std::int64_t p, std::int64_t g) 
   return g - first_chunk_group(L, p);
 }
 // The tiles t (row_len order) of chunk c of row p: [chunk_begin, chunk_end).
-// chunk_begin >= row_len(p) exactly when c >= row_chunks(p).
+// chunk_begin >= row_len(p) exactly when c is not one of the row's chunks
+// (c < 0, a grid block left of an upper row's diagonal, or c >= row_chunks(p)).
 XN_HD std::int64_t chunk_begin(const Layout &L, std::int64_t p, std::int64_t c) {
+  if (c < 0) return row_len(L, p);
   const std::int64_t q0 = (first_chunk_group(L, p) + c) * L.chunk;
   const std::int64_t t = L.lower ? q0 : q0 - p;
   return t < 0 ? 0 : t;

@@ -275,7 +275,7 @@ void check_bijection(const sv::Layout &L) {
       // Grid block (p, g) runs chunk c: the one over column group g.
       const int64_t c = sv::block_chunk(L, p, g);
       const int64_t len = sv::row_len(L, p);
-      const int64_t t0 = c < 0 ? len : sv::chunk_begin(L, p, c);
+      const int64_t t0 = sv::chunk_begin(L, p, c);
       if (t0 >= len) {
         // The kernel returns at once for these: they must be exactly the
         // groups left of an upper row's diagonal or past a row's chunks.
@@ -565,7 +565,7 @@ void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, in
                         GuardedWorkspace<T> &ws, bool alpha_dev_zero) {
   const int64_t nb = L.nb, W = sv::tile_warps(nb, cfg.tv, cfg.pieces);
   const int64_t len = sv::row_len(L, p);
-  const int64_t t0 = c < 0 ? len : sv::chunk_begin(L, p, c);
+  const int64_t t0 = sv::chunk_begin(L, p, c);
   if (t0 >= len) return;  // the grid is nt x max_chunks
   if (alpha_dev_zero) return;
   const int64_t t1 = sv::chunk_end(L, p, c);
