@@ -378,7 +378,7 @@ std::string config_str(const xn::SymvVariant &v) {
   return std::to_string(v.nb) + "/" + std::to_string(v.cols_per_warp) + "/" +
          std::to_string(v.stages) + "/" + std::to_string(v.min_blocks) + "/" +
          std::to_string(v.chunk) + "/" + std::to_string(v.pieces) + "/" +
-         std::to_string(v.tensor);
+         std::to_string(v.tensor) + (v.regs ? "/regs" : "");
 }
 std::string fmt_gib(double bytes) {
   char b[32];
@@ -508,6 +508,7 @@ class Reporter {
         i("chunk", have_v, r.v.chunk),
         i("pieces", have_v, r.v.pieces),
         i("tensor", have_v, r.v.tensor),
+        i("regs", have_v, r.v.regs),
         s("status", r.status),
         s("message", r.message),
         i("ws_bytes", have_v, (long long)r.ws_bytes),
@@ -881,7 +882,7 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
   const bool is_d = sizeof(T) == 8;
   const char prec = is_d ? 'd' : 's';
   const long long lda64 = (n + 31) / 32 * 32 + o_.lda_pad;
-  const int default_id = xn::symv_variant(0, is_d).id;
+
   const std::uint64_t seed =
       mix64(o_.seed + kGolden * std::uint64_t(2 * n + (is_d ? 0 : 1)));
 
@@ -894,8 +895,8 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
     r.lda = lda64;
     r.seed = seed;
     r.variant_opt = opt;
-    r.v = xn::symv_variant(opt, is_d);
-    r.is_default = r.v.id == default_id;
+    r.v = xn::symv_variant(opt, is_d, n, uplo == 'L');
+    r.is_default = r.v.id == xn::symv_default_variant(is_d, n, uplo == 'L').id;
     r.copy_tbs = copy_tbs;
     return r;
   };
@@ -920,9 +921,9 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
   std::size_t ws_max = 0;
   for (int opt : variant_opts)
     for (bool lower : {true, false})
-      ws_max = std::max(
-          ws_max,
-          xn::symv_workspace_elems(xn::symv_variant(opt, is_d), n, lower) * sizeof(T));
+      ws_max = std::max(ws_max, xn::symv_workspace_elems(
+                                    xn::symv_variant(opt, is_d, n, lower), n, lower) *
+                                    sizeof(T));
   const std::uint64_t a_bytes = std::uint64_t(lda64) * std::uint64_t(n) * sizeof(T);
   const std::uint64_t need = a_bytes + 3 * std::uint64_t(n) * sizeof(T) + ws_max;
   std::size_t free_b = 0, total_b = 0;
@@ -981,7 +982,7 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
       for (int opt : variant_opts) {
         Contender c;
         c.variant_opt = opt;
-        c.v = xn::symv_variant(c.variant_opt, is_d);
+        c.v = xn::symv_variant(c.variant_opt, is_d, n, uplo == 'L');
         cs.push_back(c);
       }
       for (bool atomics : {false, true}) {
@@ -1330,12 +1331,13 @@ int run_symv(const SymvOptions &o) {
   }
 
   const int count = xn::symv_variant_count();
-  if (o.variant > count) {
-    std::fprintf(stderr,
-                 "xnbench: --variant %d: this build has variants 1..%d (0 = default)\n",
-                 o.variant, count);
-    return 2;
-  }
+  for (int v : o.variants)
+    if (v > count) {
+      std::fprintf(stderr,
+                   "xnbench: --variant %d: this build has variants 1..%d (0 = default)\n",
+                   v, count);
+      return 2;
+    }
   // Option values to set; without --variant, the process default (what a
   // fresh handle has: XN_SYMV_VARIANT, else 0).
   std::int64_t process_opt = 0;
@@ -1344,8 +1346,10 @@ int run_symv(const SymvOptions &o) {
   std::vector<int> variant_opts;
   if (o.all_variants)
     for (int v = 1; v <= count; ++v) variant_opts.push_back(v);
+  else if (!o.variants.empty())
+    variant_opts = o.variants;
   else
-    variant_opts.push_back(o.variant >= 0 ? o.variant : int(process_opt));
+    variant_opts.push_back(int(process_opt));
   const std::vector<long long> sizes =
       o.sizes.empty() ? std::vector<long long>{8192, 16384, 32768} : o.sizes;
 
@@ -1363,14 +1367,24 @@ int run_symv(const SymvOptions &o) {
   if (!rep.open()) return 2;
 
   const char *env = std::getenv("XN_SYMV_VARIANT");
+  std::string chosen = "the handle's default variant";
+  if (o.all_variants) {
+    chosen = "every variant (--variant all)";
+  } else if (!o.variants.empty()) {
+    chosen = "XN_OPT_SYMV_VARIANT";
+    for (std::size_t i = 0; i < o.variants.size(); ++i)
+      chosen += (i ? "," : " ") + std::to_string(o.variants[i]);
+  }
   std::printf(
       "ours: xnDsymv / xnSsymv, %s; %d variants compiled (config nb/cols_per_warp/"
-      "stages/min_blocks/chunk/pieces/tensor), built-in default d=%d s=%d%s%s\n",
-      o.all_variants   ? "every variant (--variant all)"
-      : o.variant >= 0 ? ("XN_OPT_SYMV_VARIANT " + std::to_string(o.variant)).c_str()
-                       : "the handle's default variant",
-      count, xn::symv_variant(0, true).id, xn::symv_variant(0, false).id,
-      env ? "; XN_SYMV_VARIANT=" : "", env ? env : "");
+      "stages/min_blocks/chunk/pieces/tensor), built-in default (per precision, order "
+      "and triangle; * in var) e.g. lower n = 8192: d=%d s=%d, n = 32768: d=%d "
+      "s=%d%s%s\n",
+      chosen.c_str(), count, xn::symv_default_variant(true, 8192, true).id,
+      xn::symv_default_variant(false, 8192, true).id,
+      xn::symv_default_variant(true, 32768, true).id,
+      xn::symv_default_variant(false, 32768, true).id, env ? "; XN_SYMV_VARIANT=" : "",
+      env ? env : "");
   std::printf(
       "baselines: cublasDsymv / cublasSsymv with CUBLAS_ATOMICS_NOT_ALLOWED (cub, "
       "cuBLAS's default) and CUBLAS_ATOMICS_ALLOWED (cubA); same handle, stream, "

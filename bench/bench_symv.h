@@ -19,8 +19,9 @@ struct SymvOptions {
   int warmup = 2;                // untimed batches per routine
   int batch = 0;                 // calls per event pair; 0 = automatic
   bool all_variants = false;     // --variant all: 1 .. symv_variant_count()
-  int variant = -1;              // XN_OPT_SYMV_VARIANT (0 = built-in default); -1 = the
-                                 // process default (XN_SYMV_VARIANT, else 0)
+  std::vector<int> variants;     // --variant ID[,ID...]: XN_OPT_SYMV_VARIANT values (0 =
+                                 // built-in default); empty = the process default
+                                 // (XN_SYMV_VARIANT, else 0)
   long long lda_pad = 0;         // extra rows beyond n rounded up to 32
   long long ref_rows = 256;      // sampled rows of y; <= 0 = every row
   double alpha = 1.5, beta = 0.5;

@@ -124,8 +124,9 @@ with ours and cuBLAS in both atomics modes, same handle, stream and buffers):
   --sizes LIST             orders n: comma-separated N or FIRST:LAST[:STEP], LAST
                            included, STEP defaults to 1 (unlike gemm), e.g.
                            14172:14200 (default 8192,16384,32768)
-  --variant ID|all         XN_OPT_SYMV_VARIANT (0 = built-in default; default:
-                           the process default, XN_SYMV_VARIANT); all = sweep
+  --variant IDS|all        XN_OPT_SYMV_VARIANT: one id or a comma list, measured
+                           together (0 = built-in default; default: the
+                           process default, XN_SYMV_VARIANT); all = sweep
                            every compiled variant and rank them
   --reps R                 timed batches per routine (default 20; median reported)
   --warmup N               untimed batches per routine (default 2)
@@ -431,7 +432,13 @@ void parse_symv_args(int argc, char **argv, SymvOptions *s) {
     } else if (key == "--variant") {
       const std::string v = value();
       s->all_variants = v == "all";
-      if (!s->all_variants) s->variant = int(parse_int(v, "variant", 0, 1000));
+      s->variants.clear();
+      if (!s->all_variants)
+        for (std::size_t b = 0; b <= v.size();) {
+          const std::size_t e = std::min(v.find(',', b), v.size());
+          s->variants.push_back(int(parse_int(v.substr(b, e - b), "variant", 0, 1000)));
+          b = e + 1;
+        }
     } else if (key == "--lda-pad") {
       s->lda_pad = parse_int(value(), "lda-pad", 0, INT_MAX);
     } else if (key == "--ref-rows") {

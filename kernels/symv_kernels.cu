@@ -394,6 +394,173 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
   }
 }
 
+// ------------------------------------------------------- register tile kernel
+// One stored tile per thread block (chunk = 1, a 1-D grid in column order:
+// symv::tile_of_block), loaded straight into registers: every load of the
+// tile is issued before the first is used, so the block has its whole tile
+// (NB^2 elements) in flight at once, and several small blocks per SM keep
+// DRAM busy; a finished block is replaced by the next tile of the column.
+// That is the access pattern of a plain streaming read (the read floor in
+// bench/bench_symv.cu), which the ring kernel's chunks cannot match at
+// small n: a ring block streams at most ~35-40 GB/s, so its last wave is
+// long (docs/performance.md, SYMV run 3).
+//
+// Warp w holds the CW = NB / W consecutive tile columns w CW .. w CW + CW - 1,
+// lane l the TU = NB / 32 consecutive rows l TU ..; row sums (the tile's own
+// partial of y_p) are added over the warps in shared memory in warp order,
+// column sums (its cross partial of y_q) over the lanes by the
+// reduce-scatter. The diagonal tile is mirrored at load time (seed 004 §4.2
+// in registers instead of shared memory): an element outside the stored
+// triangle is read as its stored mirror, so every load is of a stored
+// element and the tile gives row sums only. Edge tiles redirect their
+// indices (§6.3) and zero what lies past the edge, as the ring kernel does.
+
+// TU consecutive elements from src (16-byte aligned when TU sizeof(T) is a
+// multiple of 16), as wide as that allows; streaming loads, since A is read
+// once per call.
+template <class T, int TU>
+__device__ __forceinline__ void load_rows(const T *src, T (&e)[TU]) {
+  if constexpr (sizeof(T) == 4 && TU % 4 == 0) {
+#pragma unroll
+    for (int v = 0; v < TU / 4; ++v) {
+      const float4 f = __ldcs(reinterpret_cast<const float4 *>(src) + v);
+      e[4 * v] = f.x;
+      e[4 * v + 1] = f.y;
+      e[4 * v + 2] = f.z;
+      e[4 * v + 3] = f.w;
+    }
+  } else if constexpr (sizeof(T) == 4 && TU % 2 == 0) {
+#pragma unroll
+    for (int v = 0; v < TU / 2; ++v) {
+      const float2 f = __ldcs(reinterpret_cast<const float2 *>(src) + v);
+      e[2 * v] = f.x;
+      e[2 * v + 1] = f.y;
+    }
+  } else if constexpr (sizeof(T) == 8 && TU % 2 == 0) {
+#pragma unroll
+    for (int v = 0; v < TU / 2; ++v) {
+      const double2 d = __ldcs(reinterpret_cast<const double2 *>(src) + v);
+      e[2 * v] = d.x;
+      e[2 * v + 1] = d.y;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < TU; ++k) e[k] = __ldcs(src + k);
+  }
+}
+
+// The work of one tile (p, q) in the register kernel, up to the row sums:
+// loads, the column sums into the cross slot (off-diagonal tiles), and this
+// warp's row sums into rowsum[w]. FULL: an aligned off-diagonal tile inside
+// the matrix, loaded by wide loads; otherwise element by element, with the
+// diagonal's mirroring and the edge's redirecting.
+template <class T, int NB, int W, bool FULL>
+__device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::int64_t p,
+                                               std::int64_t q, T (*rowsum)[NB]) {
+  constexpr int CW = NB / W, TU = NB / 32;
+  constexpr int H = Log2<CW>::value;
+  const symv::Layout &L = a.L;
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const int u0 = lane * TU, v0 = w * CW;
+  const std::int64_t row0 = p * NB, col0 = q * NB;
+  const std::int64_t rext = symv::block_extent(L, p), cext = symv::block_extent(L, q);
+  const bool diag = p == q;
+
+  T e[CW][TU];
+  if constexpr (FULL) {
+    const T *src = a.A + (col0 + v0) * a.lda + row0 + u0;
+#pragma unroll
+    for (int j = 0; j < CW; ++j) load_rows<T, TU>(src + j * a.lda, e[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < CW; ++j)
+#pragma unroll
+      for (int k = 0; k < TU; ++k) {
+        const int u = u0 + k, v = v0 + j;
+        const std::int64_t ur = symv::redirect(u, rext), vr = symv::redirect(v, cext);
+        // On the diagonal (row0 == col0) an unstored element is read as its
+        // mirror: a select of the address, not a branch.
+        const bool mirror = diag && !symv::stored_in_diagonal_tile(L.lower, ur, vr);
+        const std::int64_t r = mirror ? vr : ur, c = mirror ? ur : vr;
+        const T raw = __ldcs(a.A + (col0 + c) * a.lda + row0 + r);
+        e[j][k] = (u < rext && v < cext) ? raw : T(0);
+      }
+  }
+  T xq[CW], xp[TU];
+#pragma unroll
+  for (int j = 0; j < CW; ++j) {
+    const int v = v0 + j;
+    const T xv = a.xs[col0 + symv::redirect(v, cext)];
+    xq[j] = v < cext ? xv : T(0);
+  }
+#pragma unroll
+  for (int k = 0; k < TU; ++k) {
+    const int u = u0 + k;
+    const T xv = a.xs[row0 + symv::redirect(u, rext)];
+    xp[k] = u < rext ? xv : T(0);
+  }
+#pragma unroll
+  for (int k = 0; k < TU; ++k) {
+    T s = T(0);
+#pragma unroll
+    for (int j = 0; j < CW; ++j) s += e[j][k] * xq[j];
+    rowsum[w][u0 + k] = s;
+  }
+  if (!diag) {
+    T part[CW];
+#pragma unroll
+    for (int j = 0; j < CW; ++j) {
+      T s = T(0);
+#pragma unroll
+      for (int k = 0; k < TU; ++k) s += e[j][k] * xp[k];
+      part[j] = s;
+    }
+    warp_reduce_scatter<T, CW>(part, lane);
+    if ((lane & ((1 << (5 - H)) - 1)) == 0)
+      a.slots[symv::cross_slot(L, p, q) * NB + v0 + (lane >> (5 - H))] = part[0];
+  }
+}
+
+// The element-by-element case out of line: its 64-bit address per element
+// would otherwise raise the register count of the whole kernel (ptxas: the
+// full-tile path alone needs none of that).
+template <class T, int NB, int W>
+__device__ __noinline__ void symv_regs_tile_elementwise(const SymvTileArgs<T> &a,
+                                                        std::int64_t p, std::int64_t q,
+                                                        T (*rowsum)[NB]) {
+  symv_regs_tile<T, NB, W, false>(a, p, q, rowsum);
+}
+
+template <class T, int NB, int W, int MINB>
+__global__ void __launch_bounds__(32 * W, MINB) symv_tile_regs_kernel(SymvTileArgs<T> a) {
+  constexpr int CW = NB / W, NT = 32 * W;
+  static_assert(
+      NB % 32 == 0 && NB % W == 0 && CW >= 1 && CW <= 32 && (CW & (CW - 1)) == 0,
+      "bad register SYMV variant");
+  __shared__ T rowsum[W][NB];
+  const symv::Layout &L = a.L;
+  const symv::TileIndex tile = symv::tile_of_block(L, std::int64_t(blockIdx.x));
+  asm volatile("griddepcontrol.launch_dependents;");  // as symv_tile_kernel
+  // A device alpha of zero: no tile is read; the reduction only scales y.
+  if (a.alpha.dev && *a.alpha.dev == T(0)) return;
+  const std::int64_t p = tile.p, q = tile.q;
+  if (a.aligned && p != q && symv::block_extent(L, p) == NB &&
+      symv::block_extent(L, q) == NB) {
+    symv_regs_tile<T, NB, W, true>(a, p, q, rowsum);
+  } else {
+    symv_regs_tile_elementwise<T, NB, W>(a, p, q, rowsum);
+  }
+  __syncthreads();
+  // The tile's own partial of y_p: the warps' row sums added in warp order.
+  const std::int64_t own = symv::own_slot(L, p, symv::block_chunk(L, p, q));
+  for (int u = threadIdx.x; u < NB; u += NT) {
+    T s = rowsum[0][u];
+#pragma unroll
+    for (int i = 1; i < W; ++i) s += rowsum[i][u];
+    a.slots[own * NB + u] = s;
+  }
+}
+
 // ---------------------------------------------------------------- reduction
 template <class T>
 struct SymvReduceArgs {
@@ -506,18 +673,22 @@ dim3 reduce_block() {
               unsigned(symv::reduce_groups(NB, sizeof(T))));
 }
 
-template <class T, int NB, int TV, int STAGES, int MINB, int P>
-cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg<T> alpha,
-                           const T *A, std::int64_t lda, const T *xb, std::int64_t incx,
-                           ScalarArg<T> beta, T *yb, std::int64_t incy, T *ws,
-                           bool alpha_is_zero, bool tensor) {
+// The kernels of one call around a tile kernel: y = beta y alone when alpha
+// is a host zero; else x packed when the tile kernels cannot read it in
+// place, `launch_tiles` (given the tile kernels' arguments), and the
+// reduction as its programmatic dependent.
+template <class T, int NB, class LaunchTiles>
+cudaError_t launch_call(cudaStream_t stream, const symv::Layout &L, ScalarArg<T> alpha,
+                        const T *A, std::int64_t lda, const T *xb, std::int64_t incx,
+                        ScalarArg<T> beta, T *yb, std::int64_t incy, T *ws,
+                        bool alpha_is_zero, LaunchTiles &&launch_tiles) {
   T *slots = ws + symv::slots_offset(L);
   if (alpha_is_zero) {  // y = beta y: A, x and the workspace are not touched
     SymvReduceArgs<T> ra{L, slots, alpha, beta, true, yb, incy};
     symv_reduce_kernel<T, NB><<<unsigned(L.nt), reduce_block<T, NB>(), 0, stream>>>(ra);
     return cudaGetLastError();
   }
-  // x as the bulk copies want it: the caller's when contiguous and 16-byte
+  // x as the tile kernels want it: the caller's when contiguous and 16-byte
   // aligned, else packed into the workspace first.
   const T *xs = xb;
   if (incx != 1 || reinterpret_cast<std::uintptr_t>(xb) % 16 != 0) {
@@ -528,6 +699,31 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
     if (e != cudaSuccess) return e;
     xs = ws;
   }
+  const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 &&
+                       (lda * std::int64_t(sizeof(T))) % 16 == 0;
+  const SymvTileArgs<T> ta{L, A, lda, aligned, xs, slots, alpha, false};
+  const cudaError_t e = launch_tiles(ta);
+  if (e != cudaSuccess) return e;
+  SymvReduceArgs<T> ra{L, slots, alpha, beta, false, yb, incy};
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(L.nt));
+  cfg.blockDim = reduce_block<T, NB>();
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, symv_reduce_kernel<T, NB>, ra);
+}
+
+// The ring tile kernel (symv_tile_kernel) of a variant.
+template <class T, int NB, int TV, int STAGES, int MINB, int P>
+cudaError_t launch_ring_tiles(cudaStream_t stream, SymvTileArgs<T> ta, bool tensor) {
+  const symv::Layout &L = ta.L;
+  const T *A = ta.A;
+  const std::int64_t lda = ta.lda;
+  const bool aligned = ta.aligned;
   constexpr std::size_t smem =
       std::size_t(symv::tile_smem_bytes(NB, TV, STAGES, P, sizeof(T)));
   // Above 48 KiB of dynamic shared memory a kernel must opt in, once per
@@ -543,8 +739,6 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
     if (e != cudaSuccess) return e;
     opted_in.fetch_or(bit, std::memory_order_release);
   }
-  const bool aligned = reinterpret_cast<std::uintptr_t>(A) % 16 == 0 &&
-                       (lda * std::int64_t(sizeof(T))) % 16 == 0;
   // Tensor copies (one per warp and stage for the whole NB x TV box) where
   // the variant asks for them and the driver can describe the matrix;
   // otherwise one bulk copy per tile column.
@@ -574,83 +768,102 @@ cudaError_t launch_variant(cudaStream_t stream, const symv::Layout &L, ScalarArg
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
     }
   }
-  SymvTileArgs<T> ta{L, A, lda, aligned, xs, slots, alpha, use_tmap};
+  ta.use_tmap = use_tmap;
   const dim3 grid(unsigned(L.nt), unsigned(symv::max_chunks(L)));
   symv_tile_kernel<T, NB, TV, STAGES, MINB, P>
       <<<grid, unsigned(32 * symv::tile_warps(NB, TV, P)), smem, stream>>>(ta, tmap);
-  e = cudaGetLastError();
-  if (e != cudaSuccess) return e;
-  SymvReduceArgs<T> ra{L, slots, alpha, beta, false, yb, incy};
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(L.nt));
-  cfg.blockDim = reduce_block<T, NB>();
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, symv_reduce_kernel<T, NB>, ra);
+  return cudaGetLastError();
+}
+
+// The register tile kernel (symv_tile_regs_kernel): one block per stored tile.
+template <class T, int NB, int W, int MINB>
+cudaError_t launch_regs_tiles(cudaStream_t stream, const SymvTileArgs<T> &ta) {
+  const std::int64_t tiles = symv::total_tiles(ta.L);
+  if (tiles > std::int64_t(0x7fffffff)) return cudaErrorInvalidConfiguration;
+  symv_tile_regs_kernel<T, NB, W, MINB><<<unsigned(tiles), 32 * W, 0, stream>>>(ta);
+  return cudaGetLastError();
 }
 
 // The table. Chunk 0 = one thread block per block row (the seed's layout).
 const SymvVariant kVariants[] = {
-    // id nb cols/warp stages minblocks chunk pieces tensor
-    {1, 64, 8, 2, 3, 4, 1, 0},
-    {2, 64, 8, 3, 2, 8, 1, 0},
-    {3, 64, 8, 2, 3, 8, 1, 0},
-    {4, 64, 8, 3, 2, 12, 1, 0},
-    {5, 64, 8, 3, 2, 6, 1, 0},
-    {6, 64, 16, 3, 2, 8, 1, 0},
-    {7, 128, 16, 3, 1, 8, 1, 0},
-    {8, 64, 8, 3, 2, 0, 1, 0},
-    {9, 64, 8, 2, 3, 6, 1, 0},
-    {10, 128, 8, 3, 1, 8, 1, 0},
-    {11, 128, 16, 3, 1, 4, 1, 0},
-    {12, 64, 16, 2, 3, 6, 1, 0},
+    // id nb cols/warp stages minblocks chunk pieces tensor regs
+    {1, 64, 8, 2, 3, 4, 1, 0, 0},
+    {2, 64, 8, 3, 2, 8, 1, 0, 0},
+    {3, 64, 8, 2, 3, 8, 1, 0, 0},
+    {4, 64, 8, 3, 2, 12, 1, 0, 0},
+    {5, 64, 8, 3, 2, 6, 1, 0, 0},
+    {6, 64, 16, 3, 2, 8, 1, 0, 0},
+    {7, 128, 16, 3, 1, 8, 1, 0, 0},
+    {8, 64, 8, 3, 2, 0, 1, 0, 0},
+    {9, 64, 8, 2, 3, 6, 1, 0, 0},
+    {10, 128, 8, 3, 1, 8, 1, 0, 0},
+    {11, 128, 16, 3, 1, 4, 1, 0, 0},
+    {12, 64, 16, 2, 3, 6, 1, 0, 0},
     // Tiles in pieces: nb 128 with two (single: ~97 KiB, 2 blocks/SM) or
     // four (~66 KiB, 3 blocks/SM) pieces; nb 64 with two.
-    {13, 128, 4, 3, 2, 8, 2, 0},
-    {14, 128, 4, 3, 2, 4, 2, 0},
-    {15, 128, 4, 3, 2, 6, 2, 0},
-    {16, 128, 8, 3, 2, 6, 2, 0},
-    {17, 128, 4, 4, 3, 6, 4, 0},
-    {18, 128, 4, 4, 3, 3, 4, 0},
-    {19, 64, 4, 4, 3, 6, 2, 0},
-    {20, 64, 8, 4, 3, 6, 2, 0},
-    {21, 128, 8, 3, 2, 2, 2, 0},
-    {22, 128, 8, 3, 2, 3, 2, 0},
-    {23, 128, 8, 3, 2, 4, 2, 0},
+    {13, 128, 4, 3, 2, 8, 2, 0, 0},
+    {14, 128, 4, 3, 2, 4, 2, 0, 0},
+    {15, 128, 4, 3, 2, 6, 2, 0, 0},
+    {16, 128, 8, 3, 2, 6, 2, 0, 0},
+    {17, 128, 4, 4, 3, 6, 4, 0, 0},
+    {18, 128, 4, 4, 3, 3, 4, 0, 0},
+    {19, 64, 4, 4, 3, 6, 2, 0, 0},
+    {20, 64, 8, 4, 3, 6, 2, 0, 0},
+    {21, 128, 8, 3, 2, 2, 2, 0, 0},
+    {22, 128, 8, 3, 2, 3, 2, 0, 0},
+    {23, 128, 8, 3, 2, 4, 2, 0, 0},
     // Tensor copies (one per warp and stage) instead of one per column.
-    {24, 128, 8, 3, 1, 8, 1, 1},
-    {25, 128, 16, 3, 1, 8, 1, 1},
-    {26, 128, 8, 3, 2, 3, 2, 1},
-    {27, 128, 8, 3, 2, 6, 2, 1},
-    {28, 64, 8, 2, 3, 6, 1, 1},
-    {29, 64, 8, 2, 3, 4, 1, 1},
-    {30, 64, 16, 3, 2, 8, 1, 1},
-    {31, 64, 8, 3, 2, 8, 1, 1},
-    {32, 128, 4, 4, 3, 6, 4, 1},
+    {24, 128, 8, 3, 1, 8, 1, 1, 0},
+    {25, 128, 16, 3, 1, 8, 1, 1, 0},
+    {26, 128, 8, 3, 2, 3, 2, 1, 0},
+    {27, 128, 8, 3, 2, 6, 2, 1, 0},
+    {28, 64, 8, 2, 3, 6, 1, 1, 0},
+    {29, 64, 8, 2, 3, 4, 1, 1, 0},
+    {30, 64, 16, 3, 2, 8, 1, 1, 0},
+    {31, 64, 8, 3, 2, 8, 1, 1, 0},
+    {32, 128, 4, 4, 3, 6, 4, 1, 0},
+    // The register tile kernel: one tile per block (chunk 1), nb / cols_per_warp
+    // warps; stages, pieces and tensor unused.
+    // id nb cols/warp stages minblocks chunk pieces tensor regs
+    {33, 128, 16, 0, 2, 1, 1, 0, 1},
+    {34, 128, 32, 0, 2, 1, 1, 0, 1},
+    {35, 64, 16, 0, 4, 1, 1, 0, 1},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
-// Tuned defaults (docs/performance.md, "SYMV tuning").
-constexpr int kDefaultVariantS = 26;
+// Tuned defaults (docs/performance.md, "SYMV tuning" and run 6). Double: the
+// ring kernel everywhere. Single: the ring kernel from the orders where its
+// steady streaming (faster) outweighs its long last wave; below them the
+// register tile kernel, whose one-tile blocks end the grid sooner (H200,
+// same run: lower 8192 3.03 against 2.65 TB/s, 12288 3.40 against 3.31,
+// 16384 3.56 against 3.65; upper 8192 2.87 against 2.76, 10240 3.12 against
+// 3.13).
 constexpr int kDefaultVariantD = 9;
+constexpr int kDefaultVariantS = 26;
+constexpr int kDefaultVariantSmallS = 34;
+constexpr std::int64_t kSmallSLowerMaxN = 12288, kSmallSUpperMaxN = 9216;
 
 }  // namespace
 
 int symv_variant_count() { return kVariantCount; }
 
 bool symv_variant_fits(const SymvVariant &v, bool is_double) {
-  // The tile ring must fit the H100/H200 opt-in shared memory per block.
   const std::int64_t elem = is_double ? 8 : 4;
+  // The register kernel's row sums: static shared memory (48 KiB at most).
+  if (v.regs) return v.nb * v.nb / v.cols_per_warp * elem <= 48 * 1024;
+  // The tile ring must fit the H100/H200 opt-in shared memory per block.
   return symv::tile_smem_bytes(v.nb, v.cols_per_warp, v.stages, v.pieces, elem) <=
          std::int64_t(227) * 1024;
 }
 
-const SymvVariant &symv_variant(int id, bool is_double) {
+const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool lower) {
+  if (is_double) return kVariants[kDefaultVariantD - 1];
+  const bool small = n <= (lower ? kSmallSLowerMaxN : kSmallSUpperMaxN);
+  return kVariants[(small ? kDefaultVariantSmallS : kDefaultVariantS) - 1];
+}
+
+const SymvVariant &symv_variant(int id, bool is_double, std::int64_t n, bool lower) {
   if (id < 1 || id > kVariantCount || !symv_variant_fits(kVariants[id - 1], is_double))
-    id = is_double ? kDefaultVariantD : kDefaultVariantS;
+    return symv_default_variant(is_double, n, lower);
   return kVariants[id - 1];
 }
 
@@ -663,12 +876,21 @@ cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
   const symv::Layout L = symv_layout(v, n, lower);
   const T *xb = x + (incx > 0 ? 0 : -(n - 1) * incx);
   T *yb = y + (incy > 0 ? 0 : -(n - 1) * incy);
-#define XN_SYMV_CASE(NB_, TV_, ST_, MINB_, P_)                                       \
-  if (v.nb == NB_ && v.cols_per_warp == TV_ && v.stages == ST_ &&                    \
-      v.min_blocks == MINB_ && v.pieces == P_)                                       \
-    return launch_variant<T, NB_, TV_, ST_, MINB_, P_>(stream, L, alpha, A, lda, xb, \
-                                                       incx, beta, yb, incy, ws,     \
-                                                       alpha_is_zero, v.tensor != 0);
+#define XN_SYMV_CASE(NB_, TV_, ST_, MINB_, P_)                                          \
+  if (!v.regs && v.nb == NB_ && v.cols_per_warp == TV_ && v.stages == ST_ &&            \
+      v.min_blocks == MINB_ && v.pieces == P_)                                          \
+    return launch_call<T, NB_>(stream, L, alpha, A, lda, xb, incx, beta, yb, incy, ws,  \
+                               alpha_is_zero, [&](const SymvTileArgs<T> &ta) {          \
+                                 return launch_ring_tiles<T, NB_, TV_, ST_, MINB_, P_>( \
+                                     stream, ta, v.tensor != 0);                        \
+                               });
+#define XN_SYMV_REGS_CASE(NB_, CW_, MINB_)                                             \
+  if (v.regs && v.nb == NB_ && v.cols_per_warp == CW_ && v.min_blocks == MINB_)        \
+    return launch_call<T, NB_>(stream, L, alpha, A, lda, xb, incx, beta, yb, incy, ws, \
+                               alpha_is_zero, [&](const SymvTileArgs<T> &ta) {         \
+                                 return launch_regs_tiles<T, NB_, NB_ / CW_, MINB_>(   \
+                                     stream, ta);                                      \
+                               });
   XN_SYMV_CASE(64, 8, 3, 2, 1)
   XN_SYMV_CASE(64, 16, 3, 2, 1)
   XN_SYMV_CASE(64, 8, 2, 3, 1)
@@ -680,7 +902,11 @@ cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
   XN_SYMV_CASE(128, 4, 4, 3, 4)
   XN_SYMV_CASE(64, 4, 4, 3, 2)
   XN_SYMV_CASE(64, 8, 4, 3, 2)
+  XN_SYMV_REGS_CASE(128, 16, 2)
+  XN_SYMV_REGS_CASE(128, 32, 2)
+  XN_SYMV_REGS_CASE(64, 16, 4)
 #undef XN_SYMV_CASE
+#undef XN_SYMV_REGS_CASE
   return cudaErrorInvalidValue;
 }
 

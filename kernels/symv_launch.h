@@ -7,8 +7,9 @@
 // block, symv_layout.h) and the pipeline pieces per tile (the thread block
 // has nb / (pieces cols_per_warp) warps; symv_layout.h column_warp) and
 // how full tiles are copied (a bulk copy per column, or a tensor copy of a
-// warp's columns). Variant 0 means "the tuned default for this precision";
-// bench/ sweeps the others (seed 004 §6.1 autotuning).
+// warp's columns) - or the register tile kernel instead of the ring (one
+// tile per thread block, loaded into registers). Variant 0 means "the tuned default for
+// this precision"; bench/ sweeps the others (seed 004 §6.1 autotuning).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,15 +31,19 @@ struct SymvVariant {
   int chunk;          // tiles per thread block (0: a whole block row)
   int pieces;         // ring stages per tile (each nb / pieces columns)
   int tensor;         // 1: a tensor copy per warp and stage (box nb x cols_per_warp)
+  int regs;           // 1: the register tile kernel (one tile per block, chunk 1,
+                      //    nb / cols_per_warp warps; stages, pieces, tensor unused)
 };
 
 // The compiled variants: ids 1 .. symv_variant_count().
 int symv_variant_count();
 // Whether variant v's shared memory fits one block in that precision.
 bool symv_variant_fits(const SymvVariant &v, bool is_double);
-// Variant `id` (1-based), or the tuned default for the precision when id is 0,
-// out of range or does not fit that precision.
-const SymvVariant &symv_variant(int id, bool is_double);
+// The tuned default for a precision, order n and triangle.
+const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool lower);
+// Variant `id` (1-based), or the tuned default for (precision, n, lower) when
+// id is 0, out of range or does not fit that precision.
+const SymvVariant &symv_variant(int id, bool is_double, std::int64_t n, bool lower);
 
 // The decomposition a variant uses for an n x n matrix.
 inline symv::Layout symv_layout(const SymvVariant &v, std::int64_t n, bool lower) {

@@ -26,6 +26,7 @@
 // order.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "xn_hd.h"
@@ -88,6 +89,48 @@ XN_HD std::int64_t max_chunks(const Layout &L) { return ceil_div(L.nt, L.chunk);
 XN_HD std::int64_t block_chunk(const Layout &L, std::int64_t p, std::int64_t g) {
   return g - first_chunk_group(L, p);
 }
+// The one-tile-per-block grid of the register tile kernel (chunk = 1): a
+// 1-D grid of total_tiles blocks. Blocks 0 .. nt - 1 take the diagonal tiles
+// (the slowest ones, mirrored element by element: first, so that they never
+// end the grid), then block nt + j takes the j-th off-diagonal stored tile
+// in column-major order (block column q ascending, block rows ascending
+// inside it). The hardware dispatches blocks in index order, so the blocks
+// that run together read the tiles of one or a few block columns top to
+// bottom, whose column segments are adjacent in memory, and share that
+// column's x block. offdiag_column_start(q) is the j of column q's first
+// off-diagonal tile.
+XN_HD std::int64_t total_tiles(const Layout &L) { return L.nt * (L.nt + 1) / 2; }
+XN_HD std::int64_t offdiag_column_start(const Layout &L, std::int64_t q) {
+  // lower: columns q' < q hold nt - 1 - q' off-diagonal tiles; upper: q'.
+  return L.lower ? q * (L.nt - 1) - q * (q - 1) / 2 : q * (q - 1) / 2;
+}
+struct TileIndex {
+  std::int64_t p, q;  // block row and block column of the tile
+};
+XN_HD TileIndex tile_of_block(const Layout &L, std::int64_t i) {
+  TileIndex t;
+  if (i < L.nt) {
+    t.p = t.q = i;
+    return t;
+  }
+  const std::int64_t j = i - L.nt;
+  // offdiag_column_start(q) <= j < offdiag_column_start(q + 1), from the
+  // roots of the quadratics (lower: q^2 - (2 nt - 1) q + 2 j = 0; upper:
+  // q^2 - q - 2 j = 0), then corrected by whole steps against rounding.
+  const double b = double(2 * L.nt - 1), dj = double(j);
+  const double r =
+      L.lower ? (b - sqrt(b * b - 8.0 * dj)) / 2 : (1.0 + sqrt(1.0 + 8.0 * dj)) / 2;
+  std::int64_t q = std::int64_t(r);
+  if (q < 0) q = 0;
+  if (q > L.nt - 1) q = L.nt - 1;
+  while (q > 0 && offdiag_column_start(L, q) > j) --q;
+  while (q + 1 < L.nt && offdiag_column_start(L, q + 1) <= j) ++q;
+  const std::int64_t k = j - offdiag_column_start(L, q);  // position in the column
+  t.q = q;
+  t.p = L.lower ? q + 1 + k : k;
+  return t;
+}
+
 // The tiles t (row_len order) of chunk c of row p: [chunk_begin, chunk_end).
 // chunk_begin >= row_len(p) exactly when c is not one of the row's chunks
 // (c < 0, a grid block left of an upper row's diagonal, or c >= row_chunks(p)).

@@ -660,7 +660,7 @@ class GpuSymvVariants : public GpuSymv {
  protected:
   template <class T>
   bool variant_case(int id, const Spec &base, std::mt19937_64 &rng) {
-    const xn::SymvVariant &v = xn::symv_variant(id, sizeof(T) == 8);
+    const xn::SymvVariant &v = xn::symv_variant(id, sizeof(T) == 8, base.n, base.lower);
     std::size_t bytes = 0;
     const cublasFillMode_t uplo =
         base.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
@@ -734,10 +734,12 @@ TEST_F(GpuSymv, VariantZeroIsTheDefaultEntry) {
   ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT, 0), CUBLAS_STATUS_SUCCESS);
   const std::vector<double> d0 = run(p);
   const std::vector<float> f0 = run(pf);
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT, xn::symv_variant(0, true).id),
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT,
+                        xn::symv_default_variant(true, s.n, s.lower).id),
             CUBLAS_STATUS_SUCCESS);
   EXPECT_TRUE(xn_test::same_bits(run(p), d0));
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT, xn::symv_variant(0, false).id),
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT,
+                        xn::symv_default_variant(false, s.n, s.lower).id),
             CUBLAS_STATUS_SUCCESS);
   EXPECT_TRUE(xn_test::same_bits(run(pf), f0));
 }
@@ -1019,8 +1021,9 @@ TEST_F(GpuSymv, WorkspaceQueryFollowsTheHandleVariant) {
     std::size_t bytes = 0;
     ASSERT_EQ(xnGetSymvWorkspaceSize(h_, 'd', CUBLAS_FILL_MODE_LOWER, 1000, &bytes),
               CUBLAS_STATUS_SUCCESS);
-    EXPECT_EQ(bytes,
-              xn::symv_workspace_elems(xn::symv_variant(id, true), 1000, true) * 8);
+    EXPECT_EQ(
+        bytes,
+        xn::symv_workspace_elems(xn::symv_variant(id, true, 1000, true), 1000, true) * 8);
   }
 }
 

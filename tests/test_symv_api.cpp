@@ -164,9 +164,9 @@ void check_sizes_for_defaults(const char *what) {
   const std::int64_t variant = xn::default_options().symv_variant;
   for (char prec : {'s', 'S', 'd', 'D'}) {
     const bool dbl = prec == 'd' || prec == 'D';
-    const xn::SymvVariant &v = xn::symv_variant(int(variant), dbl);
     for (cublasFillMode_t uplo : {kLower, kUpper})
       for (int n : kSizes) {
+        const xn::SymvVariant &v = xn::symv_variant(int(variant), dbl, n, uplo == kLower);
         std::size_t bytes = 12345;
         ASSERT_EQ(xnGetSymvWorkspaceSize(nullptr, prec, uplo, n, &bytes), kOk);
         EXPECT_EQ(bytes, expected_bytes(v, n, uplo == kLower, dbl ? 8 : 4))

@@ -11,7 +11,8 @@
 // 2026-11-21, vector reduction with reduce_unroll running sums: x packed into the
 // workspace unless incx = 1 and x is 16-byte aligned, the tile kernel, the reduction
 // kernel), built only from the symv_layout.h functions: the same grid (nt x max_chunks,
-// empty chunks return), the same loads (redirected, then zeroed past the matrix edge; the
+// empty chunks return; or, for the register tile kernel, one block per tile in
+// tile_of_block order), the same loads (redirected, then zeroed past the matrix edge; the
 // diagonal tile, last in each chunk, mirrored from its stored triangle), the same
 // workspace writes and the same reduction order. A is read only through an accessor that
 // fails the test on any element outside the stored triangle or the matrix; x and y
@@ -323,6 +324,95 @@ void check_bijection(const sv::Layout &L) {
     }
 }
 
+// The register kernel's grid (chunk 1, one block per tile, tile_of_block):
+// blocks 0 .. nt - 1 on the diagonal tiles in order, then every off-diagonal
+// stored tile exactly once in column-major order; each block's own slot is
+// that of the chunk holding exactly its tile, and every slot is written
+// once (own and cross partials).
+void check_tile_grid(const sv::Layout &L) {
+  SCOPED_TRACE(describe(L));
+  ASSERT_EQ(L.chunk, 1);
+  const int64_t total = sv::total_slots(L);
+  std::vector<int> slot_hits(std::size_t(total), 0);
+  std::vector<int> tile_hits(std::size_t(L.nt * L.nt), 0);
+  int64_t bad = 0, prev_p = -1, prev_q = -1;
+  ASSERT_EQ(sv::total_tiles(L), L.nt * (L.nt + 1) / 2);
+  for (int64_t i = 0; i < sv::total_tiles(L); ++i) {
+    const sv::TileIndex t = sv::tile_of_block(L, i);
+    const int64_t p = t.p, q = t.q;
+    if (p < 0 || p >= L.nt || q < 0 || q >= L.nt || (L.lower ? q > p : q < p)) {
+      ADD_FAILURE() << "block " << i << " on (" << p << "," << q
+                    << "), not a stored tile";
+      return;
+    }
+    if (i < L.nt) {
+      if (p != i || q != i) ++bad;
+    } else {
+      if (p == q) ++bad;
+      // Column-major: the column never decreases; inside one the row rises by one.
+      if (i > L.nt && !(q > prev_q || (q == prev_q && p == prev_p + 1))) ++bad;
+      prev_p = p;
+      prev_q = q;
+    }
+    ++tile_hits[std::size_t(p * L.nt + q)];
+    const int64_t c = sv::block_chunk(L, p, q);
+    const int64_t t0 = sv::chunk_begin(L, p, c), t1 = sv::chunk_end(L, p, c);
+    if (t0 >= sv::row_len(L, p) || t1 != t0 + 1 || sv::tile_col(L, p, t0) != q) ++bad;
+    ++slot_hits[std::size_t(sv::own_slot(L, p, c))];
+    if (p != q) ++slot_hits[std::size_t(sv::cross_slot(L, p, q))];
+  }
+  ASSERT_EQ(bad, 0);
+  for (int64_t s = 0; s < total; ++s)
+    ASSERT_EQ(slot_hits[std::size_t(s)], 1) << "slot " << s << " of " << total;
+  for (int64_t p = 0; p < L.nt; ++p)
+    for (int64_t q = 0; q < L.nt; ++q)
+      ASSERT_EQ(tile_hits[std::size_t(p * L.nt + q)], (L.lower ? q <= p : q >= p) ? 1 : 0)
+          << "tile (" << p << "," << q << ")";
+}
+
+TEST(SymvLayout, TileGridOverSizes) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  for (int64_t n : wide_sizes(rng))
+    for (int64_t nb : {32, 64, 128})
+      for (bool lower : {true, false}) {
+        check_tile_grid(sv::make_layout(n, nb, 1, lower));
+        if (HasFailure()) return;
+      }
+}
+
+// Large grids, where the square roots of tile_of_block are far from exact:
+// the first and last tile of every off-diagonal column (and a random one),
+// for up to 2^20 block rows.
+TEST(SymvLayout, TileGridColumnBoundariesOfLargeGrids) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  for (int64_t nt : {int64_t(1) << 10, int64_t(46341), int64_t(99991), int64_t(1) << 20})
+    for (bool lower : {true, false}) {
+      const sv::Layout L = sv::make_layout(nt * 32, 32, 1, lower);
+      ASSERT_EQ(L.nt, nt);
+      int64_t bad = 0;
+      const int64_t step = nt > 100000 ? 97 : 1;
+      for (int64_t q = 0; q < nt; q += step) {
+        const int64_t len = lower ? nt - 1 - q : q;  // off-diagonal tiles of column q
+        if (len == 0) continue;
+        const int64_t first = L.nt + sv::offdiag_column_start(L, q);
+        const int64_t first_row = lower ? q + 1 : 0;
+        const int64_t k = int64_t(rng() % std::uint64_t(len));
+        for (int64_t off : {int64_t(0), len - 1, k}) {
+          const sv::TileIndex t = sv::tile_of_block(L, first + off);
+          if (t.q != q || t.p != first_row + off) ++bad;
+        }
+      }
+      ASSERT_EQ(bad, 0) << "nt=" << nt << (lower ? " lower" : " upper");
+      const sv::TileIndex last = sv::tile_of_block(L, sv::total_tiles(L) - 1);
+      EXPECT_EQ(last.q, lower ? nt - 2 : nt - 1);
+      EXPECT_EQ(last.p, lower ? nt - 1 : nt - 2);
+    }
+}
+
 TEST(SymvLayout, SlotArithmeticAndBijectionOverSizesAndChunks) {
   const std::uint64_t seed = xn_test::fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
@@ -345,14 +435,19 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
   for (int id = 1; id <= count; ++id) {
     // Single precision fits every variant; double falls back to its default
     // for the ones whose shared-memory ring would not fit.
-    const xn::SymvVariant &v = xn::symv_variant(id, false);
+    const xn::SymvVariant &v = xn::symv_variant(id, false, 1000, true);
     ASSERT_EQ(v.id, id);
     ASSERT_TRUE(xn::symv_variant_fits(v, false)) << id;
-    if (xn::symv_variant_fits(v, true)) {
-      ASSERT_EQ(&xn::symv_variant(id, true), &v);
-    } else {
-      ASSERT_EQ(&xn::symv_variant(id, true), &xn::symv_variant(0, true));
-    }
+    for (int64_t n : {int64_t(100), int64_t(20000)})
+      for (bool lower : {true, false}) {
+        ASSERT_EQ(&xn::symv_variant(id, false, n, lower), &v);
+        if (xn::symv_variant_fits(v, true)) {
+          ASSERT_EQ(&xn::symv_variant(id, true, n, lower), &v);
+        } else {
+          ASSERT_EQ(&xn::symv_variant(id, true, n, lower),
+                    &xn::symv_default_variant(true, n, lower));
+        }
+      }
     ASSERT_TRUE(v.nb % 32 == 0 && v.nb > 0) << id;
     ASSERT_TRUE(v.cols_per_warp > 0 && v.cols_per_warp <= 32 && v.pieces >= 1 &&
                 v.nb % (v.pieces * v.cols_per_warp) == 0)
@@ -369,18 +464,36 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
         EXPECT_EQ(xn::symv_workspace_elems(v, n, lower),
                   std::size_t(sv::workspace_elems(L)));
         check_bijection(L);
+        if (v.regs) {
+          EXPECT_EQ(v.chunk, 1) << id;
+          check_tile_grid(L);
+        }
       }
     EXPECT_EQ(xn::symv_workspace_elems(v, 0, true), 0u);
   }
-  // Out-of-range ids give the default, which is one of the table's and
-  // fits its precision.
-  for (bool dbl : {true, false}) {
-    const xn::SymvVariant &d = xn::symv_variant(0, dbl);
-    EXPECT_TRUE(d.id >= 1 && d.id <= count);
-    EXPECT_TRUE(xn::symv_variant_fits(d, dbl));
-    EXPECT_EQ(&xn::symv_variant(count + 1, dbl), &d);
-    EXPECT_EQ(&xn::symv_variant(-3, dbl), &d);
-  }
+  // Id 0 and out-of-range ids give the default for the precision, order and
+  // triangle, which is one of the table's and fits its precision.
+  for (bool dbl : {true, false})
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(9216), int64_t(9217),
+                      int64_t(12288), int64_t(12289), int64_t(40000)})
+      for (bool lower : {true, false}) {
+        const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, lower);
+        EXPECT_TRUE(d.id >= 1 && d.id <= count);
+        EXPECT_TRUE(xn::symv_variant_fits(d, dbl));
+        EXPECT_EQ(&xn::symv_variant(0, dbl, n, lower), &d);
+        EXPECT_EQ(&xn::symv_variant(count + 1, dbl, n, lower), &d);
+        EXPECT_EQ(&xn::symv_variant(-3, dbl, n, lower), &d);
+      }
+  // The rule (docs/performance.md, run 6): double one ring variant; single
+  // the register tile kernel up to 12288 (lower) or 9216 (upper), else the
+  // ring.
+  EXPECT_EQ(&xn::symv_default_variant(true, 100, true),
+            &xn::symv_default_variant(true, 40000, false));
+  EXPECT_EQ(xn::symv_default_variant(true, 8192, true).regs, 0);
+  EXPECT_EQ(xn::symv_default_variant(false, 12288, true).regs, 1);
+  EXPECT_EQ(xn::symv_default_variant(false, 12289, true).regs, 0);
+  EXPECT_EQ(xn::symv_default_variant(false, 9216, false).regs, 1);
+  EXPECT_EQ(xn::symv_default_variant(false, 9217, false).regs, 0);
 }
 
 // ---------------------------------------------------------------- part 2
@@ -497,6 +610,9 @@ struct EmuConfig {
   // (or incx != 1) the packed path is emulated.
   bool x_in_place;
   int64_t pieces = 1;  // pipeline pieces per tile (symv_layout.h column_warp)
+  // The register tile kernel's grid: one block per tile (chunk must be 1),
+  // enumerated by tile_of_block; tv is then its columns per warp.
+  bool tile_grid = false;
 };
 
 // Where the tile kernel reads x from: the caller's x (incx = 1, only its n
@@ -646,10 +762,19 @@ void emulate_symv(const EmuConfig &cfg, bool lower, int64_t n, T alpha,
     if (packed)
       for (int64_t i = 0; i < sv::packed_x_elems(L); ++i)
         ws.write(i, i < n ? gx.read(sv::vector_offset(i, n, incx)) : T(0));
-    for (int64_t p = 0; p < L.nt; ++p)
-      for (int64_t g = 0; g < sv::max_chunks(L); ++g)
-        emulate_tile_block(L, cfg, p, sv::block_chunk(L, p, g), A, xs, ws,
+    if (cfg.tile_grid) {
+      if (L.chunk != 1) ADD_FAILURE() << "the tile grid needs chunks of one tile";
+      for (int64_t i = 0; i < sv::total_tiles(L); ++i) {
+        const sv::TileIndex t = sv::tile_of_block(L, i);
+        emulate_tile_block(L, cfg, t.p, sv::block_chunk(L, t.p, t.q), A, xs, ws,
                            alpha_dev_zero);
+      }
+    } else {
+      for (int64_t p = 0; p < L.nt; ++p)
+        for (int64_t g = 0; g < sv::max_chunks(L); ++g)
+          emulate_tile_block(L, cfg, p, sv::block_chunk(L, p, g), A, xs, ws,
+                             alpha_dev_zero);
+    }
   }
   // Every slot element (and the packed x, when packed) written exactly once.
   if (!alpha_is_zero && !alpha_dev_zero)
@@ -757,7 +882,8 @@ std::string describe(const EmuCase &c, const EmuConfig &cfg) {
     << (c.inf_at >= 0 ? " Inf at column/row " + std::to_string(c.inf_at) : "")
     << (c.x_last_inf ? " x[n-1] = Inf" : "") << " | nb=" << cfg.nb << " tv=" << cfg.tv
     << " pieces=" << cfg.pieces << " chunk=" << cfg.chunk << " ry=" << cfg.ry
-    << (cfg.x_in_place ? " x in place" : " x packed");
+    << (cfg.x_in_place ? " x in place" : " x packed")
+    << (cfg.tile_grid ? " tile grid" : "");
   return s.str();
 }
 
@@ -825,7 +951,10 @@ TEST(SymvEmulation, SmallIntegersEqualNaiveSymvExactly) {
                                {128, 8, 1, reduce_groups(128), false},
                                {128, 4, 2, reduce_groups(128), true, 2},
                                {64, 4, 3, reduce_groups(64), false, 4},
-                               {32, 4, 2, 2, true, 2}};
+                               {32, 4, 2, 2, true, 2},
+                               {128, 16, 1, reduce_groups(128), true, 1, true},
+                               {64, 8, 1, reduce_groups(64), false, 1, true},
+                               {32, 32, 1, 3, true, 1, true}};
   std::size_t k = 0;
   for (int64_t n : sizes)
     for (const EmuConfig &cfg : configs)
@@ -863,13 +992,13 @@ TEST(SymvEmulation, CompiledVariants) {
   SCOPED_TRACE(xn_test::describe_seed(seed));
   std::mt19937_64 rng(seed);
   for (int id = 1; id <= xn::symv_variant_count(); ++id) {
-    const xn::SymvVariant &v = xn::symv_variant(id, false);
+    const xn::SymvVariant &v = xn::symv_variant(id, false, 1000, true);
     for (int64_t n : {int64_t(1), int64_t(65), int64_t(300), int64_t(1100)})
       for (bool lower : {true, false})
         for (int64_t incx : {1, -2}) {
           const sv::Layout L = xn::symv_layout(v, n, lower);
-          const EmuConfig cfg{v.nb, v.cols_per_warp, L.chunk, reduce_groups(v.nb),
-                              true, v.pieces};
+          const EmuConfig cfg{v.nb, v.cols_per_warp, L.chunk,    reduce_groups(v.nb),
+                              true, v.pieces,        v.regs != 0};
           const EmuCase c{n, n + 1, lower, incx, lower ? -1 : 3, 2, -1, false};
           if (!run_emulation_case<double>(c, cfg, rng)) return;
         }
@@ -888,7 +1017,8 @@ TEST(SymvEmulation, InfAtRedirectTargetsIsZeroedNotMultiplied) {
   for (int64_t n : {33, 65, 100, 130, 300})
     for (const EmuConfig &cfg : {EmuConfig{64, 8, 2, reduce_groups(64), true},
                                  EmuConfig{32, 4, 16, reduce_groups(32), false},
-                                 EmuConfig{128, 16, 3, reduce_groups(128), true}})
+                                 EmuConfig{128, 16, 3, reduce_groups(128), true},
+                                 EmuConfig{64, 8, 1, reduce_groups(64), true, 1, true}})
       for (bool lower : {true, false}) {
         if (n % cfg.nb == 0) continue;
         const int64_t last0 = (sv::ceil_div(n, cfg.nb) - 1) * cfg.nb;

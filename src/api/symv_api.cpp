@@ -41,7 +41,8 @@ cublasStatus_t device_symv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
   if (s != Status::Ok) return to_cublas(s);
 
   const bool lower = uplo == CUBLAS_FILL_MODE_LOWER;
-  const SymvVariant &v = symv_variant(int(hs->opt.symv_variant), sizeof(T) == 8);
+  const SymvVariant &v =
+      symv_variant(int(hs->opt.symv_variant), sizeof(T) == 8, n, lower);
   const std::size_t bytes = symv_workspace_elems(v, n, lower) * sizeof(T);
   void *ws = nullptr;
   if (!alpha_is_zero) {
@@ -102,9 +103,10 @@ cublasStatus_t xnGetSymvWorkspaceSize(cublasHandle_t handle, char precision,
   } else {
     variant = default_options().symv_variant;
   }
-  const SymvVariant &v = symv_variant(int(variant), is_double);
-  *bytes = symv_workspace_elems(v, n, uplo == CUBLAS_FILL_MODE_LOWER) *
-           (is_double ? sizeof(double) : sizeof(float));
+  const bool lower = uplo == CUBLAS_FILL_MODE_LOWER;
+  const SymvVariant &v = symv_variant(int(variant), is_double, n, lower);
+  *bytes =
+      symv_workspace_elems(v, n, lower) * (is_double ? sizeof(double) : sizeof(float));
   return CUBLAS_STATUS_SUCCESS;
 }
 
