@@ -97,6 +97,24 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
       : "memory");
 }
 
+// An L2 policy that evicts first what it marks: A is read once per call and
+// would otherwise push x and the workspace slots (which the reduction reads
+// right after) out of L2.
+__device__ __forceinline__ std::uint64_t l2_evict_first() {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+// bulk_copy with an L2 policy for the source.
+__device__ __forceinline__ void bulk_copy_hint(void *dst, const void *src, unsigned bytes,
+                                               std::uint64_t *bar, std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
+      "[%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(policy)
+      : "memory");
+}
+
 // Reduce-scatter of v[0..TV-1] over the 32 lanes of a warp: on return v[0]
 // of lane l holds the warp-wide sum of element l >> (5 - log2 TV).
 template <class T, int TV>
@@ -123,13 +141,16 @@ __device__ __forceinline__ void warp_reduce_scatter(T (&v)[TV], int lane) {
 }
 
 // Tensor copy of a 2-D box at (c0 = row, c1 = column) of the matrix
-// described by `map` into shared memory, completing on `bar`.
+// described by `map` into shared memory, completing on `bar`, with an L2
+// policy for the source.
 __device__ __forceinline__ void tensor_copy_2d(void *dst, const CUtensorMap *map, int c0,
-                                               int c1, std::uint64_t *bar) {
+                                               int c1, std::uint64_t *bar,
+                                               std::uint64_t policy) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-      "[%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)),
+      "l"(policy)
       : "memory");
 }
 
@@ -265,6 +286,7 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
   fence_async_proxy();
   __syncwarp();
 
+  const std::uint64_t a_policy = l2_evict_first();
   // Enqueue piece i (tile o0 + i / P, columns h PC .. h PC + PC - 1 of it,
   // h = i % P): this warp's columns, and their x block, into stage st. Full,
   // aligned tiles go by one tensor copy or by a bulk copy per column; others
@@ -283,11 +305,11 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
         bulk_copy(&xring[st * PC + w * TV], a.xs + col0 + hc, kXBytes, bar);
         if (a.use_tmap)
           tensor_copy_2d(&ring[(st * PC + w * TV) * NB], &tmap, int(row0), int(col0 + hc),
-                         bar);
+                         bar, a_policy);
       }
       if (!a.use_tmap && lane < TV)
-        bulk_copy(&ring[(st * PC + w * TV + lane) * NB],
-                  a.A + (col0 + hc + lane) * a.lda + row0, kColBytes, bar);
+        bulk_copy_hint(&ring[(st * PC + w * TV + lane) * NB],
+                       a.A + (col0 + hc + lane) * a.lda + row0, kColBytes, bar, a_policy);
     } else {
 #pragma unroll
       for (int j = 0; j < TV; ++j) {
@@ -831,16 +853,15 @@ const SymvVariant kVariants[] = {
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
 // Tuned defaults (docs/performance.md, "SYMV tuning" and run 6). Double: the
-// ring kernel everywhere. Single: the ring kernel from the orders where its
-// steady streaming (faster) outweighs its long last wave; below them the
-// register tile kernel, whose one-tile blocks end the grid sooner (H200,
-// same run: lower 8192 3.03 against 2.65 TB/s, 12288 3.40 against 3.31,
-// 16384 3.56 against 3.65; upper 8192 2.87 against 2.76, 10240 3.12 against
-// 3.13).
+// ring kernel everywhere. Single: the ring kernel, except for lower storage
+// at small n, where the register tile kernel's one-tile blocks end the grid
+// sooner than the ring's chunks (H200, same run, ring with the L2 hint:
+// lower 8192 3.05 against 2.81 TB/s, 10240 3.24 against 3.16, 12288 3.40
+// against 3.44; upper 8192 2.91 against 2.93, so upper keeps the ring).
 constexpr int kDefaultVariantD = 9;
 constexpr int kDefaultVariantS = 26;
 constexpr int kDefaultVariantSmallS = 34;
-constexpr std::int64_t kSmallSLowerMaxN = 12288, kSmallSUpperMaxN = 9216;
+constexpr std::int64_t kSmallSLowerMaxN = 10240;
 
 }  // namespace
 
@@ -857,7 +878,7 @@ bool symv_variant_fits(const SymvVariant &v, bool is_double) {
 
 const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool lower) {
   if (is_double) return kVariants[kDefaultVariantD - 1];
-  const bool small = n <= (lower ? kSmallSLowerMaxN : kSmallSUpperMaxN);
+  const bool small = lower && n <= kSmallSLowerMaxN;
   return kVariants[(small ? kDefaultVariantSmallS : kDefaultVariantS) - 1];
 }
 

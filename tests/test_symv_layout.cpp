@@ -474,8 +474,8 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
   // Id 0 and out-of-range ids give the default for the precision, order and
   // triangle, which is one of the table's and fits its precision.
   for (bool dbl : {true, false})
-    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(9216), int64_t(9217),
-                      int64_t(12288), int64_t(12289), int64_t(40000)})
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(10240),
+                      int64_t(10241), int64_t(40000)})
       for (bool lower : {true, false}) {
         const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, lower);
         EXPECT_TRUE(d.id >= 1 && d.id <= count);
@@ -485,15 +485,15 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
         EXPECT_EQ(&xn::symv_variant(-3, dbl, n, lower), &d);
       }
   // The rule (docs/performance.md, run 6): double one ring variant; single
-  // the register tile kernel up to 12288 (lower) or 9216 (upper), else the
+  // the register tile kernel for lower storage up to n = 10240, else the
   // ring.
   EXPECT_EQ(&xn::symv_default_variant(true, 100, true),
             &xn::symv_default_variant(true, 40000, false));
   EXPECT_EQ(xn::symv_default_variant(true, 8192, true).regs, 0);
-  EXPECT_EQ(xn::symv_default_variant(false, 12288, true).regs, 1);
-  EXPECT_EQ(xn::symv_default_variant(false, 12289, true).regs, 0);
-  EXPECT_EQ(xn::symv_default_variant(false, 9216, false).regs, 1);
-  EXPECT_EQ(xn::symv_default_variant(false, 9217, false).regs, 0);
+  EXPECT_EQ(xn::symv_default_variant(false, 10240, true).regs, 1);
+  EXPECT_EQ(xn::symv_default_variant(false, 10241, true).regs, 0);
+  EXPECT_EQ(xn::symv_default_variant(false, 1, false).regs, 0);
+  EXPECT_EQ(xn::symv_default_variant(false, 8192, false).regs, 0);
 }
 
 // ---------------------------------------------------------------- part 2
