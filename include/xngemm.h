@@ -153,9 +153,10 @@ cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info
  * have BLAS semantics. beta == 0 never reads y; alpha == 0 only scales y.
  *
  * Method (Nath, Tomov, Dong, Dongarra, SC'11, algorithm 2): each stored
- * tile (64 x 64 or 128 x 128) is read once and used twice (A_pq x_q and A_pq^T x_p); the
- * partial sums go to a workspace and a second kernel adds them in a fixed
- * order, so the result is bitwise identical from run to run (no atomics).
+ * tile (64 x 64 or 128 x 128) is read once and used twice (A_pq x_q and
+ * A_pq^T x_p); the partial sums go to a workspace and a second kernel adds
+ * them in a fixed order, so the result is bitwise identical from run to run
+ * (no atomics).
  * The workspace, about 1/64 of the stored triangle (xnGetSymvWorkspaceSize),
  * is allocated on the handle's stream at first use and kept; if it cannot be
  * had the call returns CUBLAS_STATUS_ALLOC_FAILED with y untouched.
@@ -253,8 +254,9 @@ typedef enum {
   XN_OPT_PACK_TRANS_B = 11,
   /** xnSsymv/xnDsymv: kernel variant, 1 .. the number compiled (see
    *  docs/design.md, "SYMV"; a larger value is INVALID_VALUE); 0 = the tuned
-   *  default for the precision, n and uplo (XN_SYMV_VARIANT). For tuning; every variant computes a
-   *  deterministic result, but different variants sum in different orders.
+   *  default for the precision, n and uplo (XN_SYMV_VARIANT). For tuning;
+   *  every variant computes a deterministic result, but different variants
+   *  sum in different orders.
    *  A variant that does not fit a precision's shared memory runs as 0. */
   XN_OPT_SYMV_VARIANT = 12
 } xnOption_t;
