@@ -140,6 +140,19 @@ __device__ __forceinline__ void warp_reduce_scatter(T (&v)[TV], int lane) {
   }
 }
 
+// The own partial of y_p into `slot` (NB elements): the W warps' row sums,
+// rowsum[w * NB + u] in shared memory (written and synchronised by the
+// caller), added in warp order. Both tile kernels end with it.
+template <class T, int NB, int W>
+__device__ __forceinline__ void store_own_partial(const T *rowsum, T *slot) {
+  for (int u = threadIdx.x; u < NB; u += 32 * W) {
+    T s = rowsum[u];
+#pragma unroll
+    for (int i = 1; i < W; ++i) s += rowsum[i * NB + u];
+    slot[u] = s;
+  }
+}
+
 // Tensor copy of a 2-D box at (c0 = row, c1 = column) of the matrix
 // described by `map` into shared memory, completing on `bar`, with an L2
 // policy for the source.
@@ -234,7 +247,6 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
   constexpr int PC = NB / P;                                  // columns per piece
   constexpr int W = int(symv::tile_warps(NB, TV, P));         // warps
   constexpr int TU = NB / 32;                                 // rows per lane
-  constexpr int NT = 32 * W;                                  // threads
   constexpr int RING = int(symv::ring_elems(NB, STAGES, P));  // elements
   constexpr int H = Log2<TV>::value;
   constexpr unsigned kColBytes = NB * sizeof(T), kXBytes = TV * sizeof(T);
@@ -408,12 +420,7 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 #pragma unroll
   for (int k = 0; k < TU; ++k) rowsum[w * NB + lane * TU + k] = acc[k];
   __syncthreads();
-  for (int u = tid; u < NB; u += NT) {
-    T s = rowsum[u];
-#pragma unroll
-    for (int i = 1; i < W; ++i) s += rowsum[i * NB + u];
-    a.slots[symv::own_slot(L, p, c) * NB + u] = s;
-  }
+  store_own_partial<T, NB, W>(rowsum, a.slots + symv::own_slot(L, p, c) * NB);
 }
 
 // ------------------------------------------------------- register tile kernel
@@ -555,7 +562,7 @@ __device__ __noinline__ void symv_regs_tile_elementwise(const SymvTileArgs<T> &a
 
 template <class T, int NB, int W, int MINB>
 __global__ void __launch_bounds__(32 * W, MINB) symv_tile_regs_kernel(SymvTileArgs<T> a) {
-  constexpr int CW = NB / W, NT = 32 * W;
+  constexpr int CW = NB / W;
   static_assert(
       NB % 32 == 0 && NB % W == 0 && CW >= 1 && CW <= 32 && (CW & (CW - 1)) == 0,
       "bad register SYMV variant");
@@ -573,14 +580,9 @@ __global__ void __launch_bounds__(32 * W, MINB) symv_tile_regs_kernel(SymvTileAr
     symv_regs_tile_elementwise<T, NB, W>(a, p, q, rowsum);
   }
   __syncthreads();
-  // The tile's own partial of y_p: the warps' row sums added in warp order.
-  const std::int64_t own = symv::own_slot(L, p, symv::block_chunk(L, p, q));
-  for (int u = threadIdx.x; u < NB; u += NT) {
-    T s = rowsum[0][u];
-#pragma unroll
-    for (int i = 1; i < W; ++i) s += rowsum[i][u];
-    a.slots[own * NB + u] = s;
-  }
+  // The tile's own partial of y_p.
+  store_own_partial<T, NB, W>(
+      &rowsum[0][0], a.slots + symv::own_slot(L, p, symv::block_chunk(L, p, q)) * NB);
 }
 
 // ---------------------------------------------------------------- reduction
