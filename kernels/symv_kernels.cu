@@ -143,12 +143,16 @@ __device__ __forceinline__ void warp_reduce_scatter(T (&v)[TV], int lane) {
 // The own partial of y_p into `slot` (NB elements): the W warps' row sums,
 // rowsum[w * NB + u] in shared memory (written and synchronised by the
 // caller), added in warp order. Both tile kernels end with it.
+// `extra` (shared memory, NB elements, or null) is added last: the register
+// kernel's diagonal tile has its column sums there.
 template <class T, int NB, int W>
-__device__ __forceinline__ void store_own_partial(const T *rowsum, T *slot) {
+__device__ __forceinline__ void store_own_partial(const T *rowsum, T *slot,
+                                                  const T *extra = nullptr) {
   for (int u = threadIdx.x; u < NB; u += 32 * W) {
     T s = rowsum[u];
 #pragma unroll
     for (int i = 1; i < W; ++i) s += rowsum[i * NB + u];
+    if (extra) s += extra[u];
     slot[u] = s;
   }
 }
@@ -438,11 +442,14 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // lane l the TU = NB / 32 consecutive rows l TU ..; row sums (the tile's own
 // partial of y_p) are added over the warps in shared memory in warp order,
 // column sums (its cross partial of y_q) over the lanes by the
-// reduce-scatter. The diagonal tile is mirrored at load time (seed 004 §4.2
-// in registers instead of shared memory): an element outside the stored
-// triangle is read as its stored mirror, so every load is of a stored
-// element and the tile gives row sums only. Edge tiles redirect their
-// indices (§6.3) and zero what lies past the edge, as the ring kernel does.
+// reduce-scatter. A diagonal tile inside the matrix loads its stored
+// triangle only and adds its row sums and its strict triangle's column sums
+// to the own partial (seed 004 §4.2 without the mirror: the transposed half
+// is the column sums); one at the edge, or with unaligned columns, is
+// mirrored at load time instead: an element outside the stored triangle is
+// read as its stored mirror, and the tile gives row sums only. Edge tiles
+// redirect their indices (§6.3) and zero what lies past the edge, as the
+// ring kernel does.
 
 // TU consecutive elements from src (16-byte aligned when TU sizeof(T) is a
 // multiple of 16), as wide as that allows; streaming loads, since A is read
@@ -478,14 +485,25 @@ __device__ __forceinline__ void load_rows(const T *src, T (&e)[TU]) {
   }
 }
 
+// How the register kernel reads a tile: an aligned off-diagonal tile inside
+// the matrix by wide loads (kRegsFull); an aligned diagonal tile inside the
+// matrix by wide loads of its stored triangle (kRegsDiagonal); any other
+// tile (an edge, or columns not 16-byte aligned) element by element with
+// the diagonal mirrored and the edge redirected (kRegsElementwise).
+enum RegsTileMode { kRegsFull, kRegsDiagonal, kRegsElementwise };
+
 // The work of one tile (p, q) in the register kernel, up to the row sums:
-// loads, the column sums into the cross slot (off-diagonal tiles), and this
-// warp's row sums into rowsum[w]. FULL: an aligned off-diagonal tile inside
-// the matrix, loaded by wide loads; otherwise element by element, with the
-// diagonal's mirroring and the edge's redirecting.
-template <class T, int NB, int W, bool FULL>
+// loads, the column sums, and this warp's row sums into rowsum[w]. The
+// column sums of an off-diagonal tile are its cross partial (a slot); those
+// of a diagonal tile read by kRegsDiagonal go to colsum[] in shared memory
+// and are added to the own partial: the tile's stored triangle S (diagonal
+// included) gives S x_p by rows and its strict part's transpose by columns,
+// which is the symmetric tile's product without reading the unstored half
+// and without mirroring it (the elementwise path mirrors addresses instead).
+template <class T, int NB, int W, RegsTileMode MODE>
 __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::int64_t p,
-                                               std::int64_t q, T (*rowsum)[NB]) {
+                                               std::int64_t q, T (*rowsum)[NB],
+                                               T *colsum) {
   constexpr int CW = NB / W, TU = NB / 32;
   constexpr int H = Log2<CW>::value;
   const symv::Layout &L = a.L;
@@ -493,14 +511,36 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
   const int u0 = lane * TU, v0 = w * CW;
   const std::int64_t row0 = p * NB, col0 = q * NB;
   const std::int64_t rext = symv::block_extent(L, p), cext = symv::block_extent(L, q);
-  const bool diag = p == q;
+  const bool lower = L.lower;
 
   T e[CW][TU];
-  if constexpr (FULL) {
+  T xq[CW], xp[TU];
+  if constexpr (MODE == kRegsFull) {
     const T *src = a.A + (col0 + v0) * a.lda + row0 + u0;
 #pragma unroll
     for (int j = 0; j < CW; ++j) load_rows<T, TU>(src + j * a.lda, e[j]);
+  } else if constexpr (MODE == kRegsDiagonal) {
+    // Element (u, v) is stored when u >= v (lower) or u <= v (upper); the
+    // lane's TU rows of column v are loaded as one vector when all are
+    // stored, element by element (predicated) when some are, not at all
+    // when none is.
+    const T *src = a.A + (col0 + v0) * a.lda + row0 + u0;
+#pragma unroll
+    for (int j = 0; j < CW; ++j) {
+      const int v = v0 + j;
+      const bool all = lower ? u0 >= v : u0 + TU - 1 <= v;
+      if (all) {
+        load_rows<T, TU>(src + j * a.lda, e[j]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < TU; ++k) {
+          const bool stored = symv::stored_in_diagonal_tile(lower, u0 + k, v);
+          e[j][k] = stored ? __ldcs(src + j * a.lda + k) : T(0);
+        }
+      }
+    }
   } else {
+    const bool diag = p == q;
 #pragma unroll
     for (int j = 0; j < CW; ++j)
 #pragma unroll
@@ -509,24 +549,30 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
         const std::int64_t ur = symv::redirect(u, rext), vr = symv::redirect(v, cext);
         // On the diagonal (row0 == col0) an unstored element is read as its
         // mirror: a select of the address, not a branch.
-        const bool mirror = diag && !symv::stored_in_diagonal_tile(L.lower, ur, vr);
+        const bool mirror = diag && !symv::stored_in_diagonal_tile(lower, ur, vr);
         const std::int64_t r = mirror ? vr : ur, c = mirror ? ur : vr;
         const T raw = __ldcs(a.A + (col0 + c) * a.lda + row0 + r);
         e[j][k] = (u < rext && v < cext) ? raw : T(0);
       }
   }
-  T xq[CW], xp[TU];
+  if constexpr (MODE == kRegsElementwise) {
 #pragma unroll
-  for (int j = 0; j < CW; ++j) {
-    const int v = v0 + j;
-    const T xv = a.xs[col0 + symv::redirect(v, cext)];
-    xq[j] = v < cext ? xv : T(0);
-  }
+    for (int j = 0; j < CW; ++j) {
+      const int v = v0 + j;
+      const T xv = a.xs[col0 + symv::redirect(v, cext)];
+      xq[j] = v < cext ? xv : T(0);
+    }
 #pragma unroll
-  for (int k = 0; k < TU; ++k) {
-    const int u = u0 + k;
-    const T xv = a.xs[row0 + symv::redirect(u, rext)];
-    xp[k] = u < rext ? xv : T(0);
+    for (int k = 0; k < TU; ++k) {
+      const int u = u0 + k;
+      const T xv = a.xs[row0 + symv::redirect(u, rext)];
+      xp[k] = u < rext ? xv : T(0);
+    }
+  } else {  // the tile lies inside the matrix
+#pragma unroll
+    for (int j = 0; j < CW; ++j) xq[j] = a.xs[col0 + v0 + j];
+#pragma unroll
+    for (int k = 0; k < TU; ++k) xp[k] = a.xs[row0 + u0 + k];
   }
 #pragma unroll
   for (int k = 0; k < TU; ++k) {
@@ -535,18 +581,27 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
     for (int j = 0; j < CW; ++j) s += e[j][k] * xq[j];
     rowsum[w][u0 + k] = s;
   }
-  if (!diag) {
+  if (MODE == kRegsDiagonal || p != q) {
     T part[CW];
 #pragma unroll
     for (int j = 0; j < CW; ++j) {
       T s = T(0);
 #pragma unroll
-      for (int k = 0; k < TU; ++k) s += e[j][k] * xp[k];
+      for (int k = 0; k < TU; ++k) {
+        // The diagonal tile's column sums take its strict triangle only.
+        const T ec = (MODE == kRegsDiagonal && u0 + k == v0 + j) ? T(0) : e[j][k];
+        s += ec * xp[k];
+      }
       part[j] = s;
     }
     warp_reduce_scatter<T, CW>(part, lane);
-    if ((lane & ((1 << (5 - H)) - 1)) == 0)
-      a.slots[symv::cross_slot(L, p, q) * NB + v0 + (lane >> (5 - H))] = part[0];
+    if ((lane & ((1 << (5 - H)) - 1)) == 0) {
+      const int v = v0 + (lane >> (5 - H));
+      if constexpr (MODE == kRegsDiagonal)
+        colsum[v] = part[0];
+      else
+        a.slots[symv::tile_cross_slot(L, p, q) * NB + v] = part[0];
+    }
   }
 }
 
@@ -557,7 +612,7 @@ template <class T, int NB, int W>
 __device__ __noinline__ void symv_regs_tile_elementwise(const SymvTileArgs<T> &a,
                                                         std::int64_t p, std::int64_t q,
                                                         T (*rowsum)[NB]) {
-  symv_regs_tile<T, NB, W, false>(a, p, q, rowsum);
+  symv_regs_tile<T, NB, W, kRegsElementwise>(a, p, q, rowsum, nullptr);
 }
 
 template <class T, int NB, int W, int MINB>
@@ -567,22 +622,26 @@ __global__ void __launch_bounds__(32 * W, MINB) symv_tile_regs_kernel(SymvTileAr
       NB % 32 == 0 && NB % W == 0 && CW >= 1 && CW <= 32 && (CW & (CW - 1)) == 0,
       "bad register SYMV variant");
   __shared__ T rowsum[W][NB];
+  __shared__ T colsum[NB];  // a diagonal tile's column sums (kRegsDiagonal)
   const symv::Layout &L = a.L;
   const symv::TileIndex tile = symv::tile_of_block(L, std::int64_t(blockIdx.x));
   asm volatile("griddepcontrol.launch_dependents;");  // as symv_tile_kernel
   // A device alpha of zero: no tile is read; the reduction only scales y.
   if (a.alpha.dev && *a.alpha.dev == T(0)) return;
   const std::int64_t p = tile.p, q = tile.q;
-  if (a.aligned && p != q && symv::block_extent(L, p) == NB &&
-      symv::block_extent(L, q) == NB) {
-    symv_regs_tile<T, NB, W, true>(a, p, q, rowsum);
+  const bool inside = symv::block_extent(L, p) == NB && symv::block_extent(L, q) == NB;
+  const bool split_diagonal = a.aligned && inside && p == q;
+  if (a.aligned && inside && p != q) {
+    symv_regs_tile<T, NB, W, kRegsFull>(a, p, q, rowsum, colsum);
+  } else if (split_diagonal) {
+    symv_regs_tile<T, NB, W, kRegsDiagonal>(a, p, q, rowsum, colsum);
   } else {
     symv_regs_tile_elementwise<T, NB, W>(a, p, q, rowsum);
   }
   __syncthreads();
   // The tile's own partial of y_p.
-  store_own_partial<T, NB, W>(
-      &rowsum[0][0], a.slots + symv::own_slot(L, p, symv::block_chunk(L, p, q)) * NB);
+  store_own_partial<T, NB, W>(&rowsum[0][0], a.slots + symv::tile_own_slot(L, p, q) * NB,
+                              split_diagonal ? colsum : nullptr);
 }
 
 // ---------------------------------------------------------------- reduction
@@ -852,18 +911,19 @@ const SymvVariant kVariants[] = {
     {33, 128, 16, 0, 2, 1, 1, 0, 1},
     {34, 128, 32, 0, 2, 1, 1, 0, 1},
     {35, 64, 16, 0, 4, 1, 1, 0, 1},
+    {36, 128, 32, 0, 3, 1, 1, 0, 1},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
-// Tuned defaults (docs/performance.md, "SYMV tuning" and run 6). Double: the
-// ring kernel everywhere. Single: the ring kernel, except for lower storage
-// at small n, where the register tile kernel's one-tile blocks end the grid
-// sooner than the ring's chunks (H200, same run, ring with the L2 hint:
-// lower 8192 3.05 against 2.81 TB/s, 10240 3.24 against 3.16, 12288 3.40
-// against 3.44; upper 8192 2.91 against 2.93, so upper keeps the ring).
+// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6 and 7). Double:
+// the ring kernel everywhere. Single: the register tile kernel up to
+// n = 12288, where its one-tile blocks end the grid sooner than the ring's
+// chunks, the ring kernel above (H200, same run, run 7: 8192 3.28 / 3.27
+// TB/s against 2.78 / 2.93 for the ring (lower / upper), 12288 3.60 / 3.60
+// against 3.43 / 3.49, 14336 3.63 / 3.60 against 3.63 / 3.72).
 constexpr int kDefaultVariantD = 9;
 constexpr int kDefaultVariantS = 26;
 constexpr int kDefaultVariantSmallS = 34;
-constexpr std::int64_t kSmallSLowerMaxN = 10240;
+constexpr std::int64_t kSmallSMaxN = 12288;
 
 }  // namespace
 
@@ -871,16 +931,17 @@ int symv_variant_count() { return kVariantCount; }
 
 bool symv_variant_fits(const SymvVariant &v, bool is_double) {
   const std::int64_t elem = is_double ? 8 : 4;
-  // The register kernel's row sums: static shared memory (48 KiB at most).
-  if (v.regs) return v.nb * v.nb / v.cols_per_warp * elem <= 48 * 1024;
+  // The register kernel's row and column sums: static shared memory (48 KiB
+  // at most).
+  if (v.regs) return (v.nb * v.nb / v.cols_per_warp + v.nb) * elem <= 48 * 1024;
   // The tile ring must fit the H100/H200 opt-in shared memory per block.
   return symv::tile_smem_bytes(v.nb, v.cols_per_warp, v.stages, v.pieces, elem) <=
          std::int64_t(227) * 1024;
 }
 
-const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool lower) {
+const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool /*lower*/) {
   if (is_double) return kVariants[kDefaultVariantD - 1];
-  const bool small = lower && n <= kSmallSLowerMaxN;
+  const bool small = n <= kSmallSMaxN;
   return kVariants[(small ? kDefaultVariantSmallS : kDefaultVariantS) - 1];
 }
 
@@ -927,6 +988,7 @@ cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
   XN_SYMV_CASE(64, 8, 4, 3, 2)
   XN_SYMV_REGS_CASE(128, 16, 2)
   XN_SYMV_REGS_CASE(128, 32, 2)
+  XN_SYMV_REGS_CASE(128, 32, 3)
   XN_SYMV_REGS_CASE(64, 16, 4)
 #undef XN_SYMV_CASE
 #undef XN_SYMV_REGS_CASE

@@ -195,6 +195,21 @@ XN_HD std::int64_t cross_slot(const Layout &L, std::int64_t p, std::int64_t q) {
   return slot_base(L, q) + row_chunks(L, q) + (L.lower ? p - q - 1 : p);
 }
 
+// The same two slots in the one-tile layout (chunk = 1) of the register
+// tile kernel, where they take a closed form without divisions: slot_base(b)
+// is b nt there (row b' < b has row_len(b') own and cross_count(b') cross
+// slots, nt in all), so own_slot(p, block_chunk(p, q)) = p nt + t with t the
+// tile's position in its row, and cross_slot(p, q) = q nt + row_len(q) +
+// (p - q - 1 or p). A block pays for these once per 64 KiB tile, just when
+// its loads have landed, so the 64-bit divisions of the general forms showed
+// in its time (docs/performance.md, SYMV run 7).
+XN_HD std::int64_t tile_own_slot(const Layout &L, std::int64_t p, std::int64_t q) {
+  return p * L.nt + (L.lower ? q : q - p);
+}
+XN_HD std::int64_t tile_cross_slot(const Layout &L, std::int64_t p, std::int64_t q) {
+  return q * L.nt + (L.lower ? p : L.nt - q + p);
+}
+
 // The workspace: x packed contiguous and padded with zeros to nt * nb
 // elements (so every tile's x block is one aligned copy and the edge needs no
 // test), then the slots, nb values each.

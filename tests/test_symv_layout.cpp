@@ -327,8 +327,9 @@ void check_bijection(const sv::Layout &L) {
 // The register kernel's grid (chunk 1, one block per tile, tile_of_block):
 // blocks 0 .. nt - 1 on the diagonal tiles in order, then every off-diagonal
 // stored tile exactly once in column-major order; each block's own slot is
-// that of the chunk holding exactly its tile, and every slot is written
-// once (own and cross partials).
+// that of the chunk holding exactly its tile (tile_own_slot and
+// tile_cross_slot give the general slots), and every slot is written once
+// (own and cross partials).
 void check_tile_grid(const sv::Layout &L) {
   SCOPED_TRACE(describe(L));
   ASSERT_EQ(L.chunk, 1);
@@ -360,6 +361,9 @@ void check_tile_grid(const sv::Layout &L) {
     if (t0 >= sv::row_len(L, p) || t1 != t0 + 1 || sv::tile_col(L, p, t0) != q) ++bad;
     ++slot_hits[std::size_t(sv::own_slot(L, p, c))];
     if (p != q) ++slot_hits[std::size_t(sv::cross_slot(L, p, q))];
+    // The register kernel's closed forms name the same slots.
+    if (sv::tile_own_slot(L, p, q) != sv::own_slot(L, p, c)) ++bad;
+    if (p != q && sv::tile_cross_slot(L, p, q) != sv::cross_slot(L, p, q)) ++bad;
   }
   ASSERT_EQ(bad, 0);
   for (int64_t s = 0; s < total; ++s)
@@ -474,8 +478,8 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
   // Id 0 and out-of-range ids give the default for the precision, order and
   // triangle, which is one of the table's and fits its precision.
   for (bool dbl : {true, false})
-    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(10240),
-                      int64_t(10241), int64_t(40000)})
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(12288),
+                      int64_t(12289), int64_t(40000)})
       for (bool lower : {true, false}) {
         const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, lower);
         EXPECT_TRUE(d.id >= 1 && d.id <= count);
@@ -484,16 +488,17 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
         EXPECT_EQ(&xn::symv_variant(count + 1, dbl, n, lower), &d);
         EXPECT_EQ(&xn::symv_variant(-3, dbl, n, lower), &d);
       }
-  // The rule (docs/performance.md, run 6): double one ring variant; single
-  // the register tile kernel for lower storage up to n = 10240, else the
+  // The rule (docs/performance.md, run 7): double one ring variant; single
+  // the register tile kernel up to n = 12288 in both triangles, else the
   // ring.
   EXPECT_EQ(&xn::symv_default_variant(true, 100, true),
             &xn::symv_default_variant(true, 40000, false));
   EXPECT_EQ(xn::symv_default_variant(true, 8192, true).regs, 0);
-  EXPECT_EQ(xn::symv_default_variant(false, 10240, true).regs, 1);
-  EXPECT_EQ(xn::symv_default_variant(false, 10241, true).regs, 0);
-  EXPECT_EQ(xn::symv_default_variant(false, 1, false).regs, 0);
-  EXPECT_EQ(xn::symv_default_variant(false, 8192, false).regs, 0);
+  for (bool lower : {true, false}) {
+    EXPECT_EQ(xn::symv_default_variant(false, 1, lower).regs, 1);
+    EXPECT_EQ(xn::symv_default_variant(false, 12288, lower).regs, 1);
+    EXPECT_EQ(xn::symv_default_variant(false, 12289, lower).regs, 0);
+  }
 }
 
 // ---------------------------------------------------------------- part 2
@@ -668,6 +673,28 @@ void emulate_diagonal_tile(const sv::Layout &L, const EmuConfig &cfg, int64_t ro
   }
 }
 
+// The register tile kernel's diagonal tile inside the matrix
+// (symv_kernels.cu kRegsDiagonal): its stored triangle S only, no mirror;
+// row sums of S into the warps' row sums, column sums of S's strict
+// triangle into colsum, which the own partial adds last.
+template <class T>
+void emulate_split_diagonal_tile(const sv::Layout &L, const EmuConfig &cfg, int64_t row0,
+                                 const GuardedMatrix<T> &A, const XSource<T> &xs,
+                                 std::vector<T> &acc, std::vector<T> &colsum) {
+  const int64_t nb = L.nb;
+  for (int64_t v = 0; v < nb; ++v) {
+    const T xq = xs(row0 + v);
+    T s = T(0);
+    for (int64_t u = 0; u < nb; ++u) {
+      if (!sv::stored_in_diagonal_tile(L.lower, u, v)) continue;
+      const T e = A.at(row0 + u, row0 + v);
+      acc[std::size_t(sv::column_warp(nb, cfg.tv, cfg.pieces, v) * nb + u)] += e * xq;
+      if (u != v) s += e * xs(row0 + u);
+    }
+    colsum[std::size_t(v)] = s;
+  }
+}
+
 // Chunk c of row p: thread block (p, g) of symv_tile_kernel, c = block_chunk(p, g)
 // (c < 0: a block with nothing to do). The kernel's warp w holds
 // tile columns v with column_warp(v) = w and its lanes all nb rows u; here
@@ -723,12 +750,21 @@ void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, in
     for (int64_t v = 0; v < nb; ++v)
       ws.write(slots + slot * nb + v, part[std::size_t(v)]);
   }
-  if (has_diag) emulate_diagonal_tile(L, cfg, row0, rext, A, xs, acc);
+  // The register kernel splits a diagonal tile inside the matrix into row
+  // and column sums; the ring kernel, and the register kernel at the edge,
+  // mirror it.
+  const bool split_diagonal = has_diag && cfg.tile_grid && rext == nb;
+  std::vector<T> colsum(static_cast<std::size_t>(nb), T(0));
+  if (split_diagonal)
+    emulate_split_diagonal_tile(L, cfg, row0, A, xs, acc, colsum);
+  else if (has_diag)
+    emulate_diagonal_tile(L, cfg, row0, rext, A, xs, acc);
 
   const int64_t own = sv::own_slot(L, p, c);
   for (int64_t u = 0; u < nb; ++u) {
     T s = acc[std::size_t(u)];
     for (int64_t w = 1; w < W; ++w) s += acc[std::size_t(w * nb + u)];
+    if (split_diagonal) s += colsum[std::size_t(u)];
     ws.write(slots + own * nb + u, s);
   }
 }
