@@ -171,55 +171,155 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // D = op(X) +/- op(Y) over kTile x kTile tiles of D, for operands of either
-// orientation. A transposed operand's tile is read along its stored columns
-// (each warp: kTile consecutive entries) into shared memory padded by one
-// column, so that reading it back across its rows hits distinct banks; D and
-// the non-transposed operands are then read and written along D's columns,
-// also kTile consecutive entries per warp. A block of kTile x kTileRows
-// threads moves one tile per iteration; blockIdx.x walks the tiles down D's
-// rows, blockIdx.y strides over its columns (the grid's y dimension is
-// limited to 65535). Each entry of D is written by the thread that read the
-// non-transposed operands there, so D may alias one of them. With y ==
-// nullptr (y_trans false) it is a transposing copy, D = op(X).
-constexpr int kTile = 32;
-constexpr int kTileRows = 8;
+// orientation (at least one transposed). Per tile:
+//  1. the transposed operands are read along their stored columns (each warp
+//     one column segment of kTile entries, as 2-element vectors when aligned:
+//     512 contiguous bytes in double) and, when both are transposed,
+//     combined in registers;
+//  2. a non-transposed operand is read into registers at the entries of D
+//     this thread writes in step 4;
+//  3. the values of step 1 go to a shared tile padded by one column, so that
+//     reading it back across its rows hits distinct banks;
+//  4. after the barrier each thread forms and writes its entries of D along
+//     D's columns (each warp kTile consecutive entries).
+// Every global load of a tile is issued, straight-line, before the first
+// store: the compiler does not move a load through a generic pointer above a
+// store that may alias it (D may alias the non-transposed operand), and with
+// one latency per load the first version of this kernel moved 2.4-3.0 TB/s
+// instead of 4.0-4.2 (H200 probe, docs/results/2026-11-21/run8). Each entry
+// of D is written by the thread that read the non-transposed operands there,
+// so D may alias one of them. blockIdx.x walks the tiles down D's rows,
+// blockIdx.y strides over its column tiles (a few per block, which measured
+// 2-4 % faster than one). With y == nullptr (y_trans false) it is a
+// transposing copy, D = op(X).
+constexpr int kTile = 64;
+constexpr int kTileThreads = 256;
+constexpr int kTileWarps = kTileThreads / 32;
+constexpr int kTileColIters = kTile / kTileWarps;  // stored columns per thread (step 1)
+constexpr int kTileRowIters = kTile / 32;          // rows of D per thread and column
+static_assert(kTile == 2 * 32, "step 1 gives each lane 2 entries of a stored column");
 
 template <class T>
-__global__ void __launch_bounds__(kTile *kTileRows)
+struct Vec2;
+template <>
+struct Vec2<double> {
+  using type = double2;
+};
+template <>
+struct Vec2<float> {
+  using type = float2;
+};
+
+template <class T>
+__device__ __forceinline__ T combine(T a, T b, bool subtract) {
+  return subtract ? ew_sub(a, b) : ew_add(a, b);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTileThreads)
     transpose_add_sub_kernel(idx rows, idx cols, T *d, idx ldd, const T *x, idx ldx,
                              bool x_trans, const T *y, idx ldy, bool y_trans,
-                             bool subtract) {
-  __shared__ T xt[kTile][kTile + 1];  // xt[i - i0][j - j0] = op(X)(i, j)
-  __shared__ T yt[kTile][kTile + 1];
-  const bool tiled = x_trans || y_trans;  // uniform over the grid
+                             bool subtract, bool vector_ok) {
+  // tile[i - i0][j - j0]: op(X)(i, j), op(Y)(i, j), or their sum/difference
+  // when both are transposed.
+  __shared__ T tile[kTile][kTile + 1];
+  const bool copy = y == nullptr;
+  const bool both = x_trans && y_trans;
   const idx i0 = idx(blockIdx.x) * kTile;
-  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (idx j0 = idx(blockIdx.y) * kTile; j0 < cols; j0 += idx(gridDim.y) * kTile) {
-    if (tiled) {
+    const bool full = i0 + kTile <= rows && j0 + kTile <= cols;
+    // 1. Stored column i0 + c (c = warp + kTileWarps r), stored rows
+    // j0 + 2 lane and j0 + 2 lane + 1: op(.)(i0 + c, j0 + 2 lane + e).
+    T v[kTileColIters][2];
+    if (full && vector_ok) {
+      // Straight-line loads first, then the arithmetic: a branch or a use
+      // between them would make each wait for the one before. Both
+      // transposed operands are vector-aligned (vector_ok).
+      using V2 = typename Vec2<T>::type;
+      const T *src = x_trans ? x : y;
+      const idx ld = x_trans ? ldx : ldy;
+      V2 a[kTileColIters], b[kTileColIters];
 #pragma unroll
-      for (int r = 0; r < kTile; r += kTileRows) {
-        const idx i = i0 + ty + r, j = j0 + tx;  // op(X)(i, j) = x[j + i*ldx]
-        if (i < rows && j < cols) {
-          if (x_trans) xt[ty + r][tx] = x[j + i * ldx];
-          if (y_trans) yt[ty + r][tx] = y[j + i * ldy];
+      for (int r = 0; r < kTileColIters; ++r)
+        a[r] = *reinterpret_cast<const V2 *>(src + j0 + 2 * lane +
+                                             (i0 + warp + kTileWarps * r) * ld);
+      if (both) {
+#pragma unroll
+        for (int r = 0; r < kTileColIters; ++r)
+          b[r] = *reinterpret_cast<const V2 *>(y + j0 + 2 * lane +
+                                               (i0 + warp + kTileWarps * r) * ldy);
+#pragma unroll
+        for (int r = 0; r < kTileColIters; ++r) {
+          v[r][0] = combine(a[r].x, b[r].x, subtract);
+          v[r][1] = combine(a[r].y, b[r].y, subtract);
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < kTileColIters; ++r) {
+          v[r][0] = a[r].x;
+          v[r][1] = a[r].y;
         }
       }
-      __syncthreads();
-    }
+    } else {
 #pragma unroll
-    for (int r = 0; r < kTile; r += kTileRows) {
-      const idx i = i0 + tx, j = j0 + ty + r;
-      if (i < rows && j < cols) {
-        const T a = x_trans ? xt[tx][ty + r] : x[i + j * ldx];
-        if (y == nullptr) {  // a transposing copy: D = op(X), exactly
-          d[i + j * ldd] = a;
-        } else {
-          const T b = y_trans ? yt[tx][ty + r] : y[i + j * ldy];
-          d[i + j * ldd] = subtract ? ew_sub(a, b) : ew_add(a, b);
+      for (int r = 0; r < kTileColIters; ++r) {
+        const idx i = i0 + warp + kTileWarps * r, j = j0 + 2 * lane;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          v[r][e] = T(0);
+          if (i < rows && j + e < cols) {
+            const T a = x_trans ? x[j + e + i * ldx] : y[j + e + i * ldy];
+            v[r][e] = both ? combine(a, y[j + e + i * ldy], subtract) : a;
+          }
         }
       }
     }
-    if (tiled) __syncthreads();  // the tiles are refilled by the next iteration
+    // 2. The non-transposed operand at D(i0 + lane + 32 h, j0 + jj), jj =
+    // warp + kTileWarps r: the entries this thread writes in step 4.
+    T normal[kTileColIters][kTileRowIters];
+    if (!both && !copy) {
+      const T *src = x_trans ? y : x;
+      const idx ld = x_trans ? ldy : ldx;
+      if (full) {
+#pragma unroll
+        for (int r = 0; r < kTileColIters; ++r)
+#pragma unroll
+          for (int h = 0; h < kTileRowIters; ++h)
+            normal[r][h] = src[i0 + lane + 32 * h + (j0 + warp + kTileWarps * r) * ld];
+      } else {
+#pragma unroll
+        for (int r = 0; r < kTileColIters; ++r)
+#pragma unroll
+          for (int h = 0; h < kTileRowIters; ++h) {
+            const idx i = i0 + lane + 32 * h, j = j0 + warp + kTileWarps * r;
+            normal[r][h] = i < rows && j < cols ? src[i + j * ld] : T(0);
+          }
+      }
+    }
+    // 3. Only now the shared tile (see above).
+#pragma unroll
+    for (int r = 0; r < kTileColIters; ++r) {
+      const int c = warp + kTileWarps * r;
+      tile[c][2 * lane] = v[r][0];
+      tile[c][2 * lane + 1] = v[r][1];
+    }
+    __syncthreads();
+    // 4. D, along its columns.
+#pragma unroll
+    for (int r = 0; r < kTileColIters; ++r)
+#pragma unroll
+      for (int h = 0; h < kTileRowIters; ++h) {
+        const int ii = lane + 32 * h, jj = warp + kTileWarps * r;
+        const idx i = i0 + ii, j = j0 + jj;
+        if (full || (i < rows && j < cols)) {
+          const T t = tile[ii][jj];
+          d[i + j * ldd] = both || copy ? t
+                           : x_trans    ? combine(t, normal[r][h], subtract)
+                                        : combine(normal[r][h], t, subtract);
+        }
+      }
+    __syncthreads();  // the tile is refilled by the next iteration
   }
 }
 
@@ -303,11 +403,23 @@ cudaError_t launch_transpose_add_sub(cudaStream_t stream, idx rows, idx cols, T 
                                      idx ldd, const T *x, idx ldx, bool x_trans,
                                      const T *y, idx ldy, bool y_trans, bool subtract) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
+  if (!x_trans && !y_trans) return cudaErrorInvalidValue;  // add_sub's job
+  // 2-element vectors for the transposed operands' stored columns.
+  auto pair_aligned = [](const T *p, idx ld) {
+    return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0 && ld % 2 == 0;
+  };
+  const bool vec =
+      (!x_trans || pair_aligned(x, ldx)) && (!y_trans || pair_aligned(y, ldy));
   const idx gx = (rows + kTile - 1) / kTile;
-  const idx gy = std::min<idx>((cols + kTile - 1) / kTile, kMaxGridY);
+  const idx col_tiles = (cols + kTile - 1) / kTile;
+  // About 4096 blocks, each looping over a few column tiles: for a 8192 x
+  // 8192 quadrant (128 x 128 tiles), 4 tiles per block measured 2-4 %
+  // faster than 1 or 16 (H200 probe, docs/results/2026-11-21/run8).
+  const idx gy = std::min<idx>(std::min<idx>(col_tiles, std::max<idx>(idx(1), 4096 / gx)),
+                               kMaxGridY);
   transpose_add_sub_kernel<T>
-      <<<dim3(unsigned(gx), unsigned(gy), 1), dim3(kTile, kTileRows, 1), 0, stream>>>(
-          rows, cols, d, ldd, x, ldx, x_trans, y, ldy, y_trans, subtract);
+      <<<dim3(unsigned(gx), unsigned(gy), 1), kTileThreads, 0, stream>>>(
+          rows, cols, d, ldd, x, ldx, x_trans, y, ldy, y_trans, subtract, vec);
   return cudaGetLastError();
 }
 

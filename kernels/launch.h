@@ -52,7 +52,8 @@ cudaError_t launch_find_negative(cudaStream_t stream, std::int64_t rows,
 // B-side pre-additions of seed 000 Table 1 into a non-transposed T). d may
 // alias a non-transposed operand, never a transposed one. y == nullptr (with
 // y_trans false) makes it a copy, D = op(X) (the packed quadrant of op(B),
-// src/core/plan.h).
+// src/core/plan.h). At least one operand must be transposed (else
+// cudaErrorInvalidValue: that is launch_add_sub's job).
 template <class T>
 cudaError_t launch_transpose_add_sub(cudaStream_t stream, std::int64_t rows,
                                      std::int64_t cols, T *d, std::int64_t ldd,

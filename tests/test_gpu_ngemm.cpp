@@ -525,11 +525,14 @@ TEST_F(GpuNgemm, NonTransposedBTempsOnAndOffAgreeWithCublasAndTheOracle) {
 // non-transposed operand (T = B22 - T of seed 000 Table 1), both precisions:
 // bit for bit the host's ew_add/ew_sub, D's padding untouched. With `copy`,
 // the same kernel's transposing copy D = op(X) (the packed quadrant of op(B),
-// plan.h): bit for bit X, -0 and all.
+// plan.h): bit for bit X, -0 and all. A transposed operand's leading
+// dimension is cols + `trans_pad`: odd pads force the kernel's element-wise
+// loads, even ones allow its 2-element vector loads.
 template <class T>
 void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
                             bool y_trans, bool subtract, bool in_place,
-                            cudaStream_t stream, bool copy = false) {
+                            cudaStream_t stream, bool copy = false,
+                            std::int64_t trans_pad = 5) {
   // An operand stored transposed is cols x rows, otherwise rows x cols like
   // D; its padding holds the sentinel.
   struct Operand {
@@ -541,7 +544,7 @@ void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
     }
   };
   auto make = [&](bool trans, std::int64_t salt) {
-    Operand o{trans, trans ? cols + 5 : rows + 2, {}};
+    Operand o{trans, trans ? cols + trans_pad : rows + 2, {}};
     const std::int64_t r = trans ? cols : rows, c = trans ? rows : cols;
     o.h.assign(std::size_t(o.ld * c), T(kCSentinel));
     for (std::int64_t j = 0; j < c; ++j)
@@ -570,7 +573,8 @@ void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
   const std::string what =
       std::to_string(rows) + "x" + std::to_string(cols) +
       " x_trans=" + std::to_string(x_trans) + " y_trans=" + std::to_string(y_trans) +
-      " subtract=" + std::to_string(subtract) + " in_place=" + std::to_string(in_place);
+      " subtract=" + std::to_string(subtract) + " in_place=" + std::to_string(in_place) +
+      " trans_pad=" + std::to_string(trans_pad);
   if (copy) {
     ASSERT_EQ(be.transpose_copy(Dv, Xv), xn::Status::Ok) << what << " copy";
   } else {
@@ -596,28 +600,35 @@ void transpose_add_sub_case(std::int64_t rows, std::int64_t cols, bool x_trans,
 TEST_F(GpuNgemm, TransposeAddSubKernelEveryShapeAndOrientation) {
   cudaStream_t stream;
   XN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const std::int64_t shapes[][2] = {{1, 1},   {31, 33}, {32, 32},   {33, 31},    {64, 96},
-                                    {1, 257}, {257, 1}, {100, 999}, {3, 2100000}};
+  // Partial tiles on either side (the kernel's tiles are 64 x 64), whole
+  // tiles, thin, and more column tiles than the grid's y dimension holds.
+  const std::int64_t shapes[][2] = {{1, 1},   {31, 33},   {63, 65},    {64, 64},
+                                    {64, 96}, {128, 192}, {200, 130},  {1, 257},
+                                    {257, 1}, {100, 999}, {3, 2100000}};
   const bool pairs[][2] = {{true, true}, {true, false}, {false, true}};
-  for (const auto &s : shapes)
-    for (const auto &xy : pairs)
-      for (bool subtract : {false, true})
-        for (bool in_place : {false, true}) {
-          if (in_place && xy[0] && xy[1]) continue;  // nothing to alias
-          transpose_add_sub_case<double>(s[0], s[1], xy[0], xy[1], subtract, in_place,
-                                         stream);
-          transpose_add_sub_case<float>(s[0], s[1], xy[0], xy[1], subtract, in_place,
-                                        stream);
-          if (HasFatalFailure()) {
-            cudaStreamDestroy(stream);
-            return;
+  for (std::int64_t pad : {5, 4})
+    for (const auto &s : shapes)
+      for (const auto &xy : pairs)
+        for (bool subtract : {false, true})
+          for (bool in_place : {false, true}) {
+            if (in_place && xy[0] && xy[1]) continue;  // nothing to alias
+            transpose_add_sub_case<double>(s[0], s[1], xy[0], xy[1], subtract, in_place,
+                                           stream, false, pad);
+            transpose_add_sub_case<float>(s[0], s[1], xy[0], xy[1], subtract, in_place,
+                                          stream, false, pad);
+            if (HasFatalFailure()) {
+              cudaStreamDestroy(stream);
+              return;
+            }
           }
-        }
-  for (const auto &s : shapes) {
-    transpose_add_sub_case<double>(s[0], s[1], true, false, false, false, stream, true);
-    transpose_add_sub_case<float>(s[0], s[1], true, false, false, false, stream, true);
-    if (HasFatalFailure()) break;
-  }
+  for (std::int64_t pad : {5, 4})
+    for (const auto &s : shapes) {
+      transpose_add_sub_case<double>(s[0], s[1], true, false, false, false, stream, true,
+                                     pad);
+      transpose_add_sub_case<float>(s[0], s[1], true, false, false, false, stream, true,
+                                    pad);
+      if (HasFatalFailure()) break;
+    }
   cudaStreamDestroy(stream);
 }
 
