@@ -200,17 +200,6 @@ constexpr int kTileRowIters = kTile / 32;          // rows of D per thread and c
 static_assert(kTile == 2 * 32, "step 1 gives each lane 2 entries of a stored column");
 
 template <class T>
-struct Vec2;
-template <>
-struct Vec2<double> {
-  using type = double2;
-};
-template <>
-struct Vec2<float> {
-  using type = float2;
-};
-
-template <class T>
 __device__ __forceinline__ T combine(T a, T b, bool subtract) {
   return subtract ? ew_sub(a, b) : ew_add(a, b);
 }
@@ -236,7 +225,7 @@ __global__ void __launch_bounds__(kTileThreads)
       // Straight-line loads first, then the arithmetic: a branch or a use
       // between them would make each wait for the one before. Both
       // transposed operands are vector-aligned (vector_ok).
-      using V2 = typename Vec2<T>::type;
+      using V2 = Pack<T, 2>;  // one 2-element vector access
       const T *src = x_trans ? x : y;
       const idx ld = x_trans ? ldx : ldy;
       V2 a[kTileColIters], b[kTileColIters];
@@ -251,14 +240,14 @@ __global__ void __launch_bounds__(kTileThreads)
                                                (i0 + warp + kTileWarps * r) * ldy);
 #pragma unroll
         for (int r = 0; r < kTileColIters; ++r) {
-          v[r][0] = combine(a[r].x, b[r].x, subtract);
-          v[r][1] = combine(a[r].y, b[r].y, subtract);
+          v[r][0] = combine(a[r].v[0], b[r].v[0], subtract);
+          v[r][1] = combine(a[r].v[1], b[r].v[1], subtract);
         }
       } else {
 #pragma unroll
         for (int r = 0; r < kTileColIters; ++r) {
-          v[r][0] = a[r].x;
-          v[r][1] = a[r].y;
+          v[r][0] = a[r].v[0];
+          v[r][1] = a[r].v[1];
         }
       }
     } else {
