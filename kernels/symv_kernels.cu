@@ -454,31 +454,27 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // TU consecutive elements from src (16-byte aligned when TU sizeof(T) is a
 // multiple of 16), as wide as that allows; streaming loads, since A is read
 // once per call.
+// TU elements as TU / W streaming loads of the W-element vector type Vec.
+template <class Vec, class T, int TU>
+__device__ __forceinline__ void load_rows_as(const T *src, T (&e)[TU]) {
+  constexpr int W = int(sizeof(Vec) / sizeof(T));
+  static_assert(TU % W == 0, "whole vectors only");
+#pragma unroll
+  for (int v = 0; v < TU / W; ++v) {
+    const Vec f = __ldcs(reinterpret_cast<const Vec *>(src) + v);
+    const T *part = reinterpret_cast<const T *>(&f);
+#pragma unroll
+    for (int i = 0; i < W; ++i) e[W * v + i] = part[i];
+  }
+}
 template <class T, int TU>
 __device__ __forceinline__ void load_rows(const T *src, T (&e)[TU]) {
   if constexpr (sizeof(T) == 4 && TU % 4 == 0) {
-#pragma unroll
-    for (int v = 0; v < TU / 4; ++v) {
-      const float4 f = __ldcs(reinterpret_cast<const float4 *>(src) + v);
-      e[4 * v] = f.x;
-      e[4 * v + 1] = f.y;
-      e[4 * v + 2] = f.z;
-      e[4 * v + 3] = f.w;
-    }
+    load_rows_as<float4>(src, e);
   } else if constexpr (sizeof(T) == 4 && TU % 2 == 0) {
-#pragma unroll
-    for (int v = 0; v < TU / 2; ++v) {
-      const float2 f = __ldcs(reinterpret_cast<const float2 *>(src) + v);
-      e[2 * v] = f.x;
-      e[2 * v + 1] = f.y;
-    }
+    load_rows_as<float2>(src, e);
   } else if constexpr (sizeof(T) == 8 && TU % 2 == 0) {
-#pragma unroll
-    for (int v = 0; v < TU / 2; ++v) {
-      const double2 d = __ldcs(reinterpret_cast<const double2 *>(src) + v);
-      e[2 * v] = d.x;
-      e[2 * v + 1] = d.y;
-    }
+    load_rows_as<double2>(src, e);
   } else {
 #pragma unroll
     for (int k = 0; k < TU; ++k) e[k] = __ldcs(src + k);
