@@ -5,7 +5,8 @@
 //
 // Three kernels per call, all on the caller's stream:
 //  1. pack x into the workspace, contiguous and zero-padded to nt * nb;
-//  2. the tile kernel: thread block (p, c) runs chunk c of block row p;
+//  2. the tile kernel: thread block (p, y) runs chunk ring_block_chunk(p, y) of block
+//     row p (diagonal chunks first, symv_layout.h);
 //  3. the reduction: y_b = alpha * sum(slots of b) + beta * y_b.
 //
 // Tile kernel, thread layout: a tile streams through the ring in P pieces of
@@ -143,8 +144,8 @@ __device__ __forceinline__ void warp_reduce_scatter(T (&v)[TV], int lane) {
 // The own partial of y_p into `slot` (NB elements): the W warps' row sums,
 // rowsum[w * NB + u] in shared memory (written and synchronised by the
 // caller), added in warp order. Both tile kernels end with it.
-// `extra` (shared memory, NB elements, or null) is added last: the register
-// kernel's diagonal tile has its column sums there.
+// `extra` (shared memory, NB elements, or null) is added last: a split
+// diagonal tile has its strict triangle's column sums there.
 template <class T, int NB, int W>
 __device__ __forceinline__ void store_own_partial(const T *rowsum, T *slot,
                                                   const T *extra = nullptr) {
@@ -241,6 +242,102 @@ __device__ __forceinline__ void symv_diagonal_tile(const SymvTileArgs<T> &a, T *
   }
 }
 
+// TU consecutive elements from src (16-byte aligned when TU sizeof(T) is a
+// multiple of 16), as wide as that allows; streaming loads, since A is read
+// once per call.
+// TU elements as TU / W streaming loads of the W-element vector type Vec.
+template <class Vec, class T, int TU>
+__device__ __forceinline__ void load_rows_as(const T *src, T (&e)[TU]) {
+  constexpr int W = int(sizeof(Vec) / sizeof(T));
+  static_assert(TU % W == 0, "whole vectors only");
+#pragma unroll
+  for (int v = 0; v < TU / W; ++v) {
+    const Vec f = __ldcs(reinterpret_cast<const Vec *>(src) + v);
+    const T *part = reinterpret_cast<const T *>(&f);
+#pragma unroll
+    for (int i = 0; i < W; ++i) e[W * v + i] = part[i];
+  }
+}
+template <class T, int TU>
+__device__ __forceinline__ void load_rows(const T *src, T (&e)[TU]) {
+  if constexpr (sizeof(T) == 4 && TU % 4 == 0) {
+    load_rows_as<float4>(src, e);
+  } else if constexpr (sizeof(T) == 4 && TU % 2 == 0) {
+    load_rows_as<float2>(src, e);
+  } else if constexpr (sizeof(T) == 8 && TU % 2 == 0) {
+    load_rows_as<double2>(src, e);
+  } else {
+#pragma unroll
+    for (int k = 0; k < TU; ++k) e[k] = __ldcs(src + k);
+  }
+}
+
+// The diagonal tile of block row p inside the matrix with 16-byte aligned
+// columns, without the mirror (as the register kernel's kRegsDiagonal): its
+// stored triangle S only, read straight into registers - a lane's TU rows of
+// a column as one vector where all are stored, element by element
+// (predicated) where some are, not at all where none is - one piece of
+// TV columns per warp at a time. Row sums S x_p (diagonal included) add to
+// the own partial (acc); the column sums of S's strict triangle, the
+// transposed half, go to colsum[v] (shared memory, NB elements), which the
+// own partial adds last. The mirrored version (symv_diagonal_tile) copied
+// the triangle element by element into shared memory with 8-way bank
+// conflicts on the way in and out, and cost the single-precision ring
+// kernel 4-7 us of 140 at n = 16384 (H200, 2026-11-21 run 9).
+// The lane's TU rows u0 .. u0 + TU - 1 of column v of a diagonal tile (src
+// points at row u0): element (u, v) is stored when u >= v (lower) or u <= v
+// (upper); loaded as one vector when all are stored, element by element
+// (predicated) when some are, not at all when none is (zeros).
+template <class T, int TU>
+__device__ __forceinline__ void load_diagonal_rows(const T *src, bool lower, int u0,
+                                                   int v, T (&e)[TU]) {
+  const bool all = lower ? u0 >= v : u0 + TU - 1 <= v;
+  if (all) {
+    load_rows<T, TU>(src, e);
+  } else {
+#pragma unroll
+    for (int k = 0; k < TU; ++k)
+      e[k] = symv::stored_in_diagonal_tile(lower, u0 + k, v) ? __ldcs(src + k) : T(0);
+  }
+}
+
+template <class T, int NB, int TV, int P>
+__device__ __forceinline__ void symv_split_diagonal_tile(const SymvTileArgs<T> &a,
+                                                         T *colsum, std::int64_t row0,
+                                                         int lane, int w,
+                                                         const T (&xp)[NB / 32],
+                                                         T (&acc)[NB / 32]) {
+  constexpr int TU = NB / 32, PC = NB / P, H = Log2<TV>::value;
+  const bool lower = a.L.lower;
+  const int u0 = lane * TU;
+  const T *tile = a.A + row0 * a.lda + row0 + u0;
+#pragma unroll
+  for (int h = 0; h < P; ++h) {
+    T e[TV][TU];
+#pragma unroll
+    for (int j = 0; j < TV; ++j) {
+      const int v = h * PC + w * TV + j;
+      load_diagonal_rows<T, TU>(tile + v * a.lda, lower, u0, v, e[j]);
+    }
+    T part[TV];
+#pragma unroll
+    for (int j = 0; j < TV; ++j) {
+      const int v = h * PC + w * TV + j;
+      const T xq = a.xs[row0 + v];
+      T s = T(0);
+#pragma unroll
+      for (int k = 0; k < TU; ++k) {
+        acc[k] += e[j][k] * xq;
+        s += (u0 + k == v ? T(0) : e[j][k]) * xp[k];
+      }
+      part[j] = s;
+    }
+    warp_reduce_scatter<T, TV>(part, lane);
+    if ((lane & ((1 << (5 - H)) - 1)) == 0)
+      colsum[h * PC + w * TV + (lane >> (5 - H))] = part[0];
+  }
+}
+
 // Shared memory of the tile kernel (symv::tile_smem_bytes): the ring of
 // STAGES pieces (column-major, NB rows x NB / P columns), the ring of their
 // x blocks, and one mbarrier per stage and warp. The diagonal tile and the
@@ -265,14 +362,14 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
       reinterpret_cast<std::uint64_t *>(xring + STAGES * PC);  // [STAGES][W]
 
   const symv::Layout &L = a.L;
-  const std::int64_t p = blockIdx.x, c = symv::block_chunk(L, p, blockIdx.y);
+  const std::int64_t p = blockIdx.x, c = symv::ring_block_chunk(L, p, blockIdx.y);
   const std::int64_t len = symv::row_len(L, p);
   const std::int64_t t0 = symv::chunk_begin(L, p, c);
   // Let the reduction kernel (launched as a programmatic dependent) be
   // scheduled as soon as the last tile block has started: its launch then
   // overlaps this grid's tail; it still waits for this grid to complete.
   asm volatile("griddepcontrol.launch_dependents;");
-  if (t0 >= len) return;  // the grid is nt x max_chunks: rows have fewer chunks
+  if (t0 >= len) return;  // the grid is nt x ring_grid_rows: rows have fewer chunks
   // A device alpha of zero: no tile is read; the reduction only scales y.
   if (a.alpha.dev && *a.alpha.dev == T(0)) return;
   const std::int64_t t1 = symv::chunk_end(L, p, c);
@@ -412,11 +509,19 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
   __pipeline_wait_prior(0);
   __syncthreads();  // the ring is free
 
-  // The diagonal tile last, for both triangles: its element copies would
-  // otherwise delay the start of the copy pipeline.
+  // The diagonal tile last, for both triangles: its loads would otherwise
+  // delay the start of the copy pipeline. Inside the matrix with aligned
+  // columns it is split into row and column sums (colsum, after the row
+  // sums in the ring); otherwise mirrored in the ring.
+  T *colsum = nullptr;
   if (has_diag) {
-    symv_diagonal_tile<T, NB, TV, P>(a, ring, row0, rext, lane, w, acc);
-    __syncthreads();
+    if (a.aligned && rext == NB) {
+      colsum = ring + W * NB;
+      symv_split_diagonal_tile<T, NB, TV, P>(a, colsum, row0, lane, w, xp, acc);
+    } else {
+      symv_diagonal_tile<T, NB, TV, P>(a, ring, row0, rext, lane, w, acc);
+      __syncthreads();  // the mirror buffer is read before the row sums overwrite it
+    }
   }
 
   // The chunk's own partial of y_p: the warps' row sums added in warp order.
@@ -424,7 +529,7 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 #pragma unroll
   for (int k = 0; k < TU; ++k) rowsum[w * NB + lane * TU + k] = acc[k];
   __syncthreads();
-  store_own_partial<T, NB, W>(rowsum, a.slots + symv::own_slot(L, p, c) * NB);
+  store_own_partial<T, NB, W>(rowsum, a.slots + symv::own_slot(L, p, c) * NB, colsum);
 }
 
 // ------------------------------------------------------- register tile kernel
@@ -450,36 +555,6 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // read as its stored mirror, and the tile gives row sums only. Edge tiles
 // redirect their indices (§6.3) and zero what lies past the edge, as the
 // ring kernel does.
-
-// TU consecutive elements from src (16-byte aligned when TU sizeof(T) is a
-// multiple of 16), as wide as that allows; streaming loads, since A is read
-// once per call.
-// TU elements as TU / W streaming loads of the W-element vector type Vec.
-template <class Vec, class T, int TU>
-__device__ __forceinline__ void load_rows_as(const T *src, T (&e)[TU]) {
-  constexpr int W = int(sizeof(Vec) / sizeof(T));
-  static_assert(TU % W == 0, "whole vectors only");
-#pragma unroll
-  for (int v = 0; v < TU / W; ++v) {
-    const Vec f = __ldcs(reinterpret_cast<const Vec *>(src) + v);
-    const T *part = reinterpret_cast<const T *>(&f);
-#pragma unroll
-    for (int i = 0; i < W; ++i) e[W * v + i] = part[i];
-  }
-}
-template <class T, int TU>
-__device__ __forceinline__ void load_rows(const T *src, T (&e)[TU]) {
-  if constexpr (sizeof(T) == 4 && TU % 4 == 0) {
-    load_rows_as<float4>(src, e);
-  } else if constexpr (sizeof(T) == 4 && TU % 2 == 0) {
-    load_rows_as<float2>(src, e);
-  } else if constexpr (sizeof(T) == 8 && TU % 2 == 0) {
-    load_rows_as<double2>(src, e);
-  } else {
-#pragma unroll
-    for (int k = 0; k < TU; ++k) e[k] = __ldcs(src + k);
-  }
-}
 
 // How the register kernel reads a tile: an aligned off-diagonal tile inside
 // the matrix by wide loads (kRegsFull); an aligned diagonal tile inside the
@@ -516,25 +591,10 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
 #pragma unroll
     for (int j = 0; j < CW; ++j) load_rows<T, TU>(src + j * a.lda, e[j]);
   } else if constexpr (MODE == kRegsDiagonal) {
-    // Element (u, v) is stored when u >= v (lower) or u <= v (upper); the
-    // lane's TU rows of column v are loaded as one vector when all are
-    // stored, element by element (predicated) when some are, not at all
-    // when none is.
     const T *src = a.A + (col0 + v0) * a.lda + row0 + u0;
 #pragma unroll
-    for (int j = 0; j < CW; ++j) {
-      const int v = v0 + j;
-      const bool all = lower ? u0 >= v : u0 + TU - 1 <= v;
-      if (all) {
-        load_rows<T, TU>(src + j * a.lda, e[j]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < TU; ++k) {
-          const bool stored = symv::stored_in_diagonal_tile(lower, u0 + k, v);
-          e[j][k] = stored ? __ldcs(src + j * a.lda + k) : T(0);
-        }
-      }
-    }
+    for (int j = 0; j < CW; ++j)
+      load_diagonal_rows<T, TU>(src + j * a.lda, lower, u0, v0 + j, e[j]);
   } else {
     const bool diag = p == q;
 #pragma unroll
@@ -848,7 +908,7 @@ cudaError_t launch_ring_tiles(cudaStream_t stream, SymvTileArgs<T> ta, bool tens
     }
   }
   ta.use_tmap = use_tmap;
-  const dim3 grid(unsigned(L.nt), unsigned(symv::max_chunks(L)));
+  const dim3 grid(unsigned(L.nt), unsigned(symv::ring_grid_rows(L)));
   symv_tile_kernel<T, NB, TV, STAGES, MINB, P>
       <<<grid, unsigned(32 * symv::tile_warps(NB, TV, P)), smem, stream>>>(ta, tmap);
   return cudaGetLastError();
@@ -908,18 +968,25 @@ const SymvVariant kVariants[] = {
     {34, 128, 32, 0, 2, 1, 1, 0, 1},
     {35, 64, 16, 0, 4, 1, 1, 0, 1},
     {36, 128, 32, 0, 3, 1, 1, 0, 1},
+    // Ring, single precision, after the split diagonal tile (run 9): pieces
+    // of 64 columns, per-column bulk copies, chunks of 5 and 8.
+    {37, 128, 8, 3, 2, 5, 2, 0, 0},
+    {38, 128, 8, 3, 2, 8, 2, 0, 0},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
-// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6 and 7). Double:
-// the ring kernel everywhere. Single: the register tile kernel up to
-// n = 12288, where its one-tile blocks end the grid sooner than the ring's
-// chunks, the ring kernel above (H200, same run, run 7: 8192 3.28 / 3.27
-// TB/s against 2.78 / 2.93 for the ring (lower / upper), 12288 3.60 / 3.60
-// against 3.43 / 3.49, 14336 3.63 / 3.60 against 3.63 / 3.72).
+// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7 and 9).
+// Double: the ring kernel everywhere (9). Single: the register tile kernel
+// (34) up to n = 10240, where its one-tile blocks end the grid sooner than
+// the ring's chunks; above, the ring kernel with pieces of 64 columns,
+// per-column bulk copies and chunks of 5 tiles (37), the best single ring
+// variant once the diagonal tile was split and dispatched first (H200, run
+// 9, same run: 10240 register 3.51 / 3.50 TB/s (lower / upper) against
+// 3.39 / 3.32 for 37; 12288 3.62 / 3.61 against 3.71 / 3.70; 14336 3.70 /
+// 3.66 against 3.90 / 3.98).
 constexpr int kDefaultVariantD = 9;
-constexpr int kDefaultVariantS = 26;
+constexpr int kDefaultVariantS = 37;
 constexpr int kDefaultVariantSmallS = 34;
-constexpr std::int64_t kSmallSMaxN = 12288;
+constexpr std::int64_t kSmallSMaxN = 10240;
 
 }  // namespace
 

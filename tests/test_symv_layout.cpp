@@ -10,16 +10,17 @@
 // Part 2 is a host emulation of what kernels/symv_kernels.cu does (revision of
 // 2026-11-21, vector reduction with reduce_unroll running sums: x packed into the
 // workspace unless incx = 1 and x is 16-byte aligned, the tile kernel, the reduction
-// kernel), built only from the symv_layout.h functions: the same grid (nt x max_chunks,
-// empty chunks return; or, for the register tile kernel, one block per tile in
-// tile_of_block order), the same loads (redirected, then zeroed past the matrix edge; the
-// diagonal tile, last in each chunk, mirrored from its stored triangle), the same
-// workspace writes and the same reduction order. A is read only through an accessor that
-// fails the test on any element outside the stored triangle or the matrix; x and y
-// through accessors that fail on any memory that is not one of their elements (and y on
-// any read when beta == 0, A and x on any read when alpha is a host zero); the workspace
-// starts NaN and fails on a read of an element not written exactly once.
-// Inputs are small integers, so every partial sum is exact and the result
+// kernel), built only from the symv_layout.h functions: the same grid (nt x
+// ring_grid_rows, diagonal chunks first, empty chunks return; or, for the register tile
+// kernel, one block per tile in tile_of_block order), the same loads (redirected, then
+// zeroed past the matrix edge; the diagonal tile, last in each chunk, split into the row
+// sums of its stored triangle and the column sums of its strict part inside the matrix,
+// mirrored at the edge), the same workspace writes and the same reduction order. A is
+// read only through an accessor that fails the test on any element outside the stored
+// triangle or the matrix; x and y through accessors that fail on any memory that is not
+// one of their elements (and y on any read when beta == 0, A and x on any read when alpha
+// is a host zero); the workspace starts NaN and fails on a read of an element not written
+// exactly once. Inputs are small integers, so every partial sum is exact and the result
 // must equal a naive SYMV (with its own BLAS indexing) bit for bit; an Inf
 // at a redirect target checks that redirected loads are zeroed.
 #include <gtest/gtest.h>
@@ -261,10 +262,11 @@ void check_slot_arithmetic(const sv::Layout &L) {
   }
 }
 
-// The work items of the tile kernel's grid (nt x max_chunks thread blocks,
-// those past a row's chunks doing nothing) onto the slots: every slot
-// written exactly once, every stored tile in exactly one chunk, no other
-// tile visited.
+// The work items of the ring tile kernel's grid (nt x ring_grid_rows thread
+// blocks: grid row 0 the diagonal chunks, grid row y >= 1 column group
+// ring_group(y) without the diagonal chunks; blocks past a row's chunks
+// doing nothing) onto the slots: every slot written exactly once, every
+// stored tile in exactly one chunk, no other tile visited.
 void check_bijection(const sv::Layout &L) {
   SCOPED_TRACE(describe(L));
   const int64_t total = sv::total_slots(L);
@@ -272,9 +274,12 @@ void check_bijection(const sv::Layout &L) {
   std::vector<int> tile_hits(std::size_t(L.nt * L.nt), 0);
   int64_t bad = 0;
   for (int64_t p = 0; p < L.nt; ++p)
-    for (int64_t g = 0; g < sv::max_chunks(L); ++g) {
-      // Grid block (p, g) runs chunk c: the one over column group g.
-      const int64_t c = sv::block_chunk(L, p, g);
+    for (int64_t y = 0; y < sv::ring_grid_rows(L); ++y) {
+      // Grid block (p, y) runs chunk c: row p's diagonal chunk (y = 0) or
+      // the chunk over column group g = ring_group(y).
+      const int64_t c = sv::ring_block_chunk(L, p, y);
+      const int64_t g = y == 0 ? sv::first_chunk_group(L, p) + sv::diagonal_chunk(L, p)
+                               : sv::ring_group(L, y);
       const int64_t len = sv::row_len(L, p);
       const int64_t t0 = sv::chunk_begin(L, p, c);
       if (t0 >= len) {
@@ -284,6 +289,10 @@ void check_bijection(const sv::Layout &L) {
         continue;
       }
       if (c < 0) ++bad;
+      // Grid row 0 holds exactly the diagonal chunks.
+      const int64_t t1d = sv::chunk_end(L, p, c);
+      const bool has_diag = L.lower ? t1d == len : t0 == 0;
+      if (has_diag != (y == 0)) ++bad;
       // Its tiles lie in column group g.
       if (sv::tile_col(L, p, t0) / L.chunk != g) ++bad;
       if (c >= sv::row_chunks(L, p)) ++bad;
@@ -478,8 +487,8 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
   // Id 0 and out-of-range ids give the default for the precision, order and
   // triangle, which is one of the table's and fits its precision.
   for (bool dbl : {true, false})
-    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(12288),
-                      int64_t(12289), int64_t(40000)})
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(10240),
+                      int64_t(10241), int64_t(40000)})
       for (bool lower : {true, false}) {
         const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, lower);
         EXPECT_TRUE(d.id >= 1 && d.id <= count);
@@ -488,16 +497,16 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
         EXPECT_EQ(&xn::symv_variant(count + 1, dbl, n, lower), &d);
         EXPECT_EQ(&xn::symv_variant(-3, dbl, n, lower), &d);
       }
-  // The rule (docs/performance.md, run 7): double one ring variant; single
-  // the register tile kernel up to n = 12288 in both triangles, else the
+  // The rule (docs/performance.md, run 9): double one ring variant; single
+  // the register tile kernel up to n = 10240 in both triangles, else the
   // ring.
   EXPECT_EQ(&xn::symv_default_variant(true, 100, true),
             &xn::symv_default_variant(true, 40000, false));
   EXPECT_EQ(xn::symv_default_variant(true, 8192, true).regs, 0);
   for (bool lower : {true, false}) {
     EXPECT_EQ(xn::symv_default_variant(false, 1, lower).regs, 1);
-    EXPECT_EQ(xn::symv_default_variant(false, 12288, lower).regs, 1);
-    EXPECT_EQ(xn::symv_default_variant(false, 12289, lower).regs, 0);
+    EXPECT_EQ(xn::symv_default_variant(false, 10240, lower).regs, 1);
+    EXPECT_EQ(xn::symv_default_variant(false, 10241, lower).regs, 0);
   }
 }
 
@@ -673,8 +682,8 @@ void emulate_diagonal_tile(const sv::Layout &L, const EmuConfig &cfg, int64_t ro
   }
 }
 
-// The register tile kernel's diagonal tile inside the matrix
-// (symv_kernels.cu kRegsDiagonal): its stored triangle S only, no mirror;
+// A diagonal tile inside the matrix (symv_kernels.cu kRegsDiagonal and
+// symv_split_diagonal_tile): its stored triangle S only, no mirror;
 // row sums of S into the warps' row sums, column sums of S's strict
 // triangle into colsum, which the own partial adds last.
 template <class T>
@@ -695,7 +704,7 @@ void emulate_split_diagonal_tile(const sv::Layout &L, const EmuConfig &cfg, int6
   }
 }
 
-// Chunk c of row p: thread block (p, g) of symv_tile_kernel, c = block_chunk(p, g)
+// Chunk c of row p: thread block (p, y) of symv_tile_kernel, c = ring_block_chunk(p, y)
 // (c < 0: a block with nothing to do). The kernel's warp w holds
 // tile columns v with column_warp(v) = w and its lanes all nb rows u; here
 // the loops run over u and v, with the row sums kept per warp (acc[w][u])
@@ -709,7 +718,7 @@ void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, in
   const int64_t nb = L.nb, W = sv::tile_warps(nb, cfg.tv, cfg.pieces);
   const int64_t len = sv::row_len(L, p);
   const int64_t t0 = sv::chunk_begin(L, p, c);
-  if (t0 >= len) return;  // the grid is nt x max_chunks
+  if (t0 >= len) return;  // the grid is nt x ring_grid_rows
   if (alpha_dev_zero) return;
   const int64_t t1 = sv::chunk_end(L, p, c);
   const bool has_diag = L.lower ? t1 == len : t0 == 0;
@@ -750,10 +759,10 @@ void emulate_tile_block(const sv::Layout &L, const EmuConfig &cfg, int64_t p, in
     for (int64_t v = 0; v < nb; ++v)
       ws.write(slots + slot * nb + v, part[std::size_t(v)]);
   }
-  // The register kernel splits a diagonal tile inside the matrix into row
-  // and column sums; the ring kernel, and the register kernel at the edge,
-  // mirror it.
-  const bool split_diagonal = has_diag && cfg.tile_grid && rext == nb;
+  // Both kernels split a diagonal tile inside the matrix into row and
+  // column sums (the host data is 16-byte aligned); one at the edge is
+  // mirrored.
+  const bool split_diagonal = has_diag && rext == nb;
   std::vector<T> colsum(static_cast<std::size_t>(nb), T(0));
   if (split_diagonal)
     emulate_split_diagonal_tile(L, cfg, row0, A, xs, acc, colsum);
@@ -807,8 +816,8 @@ void emulate_symv(const EmuConfig &cfg, bool lower, int64_t n, T alpha,
       }
     } else {
       for (int64_t p = 0; p < L.nt; ++p)
-        for (int64_t g = 0; g < sv::max_chunks(L); ++g)
-          emulate_tile_block(L, cfg, p, sv::block_chunk(L, p, g), A, xs, ws,
+        for (int64_t grid_y = 0; grid_y < sv::ring_grid_rows(L); ++grid_y)
+          emulate_tile_block(L, cfg, p, sv::ring_block_chunk(L, p, grid_y), A, xs, ws,
                              alpha_dev_zero);
     }
   }
