@@ -969,9 +969,14 @@ const SymvVariant kVariants[] = {
     {35, 64, 16, 0, 4, 1, 1, 0, 1},
     {36, 128, 32, 0, 3, 1, 1, 0, 1},
     // Ring, single precision, after the split diagonal tile (run 9): pieces
-    // of 64 columns, per-column bulk copies, chunks of 5 and 8.
+    // of 64 columns, per-column bulk copies, chunks of 5 and 8; and chunks
+    // of 5 at three blocks per SM (two stages, 80 registers: best at
+    // n = 16384 only, 1-1.5 % behind 37 from 20480 up). Measured and
+    // dropped: 3 blocks/SM with chunks of 8 or tensor copies, 4 blocks/SM
+    // (32-column pieces, 64 registers: 3.0-3.6 TB/s).
     {37, 128, 8, 3, 2, 5, 2, 0, 0},
     {38, 128, 8, 3, 2, 8, 2, 0, 0},
+    {39, 128, 8, 2, 3, 5, 2, 0, 0},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
 // Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7 and 9).
@@ -1046,6 +1051,7 @@ cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
   XN_SYMV_CASE(128, 8, 3, 1, 1)
   XN_SYMV_CASE(128, 4, 3, 2, 2)
   XN_SYMV_CASE(128, 8, 3, 2, 2)
+  XN_SYMV_CASE(128, 8, 2, 3, 2)
   XN_SYMV_CASE(128, 4, 4, 3, 4)
   XN_SYMV_CASE(64, 4, 4, 3, 2)
   XN_SYMV_CASE(64, 8, 4, 3, 2)
