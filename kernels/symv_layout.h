@@ -107,7 +107,7 @@ XN_HD std::int64_t diagonal_chunk(const Layout &L, std::int64_t p) {
 //   group 0), whose chunks run in consecutive rows together, instead of
 //   lower ending on its shortest groups.
 // Measured on the H200 (2026-11-21 run 9, docs/performance.md): single
-// precision n = 16384, +1.5-2.7 % for the diagonal chunks first, +1.2-2.8 %
+// precision n = 16384, +1.4-2.7 % for the diagonal chunks first, +1.1-2.8 %
 // more for lower's reversed order; double within +-1 %.
 XN_HD std::int64_t ring_grid_rows(const Layout &L) { return max_chunks(L) + 1; }
 XN_HD std::int64_t ring_group(const Layout &L, std::int64_t y) {
