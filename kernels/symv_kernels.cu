@@ -193,15 +193,16 @@ struct SymvTileArgs {
   bool use_tmap;  // full aligned tiles by tensor copies (box NB rows x TV columns)
 };
 
-// Seed 004 §4.2 mirroring: the diagonal tile's stored triangle is loaded
-// into shared memory and read back as the full symmetric tile, which adds
-// only to the own partial (acc). `diag` holds NB x (NB + 1) elements (padded
-// against bank conflicts); the caller synchronises around it. Warp w takes
-// the same columns as in the off-diagonal tiles (symv::column_warp). The
-// elements are loaded by asynchronous copies, all in flight at once: plain
-// loads into registers went out a few at a time, and this phase, which
-// ends the blocks dispatched last, took 5-15 us at n = 8192 (a per-block
-// globaltimer trace on the H200, docs/performance.md).
+// Seed 004 §4.2 mirroring, for a diagonal tile at the matrix edge or with
+// unaligned columns (one inside the matrix is split instead,
+// symv_split_diagonal_tile): the stored triangle is loaded into shared
+// memory and read back as the full symmetric tile, which adds only to the
+// own partial (acc). `diag` holds NB x (NB + 1) elements (padded against
+// bank conflicts); the caller synchronises around it. Warp w takes the same
+// columns as in the off-diagonal tiles (symv::column_warp). The elements
+// are loaded by asynchronous copies, all in flight at once: plain loads
+// into registers went out a few at a time (5-15 us at n = 8192, a
+// per-block globaltimer trace on the H200, docs/performance.md).
 template <class T, int NB, int TV, int P>
 __device__ __forceinline__ void symv_diagonal_tile(const SymvTileArgs<T> &a, T *diag,
                                                    std::int64_t row0, std::int64_t rext,
