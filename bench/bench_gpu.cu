@@ -627,13 +627,20 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
   int used = 0;
   XNB_CUBLAS(xnGetLastLevels(handle_, &used));
   r.levels = used;
-  // What the call used: plan.h's size of the whole call at that depth.
+  // What the call used: plan.h's size of the whole call at that depth, with
+  // the packed quadrant of op(B) when the workspace held covers it (the
+  // library gives the packed quadrant up before a level: plan.h
+  // choose_workspace).
   std::int64_t normal_b_temps = -1;
   XNB_CUBLAS(xnGetOption(handle_, XN_OPT_PACK_TRANS_B, &normal_b_temps));
-  r.ws_bytes = std::uint64_t(xn::call_workspace_elems(
-                   m, n, k, used, c.ta, c.tb,
-                   xn::stores_t_normal(normal_b_temps, is_d, c.ta, c.tb))) *
-               sizeof(T);
+  const bool t_normal = xn::stores_t_normal(normal_b_temps, is_d, c.ta, c.tb);
+  const std::uint64_t packed_bytes =
+      std::uint64_t(xn::call_workspace_elems(m, n, k, used, c.ta, c.tb, t_normal, true)) *
+      sizeof(T);
+  r.ws_bytes = packed_bytes <= held ? packed_bytes
+                                    : std::uint64_t(xn::call_workspace_elems(
+                                          m, n, k, used, c.ta, c.tb, t_normal, false)) *
+                                          sizeof(T);
   if (used < planned)
     r.message += std::string(r.message.empty() ? "" : "; ") + "ran " +
                  std::to_string(used) + " of " + std::to_string(planned) +

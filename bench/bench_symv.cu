@@ -882,7 +882,6 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
   const bool is_d = sizeof(T) == 8;
   const char prec = is_d ? 'd' : 's';
   const long long lda64 = (n + 31) / 32 * 32 + o_.lda_pad;
-
   const std::uint64_t seed =
       mix64(o_.seed + kGolden * std::uint64_t(2 * n + (is_d ? 0 : 1)));
 

@@ -433,12 +433,11 @@ void parse_symv_args(int argc, char **argv, SymvOptions *s) {
       const std::string v = value();
       s->all_variants = v == "all";
       s->variants.clear();
-      if (!s->all_variants)
-        for (std::size_t b = 0; b <= v.size();) {
-          const std::size_t e = std::min(v.find(',', b), v.size());
-          s->variants.push_back(int(parse_int(v.substr(b, e - b), "variant", 0, 1000)));
-          b = e + 1;
-        }
+      if (!s->all_variants) {
+        for (const std::string &t : split(v, ','))
+          s->variants.push_back(int(parse_int(t, "variant", 0, 1000)));
+        if (s->variants.empty()) usage_error("--variant: no variant id in '" + v + "'");
+      }
     } else if (key == "--lda-pad") {
       s->lda_pad = parse_int(value(), "lda-pad", 0, INT_MAX);
     } else if (key == "--ref-rows") {

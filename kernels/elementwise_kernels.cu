@@ -321,14 +321,14 @@ __global__ void write_zero_one_kernel(void *dst) {
   d[1] = 1.0;
 }
 
-bool aligned(const void *p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
-
-// Whether V-wide 16-byte accesses are legal for every (pointer, ld) pair.
-template <class T>
+// Whether V-wide vector accesses (16 bytes by default) are legal for every
+// (pointer, ld) pair; null pointers are skipped.
+template <class T, int V = VecWidth<T>::value>
 bool vector_ok(std::initializer_list<std::pair<const T *, idx>> operands) {
-  constexpr int V = VecWidth<T>::value;
   for (const auto &o : operands)
-    if (o.first && (!aligned(o.first) || o.second % V != 0)) return false;
+    if (o.first && (reinterpret_cast<std::uintptr_t>(o.first) % (V * sizeof(T)) != 0 ||
+                    o.second % V != 0))
+      return false;
   return true;
 }
 
@@ -394,11 +394,8 @@ cudaError_t launch_transpose_add_sub(cudaStream_t stream, idx rows, idx cols, T 
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (!x_trans && !y_trans) return cudaErrorInvalidValue;  // add_sub's job
   // 2-element vectors for the transposed operands' stored columns.
-  auto pair_aligned = [](const T *p, idx ld) {
-    return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0 && ld % 2 == 0;
-  };
   const bool vec =
-      (!x_trans || pair_aligned(x, ldx)) && (!y_trans || pair_aligned(y, ldy));
+      vector_ok<T, 2>({{x_trans ? x : nullptr, ldx}, {y_trans ? y : nullptr, ldy}});
   const idx gx = (rows + kTile - 1) / kTile;
   const idx col_tiles = (cols + kTile - 1) / kTile;
   // About 4096 blocks, each looping over a few column tiles: for a 8192 x

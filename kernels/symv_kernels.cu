@@ -243,9 +243,6 @@ __device__ __forceinline__ void symv_diagonal_tile(const SymvTileArgs<T> &a, T *
   }
 }
 
-// TU consecutive elements from src (16-byte aligned when TU sizeof(T) is a
-// multiple of 16), as wide as that allows; streaming loads, since A is read
-// once per call.
 // TU elements as TU / W streaming loads of the W-element vector type Vec.
 template <class Vec, class T, int TU>
 __device__ __forceinline__ void load_rows_as(const T *src, T (&e)[TU]) {
@@ -259,6 +256,9 @@ __device__ __forceinline__ void load_rows_as(const T *src, T (&e)[TU]) {
     for (int i = 0; i < W; ++i) e[W * v + i] = part[i];
   }
 }
+// TU consecutive elements from src (16-byte aligned when TU sizeof(T) is a
+// multiple of 16), as wide as that allows; streaming loads, since A is read
+// once per call.
 template <class T, int TU>
 __device__ __forceinline__ void load_rows(const T *src, T (&e)[TU]) {
   if constexpr (sizeof(T) == 4 && TU % 4 == 0) {
@@ -273,18 +273,6 @@ __device__ __forceinline__ void load_rows(const T *src, T (&e)[TU]) {
   }
 }
 
-// The diagonal tile of block row p inside the matrix with 16-byte aligned
-// columns, without the mirror (as the register kernel's kRegsDiagonal): its
-// stored triangle S only, read straight into registers - a lane's TU rows of
-// a column as one vector where all are stored, element by element
-// (predicated) where some are, not at all where none is - one piece of
-// TV columns per warp at a time. Row sums S x_p (diagonal included) add to
-// the own partial (acc); the column sums of S's strict triangle, the
-// transposed half, go to colsum[v] (shared memory, NB elements), which the
-// own partial adds last. The mirrored version (symv_diagonal_tile) copied
-// the triangle element by element into shared memory with 8-way bank
-// conflicts on the way in and out, and cost the single-precision ring
-// kernel 4-7 us of 140 at n = 16384 (H200, 2026-11-21 run 9).
 // The lane's TU rows u0 .. u0 + TU - 1 of column v of a diagonal tile (src
 // points at row u0): element (u, v) is stored when u >= v (lower) or u <= v
 // (upper); loaded as one vector when all are stored, element by element
@@ -302,6 +290,18 @@ __device__ __forceinline__ void load_diagonal_rows(const T *src, bool lower, int
   }
 }
 
+// The diagonal tile of block row p inside the matrix with 16-byte aligned
+// columns, without the mirror (as the register kernel's kRegsDiagonal): its
+// stored triangle S only, read straight into registers - a lane's TU rows of
+// a column as one vector where all are stored, element by element
+// (predicated) where some are, not at all where none is - one piece of
+// TV columns per warp at a time. Row sums S x_p (diagonal included) add to
+// the own partial (acc); the column sums of S's strict triangle, the
+// transposed half, go to colsum[v] (shared memory, NB elements), which the
+// own partial adds last. The mirrored version (symv_diagonal_tile) copied
+// the triangle element by element into shared memory with 8-way bank
+// conflicts on the way in and out, and cost the single-precision ring
+// kernel 4-7 us of 140 at n = 16384 (H200, 2026-11-21 run 9).
 template <class T, int NB, int TV, int P>
 __device__ __forceinline__ void symv_split_diagonal_tile(const SymvTileArgs<T> &a,
                                                          T *colsum, std::int64_t row0,
@@ -972,7 +972,7 @@ const SymvVariant kVariants[] = {
     // Ring, single precision, after the split diagonal tile (run 9): pieces
     // of 64 columns, per-column bulk copies, chunks of 5 and 8; and chunks
     // of 5 at three blocks per SM (two stages, 80 registers: best at
-    // n = 16384 only, 1-1.5 % behind 37 from 20480 up). Measured and
+    // n = 16384 only, 0.2-1.8 % behind 37 from 20480 up). Measured and
     // dropped: 3 blocks/SM with chunks of 8 or tensor copies, 4 blocks/SM
     // (32-column pieces, 64 registers: 3.0-3.6 TB/s).
     {37, 128, 8, 3, 2, 5, 2, 0, 0},

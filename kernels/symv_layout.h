@@ -120,14 +120,13 @@ XN_HD std::int64_t ring_block_chunk(const Layout &L, std::int64_t p, std::int64_
 }
 // The one-tile-per-block grid of the register tile kernel (chunk = 1): a
 // 1-D grid of total_tiles blocks. Blocks 0 .. nt - 1 take the diagonal tiles
-// (the slowest ones, mirrored element by element: first, so that they never
-// end the grid), then block nt + j takes the j-th off-diagonal stored tile
-// in column-major order (block column q ascending, block rows ascending
-// inside it). The hardware dispatches blocks in index order, so the blocks
-// that run together read the tiles of one or a few block columns top to
-// bottom, whose column segments are adjacent in memory, and share that
-// column's x block. offdiag_column_start(q) is the j of column q's first
-// off-diagonal tile.
+// (the slowest ones, with element loads where a vector straddles the
+// diagonal: first, so that they never end the grid), then block nt + j takes the j-th
+// off-diagonal stored tile in column-major order (block column q ascending, block rows
+// ascending inside it). The hardware dispatches blocks in index order, so the blocks that
+// run together read the tiles of one or a few block columns top to bottom, whose column
+// segments are adjacent in memory, and share that column's x block.
+// offdiag_column_start(q) is the j of column q's first off-diagonal tile.
 XN_HD std::int64_t total_tiles(const Layout &L) { return L.nt * (L.nt + 1) / 2; }
 XN_HD std::int64_t offdiag_column_start(const Layout &L, std::int64_t q) {
   // lower: columns q' < q hold nt - 1 - q' off-diagonal tiles; upper: q'.

@@ -183,7 +183,7 @@ void check_sizes_for_defaults(const char *what) {
         }
         // Upper rows start mid-chunk, so with the same variant they may have
         // a few more own partials than lower rows, never fewer. (The default
-        // may differ between the triangles: single precision at small n.)
+        // may depend on the triangle: symv_default_variant takes it.)
         std::size_t other = 0;
         ASSERT_EQ(xnGetSymvWorkspaceSize(nullptr, prec, uplo == kLower ? kUpper : kLower,
                                          n, &other),

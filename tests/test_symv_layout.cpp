@@ -289,14 +289,13 @@ void check_bijection(const sv::Layout &L) {
         continue;
       }
       if (c < 0) ++bad;
-      // Grid row 0 holds exactly the diagonal chunks.
-      const int64_t t1d = sv::chunk_end(L, p, c);
-      const bool has_diag = L.lower ? t1d == len : t0 == 0;
-      if (has_diag != (y == 0)) ++bad;
       // Its tiles lie in column group g.
       if (sv::tile_col(L, p, t0) / L.chunk != g) ++bad;
       if (c >= sv::row_chunks(L, p)) ++bad;
       const int64_t t1 = sv::chunk_end(L, p, c);
+      // Grid row 0 holds exactly the diagonal chunks.
+      const bool has_diag = L.lower ? t1 == len : t0 == 0;
+      if (has_diag != (y == 0)) ++bad;
       // Chunks are aligned column ranges of at most `chunk` tiles.
       if (t1 - t0 > L.chunk || t1 <= t0) ++bad;
       if (c > 0 && (sv::tile_col(L, p, t0) % L.chunk) != 0) ++bad;

@@ -220,7 +220,7 @@ Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<co
   // The packed quadrant of op(B) follows the temporaries (plan.h).
   T *const packed =
       pack && packed_b_elems(m, n, k, levels, A.trans, B.trans, t_normal) > 0
-          ? ws + workspace_elems(m, n, k, levels, A.trans, B.trans && !t_normal)
+          ? ws + call_workspace_elems(m, n, k, levels, A.trans, B.trans, t_normal, false)
           : nullptr;
   ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain, t_normal, packed);
   Status s = exec.run(0, A.block(0, 0, c.m, c.k), B.block(0, 0, c.k, c.n), beta,
