@@ -39,10 +39,23 @@ struct Layout {
   std::int64_t nb;     // tile size (rows and columns)
   std::int64_t nt;     // number of block rows: ceil(n / nb)
   std::int64_t chunk;  // tiles per thread block (>= 1)
+  std::int64_t shift;  // column groups start at block columns g chunk - shift
   bool lower;          // which triangle is stored
 };
 
 XN_HD std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Block columns in the column group that the ring kernel dispatches last,
+// when a row has more than one chunk. Its thread blocks end the grid, so
+// short ones leave the SMs idle for less time. Measured on the H200
+// (2026-11-21 run 10, single precision, chunks of 5 and 8, n = 10240 to
+// 32768): two tiles were the fastest of 1, 2, 3, 4 and the whole chunk, or
+// tied with 3. Against the whole chunk, the old lower layout, they gained
+// +2 % at n = 16384 and +2.4 % at 14336 (chunks of 5), +2.5-3.5 % at
+// 16384 (chunks of 8). Against nt mod chunk, the old upper layout, up to
+// +1.8 % at 10240-20480. Double precision, with chunks of 6, moved within
+// +-0.5 %.
+XN_HD std::int64_t last_group_tiles(std::int64_t chunk) { return chunk < 2 ? chunk : 2; }
 
 XN_HD Layout make_layout(std::int64_t n, std::int64_t nb, std::int64_t chunk,
                          bool lower) {
@@ -51,6 +64,16 @@ XN_HD Layout make_layout(std::int64_t n, std::int64_t nb, std::int64_t chunk,
   L.nb = nb;
   L.nt = ceil_div(n, nb);
   L.chunk = chunk < 1 ? 1 : chunk;
+  L.shift = 0;
+  if (L.chunk < L.nt) {
+    // Shift the groups so that the one the ring kernel dispatches last
+    // (ring_group: lower's group 0, upper's last group) is
+    // last_group_tiles(chunk) columns wide: the grid then ends on short
+    // chunks, in both triangles, which are mirror images of each other
+    // (q -> nt - 1 - q).
+    const std::int64_t w = last_group_tiles(L.chunk);
+    L.shift = lower ? L.chunk - w : ((w - L.nt) % L.chunk + L.chunk) % L.chunk;
+  }
   L.lower = lower;
   return L;
 }
@@ -64,25 +87,31 @@ XN_HD std::int64_t tile_col(const Layout &L, std::int64_t p, std::int64_t t) {
   return L.lower ? t : p + t;
 }
 
-// Chunks cover aligned ranges of block columns, [g chunk, (g+1) chunk), in
-// both triangles, so that the thread blocks running together read the same
-// band of columns. A lower row starts at column 0 (its chunk c is g = c); an
-// upper row starts at its diagonal, column p, so its first chunk is
-// g = floor(p / chunk) and may be short.
+// Chunks cover the block columns of one column group, [g chunk - shift,
+// (g+1) chunk - shift) clipped to [0, nt), in both triangles, so that the
+// thread blocks running together read the same band of columns. A lower
+// row starts at column 0 (its chunk c is g = c); an upper row starts at its
+// diagonal, column p, so its first chunk is that column's group and may be
+// short.
+XN_HD std::int64_t column_group(const Layout &L, std::int64_t q) {
+  return (q + L.shift) / L.chunk;
+}
 XN_HD std::int64_t first_chunk_group(const Layout &L, std::int64_t p) {
-  return L.lower ? 0 : p / L.chunk;
+  return L.lower ? 0 : column_group(L, p);
 }
 // Chunks (thread blocks) of block row p, and the most any row has: the
 // kernel's grid is nt x max_chunks (block (p, g) runs chunk block_chunk(p, g)),
 // and blocks without a chunk (c < 0 or c >= row_chunks(p)) return at once.
-XN_HD std::int64_t row_chunks(const Layout &L, std::int64_t p) {
-  return L.lower ? ceil_div(p + 1, L.chunk) : ceil_div(L.nt, L.chunk) - p / L.chunk;
+XN_HD std::int64_t max_chunks(const Layout &L) {
+  return ceil_div(L.nt + L.shift, L.chunk);
 }
-XN_HD std::int64_t max_chunks(const Layout &L) { return ceil_div(L.nt, L.chunk); }
-// The chunk that grid block (p, g) runs, g = blockIdx.y: the chunk covering
-// the aligned column group g, so that the hardware, which dispatches blocks
-// with blockIdx.x = p fastest, runs the chunks of one column band in all
-// rows together: consecutive rows' column segments are adjacent in memory
+XN_HD std::int64_t row_chunks(const Layout &L, std::int64_t p) {
+  return L.lower ? column_group(L, p) + 1 : max_chunks(L) - column_group(L, p);
+}
+// The chunk that grid block (p, g) runs: the chunk covering column group g,
+// so that the hardware, which dispatches blocks with blockIdx.x = p
+// fastest, runs the chunks of one column band in all rows together:
+// consecutive rows' column segments are adjacent in memory
 // (shared DRAM pages). A lower row's chunk c covers group c; an upper row's
 // chunk c covers group first_chunk_group(p) + c, so group g is chunk
 // g - first_chunk_group(p), negative (nothing to do) left of the diagonal.
@@ -105,7 +134,9 @@ XN_HD std::int64_t diagonal_chunk(const Layout &L, std::int64_t p) {
 // - Upper storage runs the groups left to right, lower right to left: both
 //   then end on the group that every block row has (upper: the last, lower:
 //   group 0), whose chunks run in consecutive rows together, instead of
-//   lower ending on its shortest groups.
+//   lower ending on its shortest groups. The groups' shift (make_layout)
+//   makes that group last_group_tiles wide, so that the grid ends on short
+//   chunks.
 // Measured on the H200 (2026-11-21 run 9, docs/performance.md): single
 // precision n = 16384, +1.4-2.7 % for the diagonal chunks first, +1.1-2.8 %
 // more for lower's reversed order; double within +-1 %.
@@ -164,12 +195,12 @@ XN_HD TileIndex tile_of_block(const Layout &L, std::int64_t i) {
 // (c < 0, a grid block left of an upper row's diagonal, or c >= row_chunks(p)).
 XN_HD std::int64_t chunk_begin(const Layout &L, std::int64_t p, std::int64_t c) {
   if (c < 0) return row_len(L, p);
-  const std::int64_t q0 = (first_chunk_group(L, p) + c) * L.chunk;
+  const std::int64_t q0 = (first_chunk_group(L, p) + c) * L.chunk - L.shift;
   const std::int64_t t = L.lower ? q0 : q0 - p;
   return t < 0 ? 0 : t;
 }
 XN_HD std::int64_t chunk_end(const Layout &L, std::int64_t p, std::int64_t c) {
-  const std::int64_t q1 = (first_chunk_group(L, p) + c + 1) * L.chunk;
+  const std::int64_t q1 = (first_chunk_group(L, p) + c + 1) * L.chunk - L.shift;
   const std::int64_t t = L.lower ? q1 : q1 - p, len = row_len(L, p);
   return t < len ? t : len;
 }
@@ -189,13 +220,6 @@ XN_HD std::int64_t slot_count(const Layout &L, std::int64_t b) {
   return row_chunks(L, b) + cross_count(L, b);
 }
 
-// sum_{i=1..m} ceil(i / k), in closed form: with m = q k + r (0 <= r < k),
-// the full groups give k (1 + ... + q) and the rest r (q + 1).
-XN_HD std::int64_t ceil_sum(std::int64_t m, std::int64_t k) {
-  const std::int64_t q = m / k, r = m % k;
-  return k * q * (q + 1) / 2 + r * (q + 1);
-}
-
 // sum_{i=0..m-1} floor(i / k), in closed form: with m = q k + r, the full
 // groups give k (0 + ... + (q - 1)) and the rest r q.
 XN_HD std::int64_t floor_sum(std::int64_t m, std::int64_t k) {
@@ -204,13 +228,17 @@ XN_HD std::int64_t floor_sum(std::int64_t m, std::int64_t k) {
 }
 
 // First slot feeding y block b (b = nt gives the total number of slots).
+// The column groups of rows b' < b: sum floor((b' + shift) / chunk) =
+// floor_sum(b + shift) - floor_sum(shift), and floor_sum(shift) = 0 since
+// shift < chunk.
 XN_HD std::int64_t slot_base(const Layout &L, std::int64_t b) {
+  const std::int64_t groups = floor_sum(b + L.shift, L.chunk);
   if (L.lower) {
-    // rows b' < b: cross (nt - 1 - b') + chunks ceil((b' + 1) / chunk)
-    return b * (L.nt - 1) - b * (b - 1) / 2 + ceil_sum(b, L.chunk);
+    // rows b' < b: cross (nt - 1 - b') + chunks floor((b' + shift) / chunk) + 1
+    return b * (L.nt - 1) - b * (b - 1) / 2 + b + groups;
   }
-  // rows b' < b: cross b' + chunks ceil(nt / chunk) - floor(b' / chunk)
-  return b * (b - 1) / 2 + b * ceil_div(L.nt, L.chunk) - floor_sum(b, L.chunk);
+  // rows b' < b: cross b' + chunks max_chunks - floor((b' + shift) / chunk)
+  return b * (b - 1) / 2 + b * max_chunks(L) - groups;
 }
 XN_HD std::int64_t total_slots(const Layout &L) { return slot_base(L, L.nt); }
 

@@ -1,7 +1,7 @@
 // test_symv_layout.cpp - the block decomposition of xnSsymv/xnDsymv
 // (kernels/symv_layout.h), on the CPU (label unit).
 //
-// Part 1 checks the closed forms against plain loops: ceil_sum, slot bases
+// Part 1 checks the closed forms against plain loops: floor_sum, slot bases
 // and counts, the ranges of own and cross slots, the bijection from the
 // kernel's (thread block, tile) work items onto the workspace slots, the
 // covering of the stored tiles by chunks, pointer redirecting and BLAS
@@ -58,13 +58,13 @@ std::string describe(const sv::Layout &L) {
 
 // ---------------------------------------------------------------- part 1
 
-TEST(SymvLayout, CeilSumMatchesALoop) {
+TEST(SymvLayout, FloorSumMatchesALoop) {
   for (int64_t k : {int64_t(1), int64_t(2), int64_t(3), int64_t(5), int64_t(7),
                     int64_t(16), int64_t(33), int64_t(64), kHuge}) {
-    int64_t loop = 0;
+    int64_t loop = 0;  // sum of floor(i / k) for i < m
     for (int64_t m = 0; m <= 700; ++m) {
-      if (m > 0) loop += (m + k - 1) / k;
-      ASSERT_EQ(sv::ceil_sum(m, k), loop) << "m=" << m << " k=" << k;
+      ASSERT_EQ(sv::floor_sum(m, k), loop) << "m=" << m << " k=" << k;
+      loop += m / k;
     }
   }
 }
@@ -208,10 +208,15 @@ void check_slot_arithmetic(const sv::Layout &L) {
   for (int64_t b = 0; b < L.nt; ++b) {
     const int64_t tiles = L.lower ? b + 1 : L.nt - b;
     ASSERT_EQ(sv::row_len(L, b), tiles);
-    // Lower rows are chunked from column 0, upper rows from their diagonal,
-    // in column ranges aligned to the chunk: a short first chunk.
-    const int64_t all = (L.nt + L.chunk - 1) / L.chunk;
-    const int64_t chunks = L.lower ? (tiles + L.chunk - 1) / L.chunk : all - b / L.chunk;
+    // Chunks: the column groups [g chunk - shift, (g + 1) chunk - shift)
+    // that meet the row's stored columns (lower 0..b, upper b..nt-1),
+    // counted by a loop over the groups.
+    const int64_t first = L.lower ? 0 : b, last = L.lower ? b : L.nt - 1;
+    int64_t chunks = 0;
+    for (int64_t g = 0; g * L.chunk - L.shift < L.nt; ++g)
+      if (std::max(first, g * L.chunk - L.shift) <=
+          std::min(last, (g + 1) * L.chunk - L.shift - 1))
+        ++chunks;
     ASSERT_EQ(sv::row_chunks(L, b), chunks);
     // Cross partials of y_b come from the rows whose stored tiles lie in
     // block column b: rows below (lower) or above (upper).
@@ -290,15 +295,15 @@ void check_bijection(const sv::Layout &L) {
       }
       if (c < 0) ++bad;
       // Its tiles lie in column group g.
-      if (sv::tile_col(L, p, t0) / L.chunk != g) ++bad;
+      if (sv::column_group(L, sv::tile_col(L, p, t0)) != g) ++bad;
       if (c >= sv::row_chunks(L, p)) ++bad;
       const int64_t t1 = sv::chunk_end(L, p, c);
       // Grid row 0 holds exactly the diagonal chunks.
       const bool has_diag = L.lower ? t1 == len : t0 == 0;
       if (has_diag != (y == 0)) ++bad;
-      // Chunks are aligned column ranges of at most `chunk` tiles.
+      // Chunks are column groups' ranges of at most `chunk` tiles.
       if (t1 - t0 > L.chunk || t1 <= t0) ++bad;
-      if (c > 0 && (sv::tile_col(L, p, t0) % L.chunk) != 0) ++bad;
+      if (c > 0 && ((sv::tile_col(L, p, t0) + L.shift) % L.chunk) != 0) ++bad;
       const int64_t own = sv::own_slot(L, p, c);
       if (own < 0 || own >= total) {
         ++bad;
@@ -423,6 +428,46 @@ TEST(SymvLayout, TileGridColumnBoundariesOfLargeGrids) {
       EXPECT_EQ(last.q, lower ? nt - 2 : nt - 1);
       EXPECT_EQ(last.p, lower ? nt - 1 : nt - 2);
     }
+}
+
+// Lower and upper storage are chunked as mirror images of each other (block
+// column q <-> nt - 1 - q, row p <-> nt - 1 - p): the chunks of lower row p,
+// last group first, have the widths of upper row nt - 1 - p's chunks, first
+// group first. And both grids end on a short column group: the one
+// ring_group gives the last grid row is min(2, chunk) columns wide, or the
+// whole matrix when one chunk covers a row.
+TEST(SymvLayout, LowerAndUpperChunksAreMirrorImages) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  for (int64_t n : wide_sizes(rng))
+    for (int64_t nb : {32, 64})
+      for (int64_t chunk : kChunks) {
+        const sv::Layout lo = sv::make_layout(n, nb, chunk, true);
+        const sv::Layout up = sv::make_layout(n, nb, chunk, false);
+        SCOPED_TRACE(describe(lo));
+        ASSERT_TRUE(lo.shift >= 0 && lo.shift < lo.chunk);
+        ASSERT_EQ(sv::max_chunks(lo), sv::max_chunks(up));
+        const int64_t nt = lo.nt;
+        for (int64_t p = 0; p < nt; ++p) {
+          const int64_t pu = nt - 1 - p, cl = sv::row_chunks(lo, p);
+          ASSERT_EQ(cl, sv::row_chunks(up, pu)) << "p=" << p;
+          for (int64_t c = 0; c < cl; ++c) {
+            const int64_t wl =
+                sv::chunk_end(lo, p, cl - 1 - c) - sv::chunk_begin(lo, p, cl - 1 - c);
+            const int64_t wu = sv::chunk_end(up, pu, c) - sv::chunk_begin(up, pu, c);
+            ASSERT_EQ(wl, wu) << "p=" << p << " c=" << c;
+          }
+        }
+        const int64_t short_width = lo.chunk >= nt ? nt : std::min<int64_t>(2, lo.chunk);
+        for (const sv::Layout &L : {lo, up}) {
+          const int64_t g = sv::ring_group(L, sv::ring_grid_rows(L) - 1);
+          int64_t width = 0;
+          for (int64_t q = 0; q < nt; ++q) width += sv::column_group(L, q) == g;
+          EXPECT_EQ(width, short_width) << (L.lower ? "lower" : "upper");
+        }
+        if (HasFailure()) return;
+      }
 }
 
 TEST(SymvLayout, SlotArithmeticAndBijectionOverSizesAndChunks) {
