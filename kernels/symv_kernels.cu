@@ -664,9 +664,12 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
 
 // The element-by-element case out of line: its 64-bit address per element
 // would otherwise raise the register count of the whole kernel (ptxas: the
-// full-tile path alone needs none of that).
+// full-tile path alone needs none of that). The arguments go by value: a
+// reference to the kernel's parameter made every block copy all of it to
+// local memory on entry (112 bytes, PTX st.local), also when the call was
+// not taken.
 template <class T, int NB, int W>
-__device__ __noinline__ void symv_regs_tile_elementwise(const SymvTileArgs<T> &a,
+__device__ __noinline__ void symv_regs_tile_elementwise(const SymvTileArgs<T> a,
                                                         std::int64_t p, std::int64_t q,
                                                         T (*rowsum)[NB]) {
   symv_regs_tile<T, NB, W, kRegsElementwise>(a, p, q, rowsum, nullptr);
