@@ -5,8 +5,10 @@
 //
 // Three kernels per call, all on the caller's stream:
 //  1. pack x into the workspace, contiguous and zero-padded to nt * nb;
-//  2. the tile kernel: thread block (p, y) runs chunk ring_block_chunk(p, y) of block
-//     row p (diagonal chunks first, symv_layout.h);
+//  2. a tile kernel: the register tile kernel (one tile per thread block,
+//     the default, below) or the ring kernel, whose thread block (p, y)
+//     runs chunk ring_block_chunk(p, y) of block row p (diagonal chunks
+//     first, symv_layout.h);
 //  3. the reduction: y_b = alpha * sum(slots of b) + beta * y_b.
 //
 // Tile kernel, thread layout: a tile streams through the ring in P pieces of
@@ -542,7 +544,9 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // That is the access pattern of a plain streaming read (the read floor in
 // bench/bench_symv.cu), which the ring kernel's chunks cannot match at
 // small n: a ring block streams at most ~35-40 GB/s, so its last wave is
-// long (docs/performance.md, SYMV run 3).
+// long (docs/performance.md, SYMV run 3). It is the default kernel in both
+// precisions at every order (symv_default_variant): 0.91-0.95 of the read
+// floor at n >= 12288 on the H200 (run 10).
 //
 // Warp w holds the CW = NB / W consecutive tile columns w CW .. w CW + CW - 1,
 // lane l the TU = NB / 32 consecutive rows l TU ..; row sums (the tile's own
@@ -983,19 +987,24 @@ const SymvVariant kVariants[] = {
     {39, 128, 8, 2, 3, 5, 2, 0, 0},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
-// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7 and 9).
-// Double: the ring kernel everywhere (9). Single: the register tile kernel
-// (34) up to n = 10240, where its one-tile blocks end the grid sooner than
-// the ring's chunks; above, the ring kernel with pieces of 64 columns,
-// per-column bulk copies and chunks of 5 tiles (37), the best single ring
-// variant once the diagonal tile was split and dispatched first (H200, run
-// 9, same run: 10240 register 3.51 / 3.50 TB/s (lower / upper) against
-// 3.39 / 3.32 for 37; 12288 3.62 / 3.61 against 3.71 / 3.70; 14336 3.70 /
-// 3.66 against 3.90 / 3.98).
-constexpr int kDefaultVariantD = 9;
-constexpr int kDefaultVariantS = 37;
+// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7, 9 and 10):
+// the register tile kernel in both precisions. Once its blocks no longer
+// copied their arguments to local memory (run 10), it beat the ring kernel
+// at every order measured, 4096 to 32768, or tied with it (single 18432,
+// 28672: within 0.3 %). Same machine start, TB/s lower / upper:
+// - single: 34 (4 warps of 32 columns) up to n = 16384, where it gives
+//   4.23 / 4.21 against 4.11 / 4.04 for the ring's best (37); above, 33
+//   (8 warps of 16 columns): 20480 4.11 / 4.11 against 34's 4.09 / 4.08,
+//   32768 4.17 / 4.18 against 4.10 / 4.10 (37: 4.16 / 4.14);
+// - double: 35 (nb 64, four blocks per SM) up to n = 8192, 3.99 / 3.98
+//   against 34's 3.89 / 3.88 (ring 9: 3.70 / 3.66); above, 34: 12288
+//   4.11 / 4.11 against 35's 4.00 / 3.99, 32768 4.10 / 4.10 (9: 4.08).
+constexpr int kDefaultVariantSmallD = 35;
+constexpr int kDefaultVariantD = 34;
+constexpr std::int64_t kSmallDMaxN = 8192;
 constexpr int kDefaultVariantSmallS = 34;
-constexpr std::int64_t kSmallSMaxN = 10240;
+constexpr int kDefaultVariantS = 33;
+constexpr std::int64_t kSmallSMaxN = 16384;
 
 }  // namespace
 
@@ -1012,9 +1021,9 @@ bool symv_variant_fits(const SymvVariant &v, bool is_double) {
 }
 
 const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool /*lower*/) {
-  if (is_double) return kVariants[kDefaultVariantD - 1];
-  const bool small = n <= kSmallSMaxN;
-  return kVariants[(small ? kDefaultVariantSmallS : kDefaultVariantS) - 1];
+  if (is_double)
+    return kVariants[(n <= kSmallDMaxN ? kDefaultVariantSmallD : kDefaultVariantD) - 1];
+  return kVariants[(n <= kSmallSMaxN ? kDefaultVariantSmallS : kDefaultVariantS) - 1];
 }
 
 const SymvVariant &symv_variant(int id, bool is_double, std::int64_t n, bool lower) {

@@ -152,16 +152,23 @@ XN_HD std::int64_t ring_block_chunk(const Layout &L, std::int64_t p, std::int64_
 // The one-tile-per-block grid of the register tile kernel (chunk = 1): a
 // 1-D grid of total_tiles blocks. Blocks 0 .. nt - 1 take the diagonal tiles
 // (the slowest ones, with element loads where a vector straddles the
-// diagonal: first, so that they never end the grid), then block nt + j takes the j-th
-// off-diagonal stored tile in column-major order (block column q ascending, block rows
-// ascending inside it). The hardware dispatches blocks in index order, so the blocks that
-// run together read the tiles of one or a few block columns top to bottom, whose column
-// segments are adjacent in memory, and share that column's x block.
-// offdiag_column_start(q) is the j of column q's first off-diagonal tile.
+// diagonal: first, so that they never end the grid), then block nt + j
+// takes the j-th off-diagonal stored tile in column-major order. Lower:
+// block columns q ascending, block rows ascending inside each. Upper is the
+// mirror image (tile (p, q) <-> (nt - 1 - p, nt - 1 - q)): columns
+// descending, rows descending inside each. The hardware dispatches blocks
+// in index order, so the blocks that run together read the tiles of one or
+// a few block columns, whose column segments are adjacent in memory, and
+// share that column's x block. Both triangles start with their longest
+// columns and end with their shortest. In upper storage this also puts the
+// last block column first: its tiles cross the matrix edge when nb does not
+// divide n, are read element by element, and used to end the grid (lower's
+// edge tiles, the last block row, are spread over every column).
+// offdiag_column_start(q) is the j of lower column q's first off-diagonal
+// tile: columns q' < q hold nt - 1 - q' of them.
 XN_HD std::int64_t total_tiles(const Layout &L) { return L.nt * (L.nt + 1) / 2; }
 XN_HD std::int64_t offdiag_column_start(const Layout &L, std::int64_t q) {
-  // lower: columns q' < q hold nt - 1 - q' off-diagonal tiles; upper: q'.
-  return L.lower ? q * (L.nt - 1) - q * (q - 1) / 2 : q * (q - 1) / 2;
+  return q * (L.nt - 1) - q * (q - 1) / 2;
 }
 struct TileIndex {
   std::int64_t p, q;  // block row and block column of the tile
@@ -173,20 +180,18 @@ XN_HD TileIndex tile_of_block(const Layout &L, std::int64_t i) {
     return t;
   }
   const std::int64_t j = i - L.nt;
-  // offdiag_column_start(q) <= j < offdiag_column_start(q + 1), from the
-  // roots of the quadratics (lower: q^2 - (2 nt - 1) q + 2 j = 0; upper:
-  // q^2 - q - 2 j = 0), then corrected by whole steps against rounding.
+  // The lower tile: offdiag_column_start(q) <= j < offdiag_column_start(q + 1),
+  // from the root of q^2 - (2 nt - 1) q + 2 j = 0, then corrected by whole
+  // steps against rounding.
   const double b = double(2 * L.nt - 1), dj = double(j);
-  const double r =
-      L.lower ? (b - sqrt(b * b - 8.0 * dj)) / 2 : (1.0 + sqrt(1.0 + 8.0 * dj)) / 2;
-  std::int64_t q = std::int64_t(r);
+  std::int64_t q = std::int64_t((b - sqrt(b * b - 8.0 * dj)) / 2);
   if (q < 0) q = 0;
   if (q > L.nt - 1) q = L.nt - 1;
   while (q > 0 && offdiag_column_start(L, q) > j) --q;
   while (q + 1 < L.nt && offdiag_column_start(L, q + 1) <= j) ++q;
-  const std::int64_t k = j - offdiag_column_start(L, q);  // position in the column
-  t.q = q;
-  t.p = L.lower ? q + 1 + k : k;
+  const std::int64_t p = q + 1 + (j - offdiag_column_start(L, q));
+  t.p = L.lower ? p : L.nt - 1 - p;
+  t.q = L.lower ? q : L.nt - 1 - q;
   return t;
 }
 

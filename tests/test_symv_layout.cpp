@@ -339,7 +339,8 @@ void check_bijection(const sv::Layout &L) {
 
 // The register kernel's grid (chunk 1, one block per tile, tile_of_block):
 // blocks 0 .. nt - 1 on the diagonal tiles in order, then every off-diagonal
-// stored tile exactly once in column-major order; each block's own slot is
+// stored tile exactly once in column-major order (lower: columns and rows
+// ascending; upper, the mirror image: both descending); each block's own slot is
 // that of the chunk holding exactly its tile (tile_own_slot and
 // tile_cross_slot give the general slots), and every slot is written once
 // (own and cross partials).
@@ -363,8 +364,14 @@ void check_tile_grid(const sv::Layout &L) {
       if (p != i || q != i) ++bad;
     } else {
       if (p == q) ++bad;
-      // Column-major: the column never decreases; inside one the row rises by one.
-      if (i > L.nt && !(q > prev_q || (q == prev_q && p == prev_p + 1))) ++bad;
+      // Column-major: lower's column never decreases and the row rises by
+      // one inside a column; upper's column never increases and the row falls
+      // by one. Lower starts at tile (1, 0), upper at (nt - 2, nt - 1).
+      if (i == L.nt && (L.lower ? p != 1 || q != 0 : p != L.nt - 2 || q != L.nt - 1))
+        ++bad;
+      if (i > L.nt && L.lower && !(q > prev_q || (q == prev_q && p == prev_p + 1))) ++bad;
+      if (i > L.nt && !L.lower && !(q < prev_q || (q == prev_q && p == prev_p - 1)))
+        ++bad;
       prev_p = p;
       prev_q = q;
     }
@@ -412,21 +419,25 @@ TEST(SymvLayout, TileGridColumnBoundariesOfLargeGrids) {
       ASSERT_EQ(L.nt, nt);
       int64_t bad = 0;
       const int64_t step = nt > 100000 ? 97 : 1;
+      // The q-th column dispatched: lower column q (rows q + 1 .. nt - 1
+      // ascending), or upper column nt - 1 - q (rows nt - 2 - q .. 0
+      // descending); nt - 1 - q off-diagonal tiles either way.
       for (int64_t q = 0; q < nt; q += step) {
-        const int64_t len = lower ? nt - 1 - q : q;  // off-diagonal tiles of column q
+        const int64_t len = nt - 1 - q;
         if (len == 0) continue;
         const int64_t first = L.nt + sv::offdiag_column_start(L, q);
-        const int64_t first_row = lower ? q + 1 : 0;
         const int64_t k = int64_t(rng() % std::uint64_t(len));
         for (int64_t off : {int64_t(0), len - 1, k}) {
           const sv::TileIndex t = sv::tile_of_block(L, first + off);
-          if (t.q != q || t.p != first_row + off) ++bad;
+          const int64_t want_p = lower ? q + 1 + off : nt - 2 - q - off;
+          const int64_t want_q = lower ? q : nt - 1 - q;
+          if (t.q != want_q || t.p != want_p) ++bad;
         }
       }
       ASSERT_EQ(bad, 0) << "nt=" << nt << (lower ? " lower" : " upper");
       const sv::TileIndex last = sv::tile_of_block(L, sv::total_tiles(L) - 1);
-      EXPECT_EQ(last.q, lower ? nt - 2 : nt - 1);
-      EXPECT_EQ(last.p, lower ? nt - 1 : nt - 2);
+      EXPECT_EQ(last.q, lower ? nt - 2 : 1);
+      EXPECT_EQ(last.p, lower ? nt - 1 : 0);
     }
 }
 
@@ -531,8 +542,8 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
   // Id 0 and out-of-range ids give the default for the precision, order and
   // triangle, which is one of the table's and fits its precision.
   for (bool dbl : {true, false})
-    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(10240),
-                      int64_t(10241), int64_t(40000)})
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(8193),
+                      int64_t(16384), int64_t(16385), int64_t(40000)})
       for (bool lower : {true, false}) {
         const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, lower);
         EXPECT_TRUE(d.id >= 1 && d.id <= count);
@@ -541,16 +552,22 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
         EXPECT_EQ(&xn::symv_variant(count + 1, dbl, n, lower), &d);
         EXPECT_EQ(&xn::symv_variant(-3, dbl, n, lower), &d);
       }
-  // The rule (docs/performance.md, run 9): double one ring variant; single
-  // the register tile kernel up to n = 10240 in both triangles, else the
-  // ring.
-  EXPECT_EQ(&xn::symv_default_variant(true, 100, true),
-            &xn::symv_default_variant(true, 40000, false));
-  EXPECT_EQ(xn::symv_default_variant(true, 8192, true).regs, 0);
-  for (bool lower : {true, false}) {
-    EXPECT_EQ(xn::symv_default_variant(false, 1, lower).regs, 1);
-    EXPECT_EQ(xn::symv_default_variant(false, 10240, lower).regs, 1);
-    EXPECT_EQ(xn::symv_default_variant(false, 10241, lower).regs, 0);
+  // The rule (docs/performance.md, run 10): the register tile kernel in
+  // both precisions, at every order and in both triangles, with one change
+  // of variant at the documented crossover (double n = 8192, single 16384).
+  for (bool dbl : {true, false}) {
+    const int64_t cross = dbl ? 8192 : 16384;
+    for (int64_t n : {int64_t(1), cross, cross + 1, int64_t(40000)}) {
+      const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, true);
+      EXPECT_EQ(d.regs, 1) << dbl << " " << n;
+      EXPECT_EQ(&xn::symv_default_variant(dbl, n, false), &d) << dbl << " " << n;
+    }
+    EXPECT_EQ(&xn::symv_default_variant(dbl, 1, true),
+              &xn::symv_default_variant(dbl, cross, true));
+    EXPECT_NE(&xn::symv_default_variant(dbl, cross, true),
+              &xn::symv_default_variant(dbl, cross + 1, true));
+    EXPECT_EQ(&xn::symv_default_variant(dbl, cross + 1, true),
+              &xn::symv_default_variant(dbl, 40000, true));
   }
 }
 
