@@ -1237,7 +1237,10 @@ void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
 
   // Geometric mean of ours' bandwidth over the groups (precision, uplo, n)
   // where any variant ran cleanly; a variant that failed in one of them is
-  // not ranked.
+  // not ranked. A row where the variant asked for fell back to the default
+  // (it does not fit that precision) repeats the default's own row and is
+  // left out: counted under the default's id it would unrank the default,
+  // whose variant differs with n.
   struct Rank {
     int id;
     double gmean;
@@ -1248,7 +1251,8 @@ void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
     std::map<std::string, bool> groups;
     std::map<int, std::vector<const Row *>> by_variant;
     for (const Row &r : rows)
-      if (want(r) && r.ran && r.status == "ok") {
+      if (want(r) && r.ran && r.status == "ok" &&
+          (r.variant_opt == 0 || r.variant_opt == r.v.id)) {
         groups[std::string(1, r.prec) + r.uplo + std::to_string(r.n)] = true;
         by_variant[r.v.id].push_back(&r);
       }
