@@ -1239,52 +1239,76 @@ void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
   // where any variant ran cleanly; a variant that failed in one of them is
   // not ranked. A row where the variant asked for fell back to the default
   // (it does not fit that precision) repeats the default's own row and is
-  // left out: counted under the default's id it would unrank the default,
-  // whose variant differs with n.
+  // left out: counted under the default's id it would unrank the default.
+  // The built-in default may differ by n (symv_default_variant), so "the
+  // default" compared with is the geometric mean of each group's default
+  // row, and * marks a variant that is the default in any group.
   struct Rank {
     int id;
     double gmean;
     std::string config;
     bool is_default;
   };
+  struct Ranking {
+    std::vector<Rank> ranks;
+    double default_gmean = 0;  // 0: no default row in some group
+    std::string default_ids;   // e.g. "35/34"
+  };
   auto rank = [&](auto &&want) {
     std::map<std::string, bool> groups;
     std::map<int, std::vector<const Row *>> by_variant;
+    std::vector<const Row *> defaults;
     for (const Row &r : rows)
       if (want(r) && r.ran && r.status == "ok" &&
           (r.variant_opt == 0 || r.variant_opt == r.v.id)) {
         groups[std::string(1, r.prec) + r.uplo + std::to_string(r.n)] = true;
         by_variant[r.v.id].push_back(&r);
+        if (r.is_default && r.variant_opt == r.v.id) defaults.push_back(&r);
       }
-    std::vector<Rank> out;
+    Ranking out;
     for (const auto &kv : by_variant) {
       if (kv.second.size() != groups.size()) continue;
       double s = 0;
-      for (const Row *r : kv.second) s += std::log(r->tbs(r->t_ours));
-      out.push_back({kv.first, std::exp(s / double(kv.second.size())),
-                     config_str(kv.second.front()->v), kv.second.front()->is_default});
+      bool is_default = false;
+      for (const Row *r : kv.second) {
+        s += std::log(r->tbs(r->t_ours));
+        is_default = is_default || r->is_default;
+      }
+      out.ranks.push_back({kv.first, std::exp(s / double(kv.second.size())),
+                           config_str(kv.second.front()->v), is_default});
     }
-    std::sort(out.begin(), out.end(),
+    std::sort(out.ranks.begin(), out.ranks.end(),
               [](const Rank &a, const Rank &b) { return a.gmean > b.gmean; });
+    if (!defaults.empty() && defaults.size() == groups.size()) {
+      double s = 0;
+      std::vector<int> ids;
+      for (const Row *r : defaults) {
+        s += std::log(r->tbs(r->t_ours));
+        if (std::find(ids.begin(), ids.end(), r->v.id) == ids.end())
+          ids.push_back(r->v.id);
+      }
+      out.default_gmean = std::exp(s / double(defaults.size()));
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        out.default_ids += (i ? "/" : "") + std::to_string(ids[i]);
+    }
     return out;
   };
-  auto print_rank = [&](const std::string &what, const std::vector<Rank> &rk, bool list) {
+  auto print_rank = [&](const std::string &what, const Ranking &r, bool list) {
+    const std::vector<Rank> &rk = r.ranks;
     if (rk.empty()) {
       std::printf("  %s: no variant ran cleanly in every case\n", what.c_str());
       return;
     }
-    const Rank *def = nullptr;
-    for (const Rank &r : rk)
-      if (r.is_default) def = &r;
     std::printf("  %s: best variant %d (%s), %.3f TB/s geomean", what.c_str(), rk[0].id,
                 rk[0].config.c_str(), rk[0].gmean);
-    if (def)
-      std::printf(", %.3fx the default (variant %d)", rk[0].gmean / def->gmean, def->id);
+    if (r.default_gmean > 0)
+      std::printf(", %.3fx the default (variant %s)", rk[0].gmean / r.default_gmean,
+                  r.default_ids.c_str());
     std::printf("\n");
     if (list) {
       std::printf("      ranking:");
-      for (const Rank &r : rk)
-        std::printf(" %d%s=%.3f", r.id, r.is_default ? "*" : "", r.gmean);
+      for (const Rank &x : rk)
+        std::printf(" %d%s=%.3f", x.id, x.is_default ? "*" : "", x.gmean);
       std::printf("\n");
     }
   };
