@@ -545,7 +545,7 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // bench/bench_symv.cu), which the ring kernel's chunks cannot match at
 // small n: a ring block streams at most ~35-40 GB/s, so its last wave is
 // long (docs/performance.md, SYMV run 3). It is the default kernel in both
-// precisions at every order (symv_default_variant): 0.91-0.95 of the read
+// precisions at every order (symv_default_variant): 0.88-0.94 of the read
 // floor at n >= 12288 on the H200 (run 10).
 //
 // Warp w holds the CW = NB / W consecutive tile columns w CW .. w CW + CW - 1,
@@ -990,8 +990,9 @@ constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
 // Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7, 9 and 10):
 // the register tile kernel in both precisions. Once its blocks no longer
 // copied their arguments to local memory (run 10), it beat the ring kernel
-// at every order measured, 4096 to 32768, or tied with it (single 18432,
-// 28672: within 0.3 %). Same machine start, TB/s lower / upper:
+// at every order measured, 4096 to 32768, or came within 1.2 % of it
+// (single 18432-32768, either way by order and machine start). Same
+// machine start, TB/s lower / upper:
 // - single: 34 (4 warps of 32 columns) up to n = 16384, where it gives
 //   4.23 / 4.21 against 4.11 / 4.04 for the ring's best (37); above, 33
 //   (8 warps of 16 columns): 20480 4.11 / 4.11 against 34's 4.09 / 4.08,

@@ -8,14 +8,17 @@
 //    with the same contiguous column reads, so both are equally fast.
 //  - A block row's tiles are cut into chunks of `chunk` consecutive tiles,
 //    one thread block per chunk (chunk >= tiles in a row gives the seed's one
-//    block per block row). The seed's rows hold 1..nt tiles; on a chip that
-//    runs all of them at once, the longest rows set the time. Chunks even the
-//    work out.
+//    block per block row; chunk = 1, one tile per block, is the register
+//    tile kernel's layout, the default). The seed's rows hold 1..nt tiles;
+//    on a chip that runs all of them at once, the longest rows set the time.
+//    Chunks even the work out.
 // A thread block working on chunk c of row p computes, for each tile A(p,q)
 // of the chunk, the partial A(p,q) x_q of y_p (summed over the chunk in
 // registers: the chunk's "own" partial) and, for q != p, A(p,q)^T x_p, a
-// partial of y_q (the tile's "cross" partial). The diagonal tile is mirrored
-// in shared memory (seed §4.2) and gives only an own contribution. Every
+// partial of y_q (the tile's "cross" partial). The diagonal tile gives only
+// an own contribution: seed §4.2 mirrors it in shared memory; the kernels
+// split it into the row sums of its stored triangle and the column sums of
+// its strict part instead, and mirror only at the matrix edge. Every
 // partial is a vector of nb values in a workspace slot; a second kernel sums
 // the slots of each y block in a fixed order (seed §4.3 phase 2), so the
 // result is bitwise reproducible without atomics.
