@@ -1259,11 +1259,10 @@ void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
     std::map<int, std::vector<const Row *>> by_variant;
     std::vector<const Row *> defaults;
     for (const Row &r : rows)
-      if (want(r) && r.ran && r.status == "ok" &&
-          (r.variant_opt == 0 || r.variant_opt == r.v.id)) {
+      if (want(r) && r.ran && r.status == "ok" && r.variant_opt == r.v.id) {
         groups[std::string(1, r.prec) + r.uplo + std::to_string(r.n)] = true;
         by_variant[r.v.id].push_back(&r);
-        if (r.is_default && r.variant_opt == r.v.id) defaults.push_back(&r);
+        if (r.is_default) defaults.push_back(&r);
       }
     Ranking out;
     for (const auto &kv : by_variant) {

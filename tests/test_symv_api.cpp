@@ -138,16 +138,16 @@ std::size_t expected_bytes(const xn::SymvVariant &v, int n, bool lower,
   if (n == 0) return 0;
   const std::int64_t nt = (n + v.nb - 1) / v.nb;
   const std::int64_t chunk = v.chunk > 0 ? v.chunk : nt;
+  // Own partials: chunks are column ranges [g chunk - s, (g+1) chunk - s),
+  // the s that makes the group dispatched last (lower: the first, upper:
+  // the last) min(2, chunk) wide, or 0 when one chunk covers a row; a
+  // lower row spans columns 0..p, an upper row columns p..nt-1.
+  const std::int64_t w = std::min<std::int64_t>(2, chunk);
+  std::int64_t s = 0;
+  if (chunk < nt) s = lower ? chunk - w : ((w - nt) % chunk + chunk) % chunk;
   std::int64_t slots = 0;
   for (std::int64_t p = 0; p < nt; ++p) {
     const std::int64_t tiles = lower ? p + 1 : nt - p;
-    // Own partials: chunks are column ranges [g chunk - s, (g+1) chunk - s),
-    // the s that makes the group dispatched last (lower: the first, upper:
-    // the last) min(2, chunk) wide, or 0 when one chunk covers a row; a
-    // lower row spans columns 0..p, an upper row columns p..nt-1.
-    const std::int64_t w = std::min<std::int64_t>(2, chunk);
-    std::int64_t s = 0;
-    if (chunk < nt) s = lower ? chunk - w : ((w - nt) % chunk + chunk) % chunk;
     std::int64_t own = 0;
     for (std::int64_t g = 0; g * chunk - s < nt; ++g) {
       const std::int64_t c0 = std::max<std::int64_t>(0, g * chunk - s),
