@@ -330,8 +330,11 @@ __device__ __forceinline__ void symv_split_diagonal_tile(const SymvTileArgs<T> &
       T s = T(0);
 #pragma unroll
       for (int k = 0; k < TU; ++k) {
-        acc[k] += e[j][k] * xq;
-        s += (u0 + k == v ? T(0) : e[j][k]) * xp[k];
+        // Unstored elements (zero) are skipped, not multiplied: 0 * Inf
+        // would turn an Inf in x into a NaN (as symv_regs_tile).
+        const bool stored = symv::stored_in_diagonal_tile(lower, u0 + k, v);
+        acc[k] = stored ? acc[k] + e[j][k] * xq : acc[k];
+        s = stored && u0 + k != v ? s + e[j][k] * xp[k] : s;
       }
       part[j] = s;
     }
@@ -548,135 +551,157 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // precisions at every order (symv_default_variant): 0.88-0.94 of the read
 // floor at n >= 12288 on the H200 (run 10).
 //
-// Warp w holds the CW = NB / W consecutive tile columns w CW .. w CW + CW - 1,
-// lane l the TU = NB / 32 consecutive rows l TU ..; row sums (the tile's own
-// partial of y_p) are added over the warps in shared memory in warp order,
-// column sums (its cross partial of y_q) over the lanes by the
-// reduce-scatter. A diagonal tile inside the matrix loads its stored
+// Warp w holds the CW = NB / W consecutive tile columns w CW .. w CW + CW - 1.
+// In a tile inside the matrix with 16-byte aligned columns, lane l holds the
+// TU = NB / 32 consecutive rows l TU .., read by wide loads; in any other
+// tile (cut by the matrix edge, or with unaligned columns: odd lda in
+// double, for instance) lane l holds the rows l, l + 32, .., read one
+// element per lane, so that each warp load still reads consecutive
+// elements of a column (a single-element read of l TU .. would take four
+// times the sectors per request: 1.1-1.4 TB/s at odd lda before run 11).
+// Row sums (the tile's own partial of y_p) are added over the warps in
+// shared memory in warp order, column sums (its cross partial of y_q) over
+// the lanes by the reduce-scatter. A diagonal tile loads its stored
 // triangle only and adds its row sums and its strict triangle's column sums
 // to the own partial (seed 004 §4.2 without the mirror: the transposed half
-// is the column sums); one at the edge, or with unaligned columns, is
-// mirrored at load time instead: an element outside the stored triangle is
-// read as its stored mirror, and the tile gives row sums only. Edge tiles
-// redirect their indices (§6.3) and zero what lies past the edge, as the
-// ring kernel does.
+// is the column sums). Loads past the matrix edge are not made, and what
+// lies there is zero, so that nothing outside the matrix is read and no Inf
+// or NaN there can leak in (guards on the loads, not seed 004 §6.3's
+// redirects: a guard is a predicate and makes no thread branch either).
 
-// How the register kernel reads a tile: an aligned off-diagonal tile inside
-// the matrix by wide loads (kRegsFull); an aligned diagonal tile inside the
-// matrix by wide loads of its stored triangle (kRegsDiagonal); any other
-// tile (an edge, or columns not 16-byte aligned) element by element with
-// the diagonal mirrored and the edge redirected (kRegsElementwise).
-enum RegsTileMode { kRegsFull, kRegsDiagonal, kRegsElementwise };
+// How the register kernel reads a tile: inside the matrix with aligned
+// columns by wide loads, off the diagonal (kRegsFull) or its stored
+// triangle on it (kRegsDiagonal); any other tile by guarded single-element
+// loads, off the diagonal (kRegsClipped) or on it (kRegsClippedDiagonal).
+enum RegsTileMode { kRegsFull, kRegsDiagonal, kRegsClipped, kRegsClippedDiagonal };
 
 // The work of one tile (p, q) in the register kernel, up to the row sums:
 // loads, the column sums, and this warp's row sums into rowsum[w]. The
 // column sums of an off-diagonal tile are its cross partial (a slot); those
-// of a diagonal tile read by kRegsDiagonal go to colsum[] in shared memory
-// and are added to the own partial: the tile's stored triangle S (diagonal
-// included) gives S x_p by rows and its strict part's transpose by columns,
-// which is the symmetric tile's product without reading the unstored half
-// and without mirroring it (the elementwise path mirrors addresses instead).
+// of a diagonal tile go to colsum[] in shared memory and are added to the
+// own partial: the tile's stored triangle S (diagonal included) gives
+// S x_p by rows and its strict part's transpose by columns, which is the
+// symmetric tile's product without reading the unstored half and without
+// mirroring it.
 template <class T, int NB, int W, RegsTileMode MODE>
 __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::int64_t p,
                                                std::int64_t q, T (*rowsum)[NB],
                                                T *colsum) {
   constexpr int CW = NB / W, TU = NB / 32;
   constexpr int H = Log2<CW>::value;
+  constexpr bool diagonal = MODE == kRegsDiagonal || MODE == kRegsClippedDiagonal;
+  constexpr bool clipped = MODE == kRegsClipped || MODE == kRegsClippedDiagonal;
+  // Columns loaded at a time: all of them for an inner off-diagonal tile
+  // (the whole tile in flight); half, when a warp has more than 8, for a
+  // diagonal tile and a clipped double one, whose predicates, guards and
+  // addresses spill more with all at once (ptxas).
+  constexpr int G = (diagonal || (clipped && sizeof(T) == 8)) && CW > 8 ? CW / 2 : CW;
   const symv::Layout &L = a.L;
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
   const int u0 = lane * TU, v0 = w * CW;
+  // The tile row of this lane's k-th element (see above).
+  auto row = [&](int k) { return clipped ? lane + 32 * k : u0 + k; };
   const std::int64_t row0 = p * NB, col0 = q * NB;
-  const std::int64_t rext = symv::block_extent(L, p), cext = symv::block_extent(L, q);
   const bool lower = L.lower;
+  const std::int64_t rext = clipped ? symv::block_extent(L, p) : NB;
+  const std::int64_t cext = clipped ? symv::block_extent(L, q) : NB;
 
-  T e[CW][TU];
   T xq[CW], xp[TU];
-  if constexpr (MODE == kRegsFull) {
-    const T *src = a.A + (col0 + v0) * a.lda + row0 + u0;
+  T rs[TU], part[CW];
 #pragma unroll
-    for (int j = 0; j < CW; ++j) load_rows<T, TU>(src + j * a.lda, e[j]);
-  } else if constexpr (MODE == kRegsDiagonal) {
-    const T *src = a.A + (col0 + v0) * a.lda + row0 + u0;
+  for (int k = 0; k < TU; ++k) rs[k] = T(0);
 #pragma unroll
-    for (int j = 0; j < CW; ++j)
-      load_diagonal_rows<T, TU>(src + j * a.lda, lower, u0, v0 + j, e[j]);
-  } else {
-    const bool diag = p == q;
+  for (int g = 0; g < CW; g += G) {
+    T e[G][TU];
+    if constexpr (clipped) {
+      const T *src = a.A + (col0 + v0 + g) * a.lda + row0 + lane;
 #pragma unroll
-    for (int j = 0; j < CW; ++j)
+      for (int j = 0; j < G; ++j)
+#pragma unroll
+        for (int k = 0; k < TU; ++k) {
+          const int v = v0 + g + j;
+          const bool inside =
+              v < cext && row(k) < rext &&
+              (!diagonal || symv::stored_in_diagonal_tile(lower, row(k), v));
+          e[j][k] = inside ? __ldcs(src + j * a.lda + 32 * k) : T(0);
+        }
+    } else {
+      const T *src = a.A + (col0 + v0 + g) * a.lda + row0 + u0;
+#pragma unroll
+      for (int j = 0; j < G; ++j) {
+        if constexpr (diagonal)
+          load_diagonal_rows<T, TU>(src + j * a.lda, lower, u0, v0 + g + j, e[j]);
+        else
+          load_rows<T, TU>(src + j * a.lda, e[j]);
+      }
+    }
+    if (g == 0) {  // x after the first loads of A: they go out first
+      if constexpr (clipped) {
+#pragma unroll
+        for (int j = 0; j < CW; ++j) xq[j] = v0 + j < cext ? a.xs[col0 + v0 + j] : T(0);
+#pragma unroll
+        for (int k = 0; k < TU; ++k) xp[k] = row(k) < rext ? a.xs[row0 + row(k)] : T(0);
+      } else {  // the tile lies inside the matrix
+#pragma unroll
+        for (int j = 0; j < CW; ++j) xq[j] = a.xs[col0 + v0 + j];
+#pragma unroll
+        for (int k = 0; k < TU; ++k) xp[k] = a.xs[row0 + u0 + k];
+      }
+    }
+    // Row sums over the columns in order (the same sums whatever G is). A
+    // diagonal tile skips its unstored elements, which hold zero: 0 * Inf
+    // would turn an Inf in x into a NaN where reference BLAS, which never
+    // multiplies an unstored element, gives the Inf.
+#pragma unroll
+    for (int k = 0; k < TU; ++k)
+#pragma unroll
+      for (int j = 0; j < G; ++j) {
+        const bool used =
+            !diagonal || symv::stored_in_diagonal_tile(lower, row(k), v0 + g + j);
+        rs[k] = used ? rs[k] + e[j][k] * xq[g + j] : rs[k];
+      }
+    if (g + G == CW) {  // stored at once: rs is then dead (fewer live registers)
+#pragma unroll
+      for (int k = 0; k < TU; ++k) rowsum[w][row(k)] = rs[k];
+    }
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      T c = T(0);
 #pragma unroll
       for (int k = 0; k < TU; ++k) {
-        const int u = u0 + k, v = v0 + j;
-        const std::int64_t ur = symv::redirect(u, rext), vr = symv::redirect(v, cext);
-        // On the diagonal (row0 == col0) an unstored element is read as its
-        // mirror: a select of the address, not a branch.
-        const bool mirror = diag && !symv::stored_in_diagonal_tile(lower, ur, vr);
-        const std::int64_t r = mirror ? vr : ur, c = mirror ? ur : vr;
-        const T raw = __ldcs(a.A + (col0 + c) * a.lda + row0 + r);
-        e[j][k] = (u < rext && v < cext) ? raw : T(0);
+        // A diagonal tile's column sums take its strict triangle only.
+        const int v = v0 + g + j;
+        const bool used =
+            !diagonal || (row(k) != v && symv::stored_in_diagonal_tile(lower, row(k), v));
+        c = used ? c + e[j][k] * xp[k] : c;
       }
+      part[g + j] = c;
+    }
   }
-  if constexpr (MODE == kRegsElementwise) {
-#pragma unroll
-    for (int j = 0; j < CW; ++j) {
-      const int v = v0 + j;
-      const T xv = a.xs[col0 + symv::redirect(v, cext)];
-      xq[j] = v < cext ? xv : T(0);
-    }
-#pragma unroll
-    for (int k = 0; k < TU; ++k) {
-      const int u = u0 + k;
-      const T xv = a.xs[row0 + symv::redirect(u, rext)];
-      xp[k] = u < rext ? xv : T(0);
-    }
-  } else {  // the tile lies inside the matrix
-#pragma unroll
-    for (int j = 0; j < CW; ++j) xq[j] = a.xs[col0 + v0 + j];
-#pragma unroll
-    for (int k = 0; k < TU; ++k) xp[k] = a.xs[row0 + u0 + k];
-  }
-#pragma unroll
-  for (int k = 0; k < TU; ++k) {
-    T s = T(0);
-#pragma unroll
-    for (int j = 0; j < CW; ++j) s += e[j][k] * xq[j];
-    rowsum[w][u0 + k] = s;
-  }
-  if (MODE == kRegsDiagonal || p != q) {
-    T part[CW];
-#pragma unroll
-    for (int j = 0; j < CW; ++j) {
-      T s = T(0);
-#pragma unroll
-      for (int k = 0; k < TU; ++k) {
-        // The diagonal tile's column sums take its strict triangle only.
-        const T ec = (MODE == kRegsDiagonal && u0 + k == v0 + j) ? T(0) : e[j][k];
-        s += ec * xp[k];
-      }
-      part[j] = s;
-    }
-    warp_reduce_scatter<T, CW>(part, lane);
-    if ((lane & ((1 << (5 - H)) - 1)) == 0) {
-      const int v = v0 + (lane >> (5 - H));
-      if constexpr (MODE == kRegsDiagonal)
-        colsum[v] = part[0];
-      else
-        a.slots[symv::tile_cross_slot(L, p, q) * NB + v] = part[0];
-    }
+  warp_reduce_scatter<T, CW>(part, lane);
+  if ((lane & ((1 << (5 - H)) - 1)) == 0) {
+    const int v = v0 + (lane >> (5 - H));
+    if constexpr (diagonal)
+      colsum[v] = part[0];
+    else
+      a.slots[symv::tile_cross_slot(L, p, q) * NB + v] = part[0];
   }
 }
 
-// The element-by-element case out of line: its 64-bit address per element
-// would otherwise raise the register count of the whole kernel (ptxas: the
-// full-tile path alone needs none of that). The arguments go by value: a
-// reference to the kernel's parameter made every block copy all of it to
-// local memory on entry (112 bytes, PTX st.local), also when the call was
-// not taken.
-template <class T, int NB, int W>
-__device__ __noinline__ void symv_regs_tile_elementwise(const SymvTileArgs<T> a,
+// Every tile but an inner off-diagonal one out of line: their guards, their
+// predicates and the clipped tiles' per-element addresses would otherwise
+// raise the register count of the whole kernel, which is at its limit
+// (ptxas: the double 128-row variants spilled 4-6x more with the diagonal
+// tile inline). There is one diagonal tile per block row and a block row
+// and a column of clipped tiles, so the calls cost nothing measurable. The
+// arguments go by value: a reference to the kernel's parameter made every
+// block copy all of it to local memory on entry (112 bytes, PTX st.local),
+// also when the call was not taken.
+template <class T, int NB, int W, RegsTileMode MODE>
+__device__ __noinline__ void symv_regs_tile_out_of_line(const SymvTileArgs<T> a,
                                                         std::int64_t p, std::int64_t q,
-                                                        T (*rowsum)[NB]) {
-  symv_regs_tile<T, NB, W, kRegsElementwise>(a, p, q, rowsum, nullptr);
+                                                        T (*rowsum)[NB], T *colsum) {
+  symv_regs_tile<T, NB, W, MODE>(a, p, q, rowsum, colsum);
 }
 
 template <class T, int NB, int W, int MINB>
@@ -686,26 +711,27 @@ __global__ void __launch_bounds__(32 * W, MINB) symv_tile_regs_kernel(SymvTileAr
       NB % 32 == 0 && NB % W == 0 && CW >= 1 && CW <= 32 && (CW & (CW - 1)) == 0,
       "bad register SYMV variant");
   __shared__ T rowsum[W][NB];
-  __shared__ T colsum[NB];  // a diagonal tile's column sums (kRegsDiagonal)
+  __shared__ T colsum[NB];  // a diagonal tile's column sums
   const symv::Layout &L = a.L;
   const symv::TileIndex tile = symv::tile_of_block(L, std::int64_t(blockIdx.x));
   asm volatile("griddepcontrol.launch_dependents;");  // as symv_tile_kernel
   // A device alpha of zero: no tile is read; the reduction only scales y.
   if (a.alpha.dev && *a.alpha.dev == T(0)) return;
   const std::int64_t p = tile.p, q = tile.q;
-  const bool inside = symv::block_extent(L, p) == NB && symv::block_extent(L, q) == NB;
-  const bool split_diagonal = a.aligned && inside && p == q;
-  if (a.aligned && inside && p != q) {
+  const bool wide =
+      a.aligned && symv::block_extent(L, p) == NB && symv::block_extent(L, q) == NB;
+  if (p != q && wide)
     symv_regs_tile<T, NB, W, kRegsFull>(a, p, q, rowsum, colsum);
-  } else if (split_diagonal) {
-    symv_regs_tile<T, NB, W, kRegsDiagonal>(a, p, q, rowsum, colsum);
-  } else {
-    symv_regs_tile_elementwise<T, NB, W>(a, p, q, rowsum);
-  }
+  else if (p != q)
+    symv_regs_tile_out_of_line<T, NB, W, kRegsClipped>(a, p, q, rowsum, colsum);
+  else if (wide)
+    symv_regs_tile_out_of_line<T, NB, W, kRegsDiagonal>(a, p, q, rowsum, colsum);
+  else
+    symv_regs_tile_out_of_line<T, NB, W, kRegsClippedDiagonal>(a, p, q, rowsum, colsum);
   __syncthreads();
   // The tile's own partial of y_p.
   store_own_partial<T, NB, W>(&rowsum[0][0], a.slots + symv::tile_own_slot(L, p, q) * NB,
-                              split_diagonal ? colsum : nullptr);
+                              p == q ? colsum : nullptr);
 }
 
 // ---------------------------------------------------------------- reduction
@@ -987,25 +1013,29 @@ const SymvVariant kVariants[] = {
     {39, 128, 8, 2, 3, 5, 2, 0, 0},
 };
 constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
-// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7, 9 and 10):
-// the register tile kernel in both precisions. Once its blocks no longer
-// copied their arguments to local memory (run 10), it beat the ring kernel
-// at every order measured, 4096 to 32768, or came within 1.2 % of it
-// (single 18432-32768, either way by order and machine start). Same
-// machine start, TB/s lower / upper:
-// - single: 34 (4 warps of 32 columns) up to n = 16384, where it gives
-//   4.23 / 4.21 against 4.11 / 4.04 for the ring's best (37); above, 33
-//   (8 warps of 16 columns): 20480 4.11 / 4.11 against 34's 4.09 / 4.08,
-//   32768 4.17 / 4.18 against 4.10 / 4.10 (37: 4.16 / 4.14);
+// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7, 9, 10 and
+// 11): the register tile kernel in both precisions. Once its blocks no
+// longer copied their arguments to local memory (run 10), it beat the ring
+// kernel at every order measured, 4096 to 32768, or came within 1.2 % of it
+// (single 18432-32768, either way by order and machine start). TB/s lower /
+// upper, same machine start:
+// - single: 33 (8 warps of 16 columns) at every order. Where nb = 128 does
+//   not divide n, the 4-warp variants 34 and 36 lose 10-50 % below
+//   n = 12000 (run 11, with clipped edge tiles: 3000 0.81 / 0.80 against
+//   33's 1.68 / 1.61, 6000 2.06 / 2.16 against 2.81 / 3.07, 10000 3.46 /
+//   3.53 against 3.66 / 3.62); where it divides, they lead 33 by at most
+//   2.8 % (12288-16384; 16384: 34 4.17 / 4.15, 36 4.19 / 4.18, 33 4.10 /
+//   4.07), and from 17000 up 33 leads (32768 4.16 / 4.16 against 34's
+//   4.07 / 4.08);
 // - double: 35 (nb 64, four blocks per SM) up to n = 8192, 3.99 / 3.98
 //   against 34's 3.89 / 3.88 (ring 9: 3.70 / 3.66); above, 34: 12288
 //   4.11 / 4.11 against 35's 4.00 / 3.99, 32768 4.10 / 4.10 (9: 4.08).
+//   Between 8192 and 11000, 35 is up to 5.7 % ahead where 128 does not
+//   divide n (8300 L) and 34 2-3.5 % ahead where it does (run 11): kept.
 constexpr int kDefaultVariantSmallD = 35;
 constexpr int kDefaultVariantD = 34;
 constexpr std::int64_t kSmallDMaxN = 8192;
-constexpr int kDefaultVariantSmallS = 34;
 constexpr int kDefaultVariantS = 33;
-constexpr std::int64_t kSmallSMaxN = 16384;
 
 }  // namespace
 
@@ -1024,7 +1054,7 @@ bool symv_variant_fits(const SymvVariant &v, bool is_double) {
 const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool /*lower*/) {
   if (is_double)
     return kVariants[(n <= kSmallDMaxN ? kDefaultVariantSmallD : kDefaultVariantD) - 1];
-  return kVariants[(n <= kSmallSMaxN ? kDefaultVariantSmallS : kDefaultVariantS) - 1];
+  return kVariants[kDefaultVariantS - 1];
 }
 
 const SymvVariant &symv_variant(int id, bool is_double, std::int64_t n, bool lower) {

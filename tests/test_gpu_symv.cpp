@@ -480,19 +480,23 @@ TEST_F(GpuSymv, ZeroAlphaQuickReturnAndZeroFill) {
 // product's (+-Inf where it has +-Inf, NaN only where it has NaN). A
 // redirected copy that were multiplied by a zero x instead of being replaced
 // by zero would turn Inf * 0 into NaN where the naive product has +-Inf.
+// Also x[j] = Inf at a random j: a diagonal tile that multiplied its
+// unstored (zero) half, or its diagonal in the column sums, by x would give
+// NaN there (n = 128, 256: inner diagonal tiles in double, clipped ones in
+// single, whose lda = n + 2 leaves the columns unaligned).
 TEST_F(GpuSymv, InfAtRedirectTargetsMatchesNaive) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
   std::mt19937_64 rng(seed);
   const double inf = std::numeric_limits<double>::infinity();
-  for (int n : {33, 65, 100, 130, 1000})
+  for (int n : {33, 65, 100, 128, 130, 256, 1000})
     for (bool lower : {true, false})
-      for (int which = 0; which < 4; ++which) {
+      for (int which = 0; which < 5; ++which) {
         Spec s;
         s.n = n;
         s.lda = n + 2;
         s.lower = lower;
-        s.incx = which == 3 ? -1 : 1;
+        s.incx = which >= 3 ? -1 : 1;
         s.alpha = 1;
         s.beta = 1;
         Problem<double> p = make_problem<double>(s, Inputs::SmallInt, rng);
@@ -507,8 +511,10 @@ TEST_F(GpuSymv, InfAtRedirectTargetsMatchesNaive) {
                                        : std::size_t(j0) + std::size_t(n - 1) * s.lda;
           p.a[at] = inf;
           p.x[xlast] = 3;
-        } else {
+        } else if (which == 3) {
           p.x[xlast] = inf;
+        } else {
+          p.x[vpos(int(rng() % std::uint64_t(n)), n, s.incx)] = inf;
         }
         if (!check_exact(p, run(p), "Inf at a redirect target")) return;
         Problem<float> pf;
