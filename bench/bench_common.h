@@ -22,7 +22,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // vendor DGEMM.
 enum class Routine { Ngemm, Exdgemm };
 // u01, upm1: uniform in [0,1) / [-1,1). phi: (u - 0.5) exp(phi randn) with
-// 53-bit u (tests/exdgemm_inputs.h); illcond: ill-conditioned dot products
+// 53-bit u (tests/support/exdgemm_inputs.h); illcond: ill-conditioned dot products
 // (ex_fill_illcond). phi and illcond are exdgemm inputs only.
 enum class Dist { U01, Upm1, Phi, Illcond };
 enum class CpuLeafKind { OpenBlas, Preload };

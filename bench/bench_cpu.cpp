@@ -19,7 +19,7 @@
 #include "bench_common.h"
 #include "core/options.h"
 #include "core/plan.h"
-#include "dd_reference.h"
+#include "support/dd_reference.h"
 #include "xngemm.h"
 
 namespace xnb {

@@ -1,5 +1,5 @@
 // bench_exdgemm.cpp - what both runners' exdgemm cases share: the inputs (the
-// exdgemm suites' generators, tests/exdgemm_inputs.h) and the exact reference
+// exdgemm suites' generators, tests/support/exdgemm_inputs.h) and the exact reference
 // (the suites' MPFR oracle, tests/support/mpfr_oracle.h), both on the host.
 #include <mpfr.h>
 
@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "bench_common.h"
-#include "exdgemm_inputs.h"
+#include "support/exdgemm_inputs.h"
 #include "support/mpfr_oracle.h"
 
 namespace xnb {

@@ -1,7 +1,7 @@
 // bench_gpu.cu - the GPU runner: xnDngemm/xnSngemm against cublasDgemm/
 // cublasSgemm on the same handle, stream and device inputs; inputs generated
 // on the device by a counter-based hash; reference by kernels calling the
-// same dd_dot (kernels/dd_reference.h) as the CPU runner. exdgemm cases:
+// same dd_dot (tests/support/dd_reference.h) as the CPU runner. exdgemm cases:
 // xnExdgemm against cublasDgemm, inputs and exact (MPFR) reference made on the
 // host (bench_exdgemm.cpp), as on the CPU.
 //
@@ -24,7 +24,7 @@
 
 #include "bench_common.h"
 #include "core/plan.h"
-#include "dd_reference.h"
+#include "support/dd_reference.h"
 #include "xngemm.h"
 
 namespace xnb {

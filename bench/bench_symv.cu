@@ -7,7 +7,7 @@
 // min(i,j)), so the host regenerates any row of the symmetric matrix without
 // copying it back; the unused triangle and the padding rows hold NaN, which a
 // routine reading them would carry into y. The reference is a double-double
-// dot product (kernels/dd_reference.h) per sampled row, on the host.
+// dot product (tests/support/dd_reference.h) per sampled row, on the host.
 //
 // Error policy as in bench_gpu.cu: a failing CUDA runtime call ends the run
 // (CudaFatal); a routine or cuBLAS status other than success marks the case
@@ -35,8 +35,8 @@
 
 #include "bench_common.h"
 #include "bench_symv.h"
-#include "dd_reference.h"
-#include "symv_launch.h"
+#include "support/dd_reference.h"
+#include "kernels/symv_launch.h"
 #include "xngemm.h"
 
 namespace xnb {
@@ -1428,7 +1428,7 @@ int run_symv(const SymvOptions &o) {
                   : "automatic: about 1 ms of ours per batch",
       o.warmup, o.reps);
   std::printf(
-      "reference: double-double (kernels/dd_reference.h) on the host at %s rows of y "
+      "reference: double-double (tests/support/dd_reference.h) on the host at %s rows of y "
       "(every row when n <= that); err = max |y - ref| / (|alpha| |A| |x| + |beta| "
       "|y0|); rep = two calls bitwise identical\n",
       o.ref_rows > 0 ? std::to_string(o.ref_rows).c_str() : "all");

@@ -659,7 +659,7 @@ std::string dist_description(const CaseSpec &c) {
       return b;
     }
     case Dist::Illcond:
-      return "ill-conditioned dot products (tests/exdgemm_inputs.h ex_fill_illcond)";
+      return "ill-conditioned dot products (tests/support/exdgemm_inputs.h ex_fill_illcond)";
   }
   return "?";
 }
@@ -1165,7 +1165,7 @@ int main(int argc, char **argv) {
       o.ref_samples > 0 ? std::to_string(o.ref_samples) : std::string("(all)");
   if (any_ngemm)
     std::printf(
-        "reference: double-double dot products (kernels/dd_reference.h) on %s, "
+        "reference: double-double dot products (tests/support/dd_reference.h) on %s, "
         "every entry when %s, else %s random entries\n",
         gpu ? "the GPU" : "the CPU", gpu ? "m*n <= 2^20" : "m*n*k <= 2^27",
         samples.c_str());

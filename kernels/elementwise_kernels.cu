@@ -2,7 +2,7 @@
 // the CUDA backend (seed 000, section 5: "custom CUDA kernels for assignment,
 // addition and subtraction"), and the transposing add/sub that forms a
 // non-transposed T from a transposed op(B). The arithmetic is
-// kernels/elementwise.h.
+// src/numerics/elementwise.h.
 //
 // Geometry: blockIdx.y walks columns, threads walk rows; each thread owns V
 // consecutive rows of a column. When every pointer is 16-byte aligned and
@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "elementwise.h"
-#include "launch.h"
+#include "numerics/elementwise.h"
+#include "kernels/launch.h"
 
 namespace xn {
 

@@ -4,7 +4,7 @@
 #include <climits>
 
 #include "core/exdgemm.h"
-#include "exdgemm_launch.h"
+#include "kernels/exdgemm_launch.h"
 
 namespace xn {
 namespace {

@@ -1,6 +1,6 @@
 // exdgemm_launch.h - host-side launchers of the exdgemm CUDA kernels. Each
 // runs one phase of src/core/exdgemm.h on the GPU with the shared numerics of
-// kernels/ozaki_split.h and kernels/exdgemm_entry.h, enqueues on `stream` and
+// src/numerics/ozaki_split.h and src/numerics/exdgemm_entry.h, enqueues on `stream` and
 // returns the launch's cudaError_t (never synchronises).
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "exdgemm_entry.h"
+#include "numerics/exdgemm_entry.h"
 
 namespace xn {
 

@@ -38,7 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "symv_launch.h"
+#include "kernels/symv_launch.h"
 
 namespace xn {
 

@@ -17,8 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "launch.h"
-#include "symv_layout.h"
+#include "kernels/launch.h"
+#include "numerics/symv_layout.h"
 
 namespace xn {
 

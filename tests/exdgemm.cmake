@@ -2,12 +2,12 @@
 # tests/CMakeLists.txt): the CPU backend against MPFR (accuracy) and the
 # GPU against MPFR and the CPU, bit for bit (gpu; skipped without a device).
 xn_add_test(test_exdgemm_cpu LABELS accuracy SOURCES test_exdgemm_cpu.cpp)
-xn_add_test(test_gpu_exdgemm LABELS gpu SOURCES test_gpu_exdgemm.cpp)
-xn_add_test(test_native_dgemm LABELS unit SOURCES test_native_dgemm.cpp)
+xn_add_test(test_exdgemm_gpu LABELS gpu SOURCES test_exdgemm_gpu.cpp)
+xn_add_test(test_exdgemm_native_dgemm LABELS unit SOURCES test_exdgemm_native_dgemm.cpp)
 # The slice-product and emulation tests again with cuBLAS's FP64 emulation
 # switched on for the whole process (eager, 8-bit mantissa): an emulated slice
 # product would then be wrong, so these fail if one slips through.
-add_test(NAME gpu_exdgemm_under_emulation_env COMMAND test_gpu_exdgemm
+add_test(NAME gpu_exdgemm_under_emulation_env COMMAND test_exdgemm_gpu
   --gtest_filter=GpuExdgemm.SliceProducts*:GpuExdgemm.UserEmulation*:GpuExdgemm.FamiliesAndTransposes*:GpuNativeDgemm.*)
 set_tests_properties(gpu_exdgemm_under_emulation_env PROPERTIES LABELS gpu
   ENVIRONMENT "CUBLAS_EMULATE_DOUBLE_PRECISION=1;CUBLAS_EMULATION_STRATEGY=eager;CUBLAS_FIXEDPOINT_EMULATION_MANTISSA_BIT_COUNT=8")

@@ -4,7 +4,7 @@
 # without a device), also under compute-sanitizer.
 xn_add_test(test_symv_layout LABELS unit SOURCES test_symv_layout.cpp)
 xn_add_test(test_symv_api LABELS api SOURCES test_symv_api.cpp)
-xn_add_test(test_gpu_symv LABELS gpu SOURCES test_gpu_symv.cpp)
+xn_add_test(test_symv_gpu LABELS gpu SOURCES test_symv_gpu.cpp)
 
 # A small subset under compute-sanitizer: memcheck on the edge sizes, the
 # increments, the scalars, the redirect targets, misaligned pointers and
@@ -20,7 +20,7 @@ foreach(tool memcheck racecheck)
   endif()
   add_test(NAME gpu_symv_sanitizer_${tool}
     COMMAND ${PROJECT_SOURCE_DIR}/scripts/run_sanitizer.sh ${tool}
-            $<TARGET_FILE:test_gpu_symv> --gtest_filter=${filter})
+            $<TARGET_FILE:test_symv_gpu> --gtest_filter=${filter})
   set_tests_properties(gpu_symv_sanitizer_${tool} PROPERTIES LABELS gpu
     SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()

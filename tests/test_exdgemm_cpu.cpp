@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "backend/cpu/cpu_exdgemm.h"
-#include "exdgemm_inputs.h"
-#include "ozaki_split.h"
+#include "support/exdgemm_inputs.h"
+#include "numerics/ozaki_split.h"
 #include "support/mpfr_oracle.h"
 #include "support/test_support.h"
 #include "xngemm.h"

@@ -5,7 +5,7 @@
 // Oracle: cublas?symv's documented checks (NOT_INITIALIZED for a NULL
 // handle; INVALID_VALUE for uplo other than LOWER/UPPER, n < 0,
 // lda < n, incx == 0, incy == 0), as cublas?symv (which accepts lda = 0 when n = 0).
-// test_gpu_symv.cpp compares the same cases with the real cuBLAS.
+// test_symv_gpu.cpp compares the same cases with the real cuBLAS.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,8 +17,8 @@
 
 #include "core/args.h"
 #include "core/options.h"
-#include "symv_launch.h"
-#include "symv_layout.h"
+#include "kernels/symv_launch.h"
+#include "numerics/symv_layout.h"
 #include "xngemm.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // test_symv_layout.cpp - the block decomposition of xnSsymv/xnDsymv
-// (kernels/symv_layout.h), on the CPU (label unit).
+// (src/numerics/symv_layout.h), on the CPU (label unit).
 //
 // Part 1 checks the closed forms against plain loops: floor_sum, slot bases
 // and counts, the ranges of own and cross slots, the bijection from the
@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "support/test_support.h"
-#include "symv_launch.h"
-#include "symv_layout.h"
+#include "kernels/symv_launch.h"
+#include "numerics/symv_layout.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "api/device_gemm.h"
 #include "backend/cuda/handle_state.h"
 #include "core/args.h"
-#include "symv_launch.h"
+#include "kernels/symv_launch.h"
 #include "xngemm.h"
 
 namespace xn {

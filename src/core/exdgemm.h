@@ -28,8 +28,8 @@
 
 #include "core/status.h"
 #include "core/view.h"
-#include "exdgemm_entry.h"
-#include "ozaki_split.h"
+#include "numerics/exdgemm_entry.h"
+#include "numerics/ozaki_split.h"
 #include "xngemm.h"
 
 namespace xn {

@@ -23,7 +23,7 @@
 //   Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
 //               ScalarKind beta);
 //       Di = X + beta * Di for D0 and, when D1.p != nullptr, D1
-//       (ew_fold in kernels/elementwise.h).
+//       (ew_fold in src/numerics/elementwise.h).
 //   Status scale(MatView<T> C, ScalarKind beta);
 //       C = beta * C (ew_scale).
 #pragma once
@@ -34,7 +34,7 @@
 #include "core/schedule.h"
 #include "core/status.h"
 #include "core/view.h"
-#include "elementwise.h"
+#include "numerics/elementwise.h"
 
 namespace xn {
 

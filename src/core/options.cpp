@@ -1,7 +1,7 @@
 // options.cpp - option defaults, environment overrides and validation.
 #include "core/options.h"
 
-#include "symv_launch.h"
+#include "kernels/symv_launch.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // cpu_backend.h - the CPU backend: OpenBLAS cblas_?gemm leaves and host loops
-// over the shared elementwise functions (kernels/elementwise.h).
+// over the shared elementwise functions (src/numerics/elementwise.h).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include "core/options.h"
 #include "core/status.h"
 #include "core/view.h"
-#include "elementwise.h"
+#include "numerics/elementwise.h"
 
 namespace xn {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/exdgemm.h"
-#include "exdgemm_entry.h"
+#include "numerics/exdgemm_entry.h"
 
 namespace xn {
 namespace {

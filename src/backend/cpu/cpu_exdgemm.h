@@ -1,5 +1,5 @@
 // cpu_exdgemm.h - the CPU backend of exdgemm: host loops over the shared
-// numerics (kernels/ozaki_split.h, kernels/exdgemm_entry.h) and OpenBLAS for
+// numerics (src/numerics/ozaki_split.h, src/numerics/exdgemm_entry.h) and OpenBLAS for
 // the slice products (exact: every partial sum is an integer below 2^53, so
 // OpenBLAS's order and FMAs cannot change it).
 #pragma once

@@ -7,8 +7,8 @@
 
 #include "core/status.h"
 #include "core/view.h"
-#include "elementwise.h"
-#include "launch.h"
+#include "numerics/elementwise.h"
+#include "kernels/launch.h"
 
 namespace xn {
 

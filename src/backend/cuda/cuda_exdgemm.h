@@ -14,8 +14,8 @@
 #include "backend/cuda/handle_state.h"
 #include "backend/cuda/native_dgemm.h"
 #include "core/exdgemm.h"
-#include "exdgemm_launch.h"
-#include "launch.h"
+#include "kernels/exdgemm_launch.h"
+#include "kernels/launch.h"
 
 namespace xn {
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "backend/cuda/native_dgemm.h"
-#include "launch.h"
+#include "kernels/launch.h"
 
 namespace xn {
 

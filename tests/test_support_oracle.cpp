@@ -1,4 +1,4 @@
-// test_oracle.cpp - self-tests of the MPFR oracle (support/mpfr_oracle.h) on
+// test_support_oracle.cpp - self-tests of the MPFR oracle (support/mpfr_oracle.h) on
 // cases checkable by hand: cancellations that double arithmetic gets wrong,
 // double-double rounding, exponent ranges that need the precision ladder,
 // BLAS alpha/beta semantics, transposes, non-finite inputs.

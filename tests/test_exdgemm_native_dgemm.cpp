@@ -1,4 +1,4 @@
-// test_native_dgemm.cpp - the host-side rules of native_dgemm.h (label unit):
+// test_exdgemm_native_dgemm.cpp - the host-side rules of native_dgemm.h (label unit):
 // which cuBLASLt algorithms count as native IEEE double (exdgemm's slice
 // products must never be emulated), and the alignment passed to cuBLASLt.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// test_gpu_ngemm.cpp - the CUDA backend through the public device API
+// test_ngemm_gpu.cpp - the CUDA backend through the public device API
 // (label gpu; every test skips cleanly without a device).
 //
 // Outputs are poisoned (NaN) before every run, inputs are fresh random draws,

@@ -1,5 +1,10 @@
-# GPU suites (label gpu): they skip cleanly (GTEST_SKIP) without a device.
-xn_add_test(test_gpu_ngemm LABELS gpu SOURCES test_gpu_ngemm.cpp)
+# ngemm.cmake - xnSngemm/xnDngemm's suites (included by tests/CMakeLists.txt):
+# the schedule tables and the executor (unit), the CPU backend against MPFR
+# (accuracy), and the GPU suite (gpu; skipped cleanly without a device), also
+# under compute-sanitizer.
+xn_add_test(test_ngemm_schedule LABELS unit SOURCES test_ngemm_schedule.cpp)
+xn_add_test(test_ngemm_cpu LABELS accuracy SOURCES test_ngemm_cpu.cpp)
+xn_add_test(test_ngemm_gpu LABELS gpu SOURCES test_ngemm_gpu.cpp)
 
 # The same suite under compute-sanitizer: memcheck on everything, racecheck on
 # the kernels' tests. Skipped (exit 77) where there is no device or no
@@ -12,7 +17,7 @@ foreach(tool memcheck racecheck)
   endif()
   add_test(NAME gpu_sanitizer_${tool}
     COMMAND ${PROJECT_SOURCE_DIR}/scripts/run_sanitizer.sh ${tool}
-            $<TARGET_FILE:test_gpu_ngemm> --gtest_filter=${filter})
+            $<TARGET_FILE:test_ngemm_gpu> --gtest_filter=${filter})
   set_tests_properties(gpu_sanitizer_${tool} PROPERTIES LABELS gpu
     SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()

@@ -31,7 +31,7 @@
 
 #include <cstdint>
 
-#include "xn_hd.h"
+#include "numerics/hd.h"
 
 namespace xn::exact {
 

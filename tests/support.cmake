@@ -1,5 +1,5 @@
-# accuracy.cmake - the exact MPFR oracle and the accuracy suites (included by
-# tests/CMakeLists.txt).
+# support.cmake - the test support library's exact MPFR oracle and its
+# self-test (included by tests/CMakeLists.txt before the family suites).
 
 # MPFR and GMP (Debian: libmpfr-dev, libgmp-dev; gmp.h lives in the
 # multiarch include folder).
@@ -18,5 +18,4 @@ target_link_libraries(xn_test_support PUBLIC
 
 # The oracle's self-tests are fast and exact: unit. (gtest_discover_tests
 # cannot take a list of labels through xn_add_test, so one label each.)
-xn_add_test(test_oracle LABELS unit SOURCES test_oracle.cpp)
-xn_add_test(test_accuracy_cpu LABELS accuracy SOURCES test_accuracy_cpu.cpp)
+xn_add_test(test_support_oracle LABELS unit SOURCES test_support_oracle.cpp)

@@ -1,4 +1,4 @@
-// xn_hd.h - the __host__ __device__ marker shared by both backends.
+// hd.h - the __host__ __device__ marker shared by both backends.
 #pragma once
 
 #if defined(__CUDACC__)

@@ -1,4 +1,4 @@
-// test_gpu_exdgemm.cpp - xnExdgemm on the GPU (label gpu, skipped without a
+// test_exdgemm_gpu.cpp - xnExdgemm on the GPU (label gpu, skipped without a
 // device): bit-for-bit equal to the CPU backend and to the MPFR oracle
 // (correct rounding), over the input families and all transposes, both
 // pointer modes, a non-default stream, NaN-poisoned outputs, different block
@@ -20,7 +20,7 @@
 #include "backend/cpu/cpu_exdgemm.h"
 #include "backend/cuda/handle_state.h"
 #include "backend/cuda/native_dgemm.h"
-#include "exdgemm_inputs.h"
+#include "support/exdgemm_inputs.h"
 #include "support/gpu_support.h"
 #include "support/mpfr_oracle.h"
 #include "support/test_support.h"

@@ -1,4 +1,4 @@
-// test_schedule.cpp - every schedule table against the classical product:
+// test_ngemm_schedule.cpp - every schedule table against the classical product:
 // symbolically (as a bilinear form over the quadrants), and exactly on small
 // integer matrices through the real executor at 1, 2 and 3 levels.
 #include <gtest/gtest.h>

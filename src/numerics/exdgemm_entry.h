@@ -21,10 +21,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "nearsum.h"
-#include "ozaki_split.h"
-#include "wide_accumulator.h"
-#include "xn_hd.h"
+#include "numerics/nearsum.h"
+#include "numerics/ozaki_split.h"
+#include "numerics/wide_accumulator.h"
+#include "numerics/hd.h"
 
 namespace xn::exact {
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "xn_hd.h"
+#include "numerics/hd.h"
 
 namespace xn {
 

@@ -1,4 +1,4 @@
-// test_wide_accumulator.cpp - xn::exact::WideAccumulator (kernels/
+// test_numerics_wide_accumulator.cpp - xn::exact::WideAccumulator (kernels/
 // wide_accumulator.h) against an exact MPFR sum.
 //
 // The oracle adds the same terms in MPFR at 8000 bits, more than the 6976
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "wide_accumulator.h"
+#include "numerics/wide_accumulator.h"
 
 namespace {
 

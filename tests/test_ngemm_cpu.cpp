@@ -1,4 +1,4 @@
-// test_accuracy_cpu.cpp - the CPU backend against the exact MPFR oracle:
+// test_ngemm_cpu.cpp - the CPU backend against the exact MPFR oracle:
 // a sweep of shapes, transposes, leading dimensions, alpha/beta and
 // recursion depths under a componentwise error bound; the preload-versus-
 // recursion claim of seed 000 §4.1; NaN/Inf propagation; the non-negative

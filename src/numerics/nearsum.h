@@ -80,7 +80,7 @@
 #include <cfloat>
 #include <cmath>
 
-#include "xn_hd.h"
+#include "numerics/hd.h"
 
 namespace xn::exact {
 

@@ -32,7 +32,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "xn_hd.h"
+#include "numerics/hd.h"
 
 namespace xn {
 namespace symv {

@@ -1,4 +1,4 @@
-// test_gpu_symv.cpp - xnSsymv/xnDsymv on the GPU (label gpu, skipped without a
+// test_symv_gpu.cpp - xnSsymv/xnDsymv on the GPU (label gpu, skipped without a
 // device).
 //
 // Every call reads A from a buffer with lda > n (mostly) whose unused
@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "backend/cuda/handle_state.h"
-#include "dd_reference.h"
+#include "support/dd_reference.h"
 #include "support/gpu_support.h"
 #include "support/test_support.h"
-#include "symv_launch.h"
+#include "kernels/symv_launch.h"
 #include "xngemm.h"
 
 namespace {

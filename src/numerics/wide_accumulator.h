@@ -44,7 +44,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "xn_hd.h"
+#include "numerics/hd.h"
 
 namespace xn {
 namespace exact {

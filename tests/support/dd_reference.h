@@ -29,7 +29,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "xn_hd.h"
+#include "numerics/hd.h"
 
 namespace xn {
 

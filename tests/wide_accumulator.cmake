@@ -1,1 +1,0 @@
-xn_add_test(test_wide_accumulator LABELS unit SOURCES test_wide_accumulator.cpp)
