@@ -1,21 +1,20 @@
-// bench_common.h - what the xnbench front end (xnbench.cpp) and its two
-// runners (bench_cpu.cpp, bench_gpu.cu) share: one benchmark case, its
-// result, the error statistics, the sample choice for the reference, the
-// timing loop, and (bench_exdgemm.cpp) the exdgemm inputs and exact reference.
+// bench_common.h - what the gemm/exdgemm command (bench_gemm.cpp) and its
+// two runners (bench_cpu.cpp, bench_gpu.cu) share: one benchmark case, its
+// result, the error statistics, the timing loop, and (bench_exdgemm.cpp) the
+// exdgemm inputs and exact reference. Helpers of every routine (sampling,
+// medians, parsing, ...) are in bench_util.h.
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "xngemm.h"
 
 namespace xnb {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ngemm: xnDngemm/xnSngemm (cblas_dngemm/_sngemm) against the vendor GEMM;
 // exdgemm: the correctly rounded xnExdgemm (cblas_exdgemm) against the
@@ -113,21 +112,10 @@ std::unique_ptr<Runner> make_cpu_runner();
 // Number of CUDA devices (0 if the runtime or driver reports an error).
 int cuda_device_count();
 
-// Entries (i, j) at which results are compared with the reference: all of
-// them (column-major order) when `full`, else `count` distinct random ones
-// including the four corners, drawn from a generator seeded with `seed`.
-void choose_samples(std::int64_t m, std::int64_t n, bool full, std::int64_t count,
-                    std::uint64_t seed, std::vector<std::int64_t> *rows,
-                    std::vector<std::int64_t> *cols);
-
 // Statistics of values[s] against ref_hi[s] + ref_lo[s]; `nonfinite` is the
 // count of NaN/Inf entries in the whole result (stored as is).
 ErrStats error_stats(const std::vector<double> &ref_hi, const std::vector<double> &ref_lo,
                      const std::vector<double> &values, std::int64_t nonfinite);
-
-// Median and minimum of a non-empty vector.
-double median_of(std::vector<double> v);
-double min_of(const std::vector<double> &v);
 
 // Timed repetitions when CaseSpec::reps == 0: enough to fill `budget`
 // seconds given one call of each routine took `pair_seconds`, in [3, 25].

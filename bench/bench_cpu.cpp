@@ -6,13 +6,14 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <new>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -25,8 +26,6 @@
 namespace xnb {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Full reference up to this many multiply-adds (m * n * k).
 constexpr std::int64_t kCpuFullRefTerms = std::int64_t(1) << 27;
@@ -55,14 +54,6 @@ std::uint64_t host_available_bytes() {
   while (f >> key >> kb >> unit)
     if (key == "MemAvailable:") return kb * 1024;
   return 0;
-}
-
-// Seconds of one call on the wall clock.
-template <class Call>
-double wall_seconds(Call &&call) {
-  const auto t0 = Clock::now();
-  call();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 // Calls `call` on C poisoned with NaN (so an entry left unwritten shows) and
@@ -121,36 +112,26 @@ bool skip_for_memory(std::uint64_t need, CaseResult *r) {
   return true;
 }
 
+// C = op(A) op(B) by OpenBLAS (gemm) or by the library's host API (ngemm).
 template <class T>
-struct Blas;
-template <>
-struct Blas<double> {
-  static void gemm(bool ta, bool tb, int m, int n, int k, const double *A, int lda,
-                   const double *B, int ldb, double *C, int ldc) {
-    cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, A, lda, B, ldb, 0.0, C,
-                ldc);
-  }
-  static void ngemm(bool ta, bool tb, int m, int n, int k, const double *A, int lda,
-                    const double *B, int ldb, double *C, int ldc) {
-    cblas_dngemm(XnColMajor, ta ? XnTrans : XnNoTrans, tb ? XnTrans : XnNoTrans, m, n, k,
-                 1.0, A, lda, B, ldb, 0.0, C, ldc);
-  }
-};
-template <>
-struct Blas<float> {
-  static void gemm(bool ta, bool tb, int m, int n, int k, const float *A, int lda,
-                   const float *B, int ldb, float *C, int ldc) {
-    cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C,
-                ldc);
-  }
-  static void ngemm(bool ta, bool tb, int m, int n, int k, const float *A, int lda,
-                    const float *B, int ldb, float *C, int ldc) {
-    cblas_sngemm(XnColMajor, ta ? XnTrans : XnNoTrans, tb ? XnTrans : XnNoTrans, m, n, k,
-                 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-  }
-};
+void blas_gemm(bool ta, bool tb, int m, int n, int k, const T *A, int lda, const T *B,
+               int ldb, T *C, int ldc) {
+  const CBLAS_TRANSPOSE oa = ta ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE ob = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, double>)
+    cblas_dgemm(CblasColMajor, oa, ob, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+  else
+    cblas_sgemm(CblasColMajor, oa, ob, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
+template <class T>
+void blas_ngemm(bool ta, bool tb, int m, int n, int k, const T *A, int lda, const T *B,
+                int ldb, T *C, int ldc) {
+  const int oa = ta ? XnTrans : XnNoTrans, ob = tb ? XnTrans : XnNoTrans;
+  if constexpr (std::is_same_v<T, double>)
+    cblas_dngemm(XnColMajor, oa, ob, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+  else
+    cblas_sngemm(XnColMajor, oa, ob, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
 
 class CpuRunner final : public Runner {
  public:
@@ -299,7 +280,7 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
       xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
                        C.data(), ldc, opt, -1, xn::CpuLeaf::PreloadLoop);
     } else {
-      Blas<T>::ngemm(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
+      blas_ngemm<T>(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
     }
   };
   auto call_base = [&] {
@@ -307,7 +288,7 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
       xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
                        C.data(), ldc, opt, 0, xn::CpuLeaf::PreloadLoop);
     } else {
-      Blas<T>::gemm(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
+      blas_gemm<T>(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
     }
   };
 

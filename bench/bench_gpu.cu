@@ -5,24 +5,24 @@
 // xnExdgemm against cublasDgemm, inputs and exact (MPFR) reference made on the
 // host (bench_exdgemm.cpp), as on the CPU.
 //
-// Error policy: every CUDA runtime call is checked; a failing one throws
-// CudaFatal and ends the whole run (the context may be broken). A routine or
-// cuBLAS call returning a status other than success throws CaseFailure: the
-// case is reported as an error and the run goes on if the device still
-// synchronises cleanly. cudaMalloc running out of memory skips the case.
+// Error policy (bench_cuda.h): a failing CUDA runtime call ends the whole
+// run; a routine or cuBLAS status other than success makes the case an
+// error row. cudaMalloc running out of memory skips the case.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <initializer_list>
 #include <new>
-#include <sstream>
-#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bench_common.h"
+#include "bench_cuda.h"
+#include "bench_random.h"
 #include "core/plan.h"
 #include "support/dd_reference.h"
 #include "xngemm.h"
@@ -31,103 +31,18 @@ namespace xnb {
 
 namespace {
 
-struct CudaFatal : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct CaseFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string cuda_message(const char *expr, cudaError_t e, const char *file, int line) {
-  std::ostringstream o;
-  o << expr << ": " << cudaGetErrorName(e) << " (" << cudaGetErrorString(e) << ") at "
-    << file << ":" << line;
-  return o.str();
-}
-std::string cublas_message(const char *expr, cublasStatus_t s, const char *file,
-                           int line) {
-  std::ostringstream o;
-  o << expr << ": " << cublasGetStatusName(s) << " at " << file << ":" << line;
-  return o.str();
-}
-
-#define XNB_CUDA(expr)                                                  \
-  do {                                                                  \
-    const cudaError_t xnb_e_ = (expr);                                  \
-    if (xnb_e_ != cudaSuccess)                                          \
-      throw CudaFatal(cuda_message(#expr, xnb_e_, __FILE__, __LINE__)); \
-  } while (0)
-
-#define XNB_CUBLAS(expr)                                                    \
-  do {                                                                      \
-    const cublasStatus_t xnb_s_ = (expr);                                   \
-    if (xnb_s_ != CUBLAS_STATUS_SUCCESS)                                    \
-      throw CaseFailure(cublas_message(#expr, xnb_s_, __FILE__, __LINE__)); \
-  } while (0)
-
-// Device memory freed on scope exit (errors ignored: the run is ending or
-// the memory is already gone with the context).
-struct DevMem {
-  void *p = nullptr;
-  DevMem() = default;
-  DevMem(const DevMem &) = delete;
-  DevMem &operator=(const DevMem &) = delete;
-  ~DevMem() {
-    if (p) cudaFree(p);
-  }
-  template <class U>
-  U *as() const {
-    return static_cast<U *>(p);
-  }
-};
-
-// Skips the case (returns false) when the device is out of memory; any other
-// error is fatal.
-bool try_alloc(DevMem &d, std::size_t bytes, std::string *why) {
-  const cudaError_t e = cudaMalloc(&d.p, bytes == 0 ? 1 : bytes);
-  if (e == cudaSuccess) return true;
-  d.p = nullptr;
-  if (e == cudaErrorMemoryAllocation) {
-    cudaGetLastError();  // not sticky: clear it
-    std::ostringstream o;
-    o << "cudaMalloc of " << (bytes >> 20) << " MiB failed (out of memory)";
-    *why = o.str();
-    return false;
-  }
-  throw CudaFatal(cuda_message("cudaMalloc", e, __FILE__, __LINE__));
-}
-
 // ------------------------------------------------------------------ kernels
 
 constexpr int kBlock = 256;
 constexpr int kWarpsPerBlock = kBlock / 32;
-
-__host__ __device__ inline unsigned long long mix64(unsigned long long x) {
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// SplitMix64: output idx of the stream with seed `key` is
-// mix64(key + (idx + 1) * golden), so every entry is computed independently.
-__device__ inline double to_uniform(unsigned long long h, double *) {
-  return double(h >> 11) * 0x1.0p-53;  // 53 random bits in [0, 1)
-}
-__device__ inline float to_uniform(unsigned long long h, float *) {
-  return float(unsigned(h >> 40)) * 0x1.0p-24f;  // 24 random bits in [0, 1)
-}
 
 template <class T>
 __global__ void __launch_bounds__(kBlock)
     generate_kernel(T *p, long long count, unsigned long long key, int pm1) {
   const long long stride = (long long)gridDim.x * kBlock;
   for (long long idx = (long long)blockIdx.x * kBlock + threadIdx.x; idx < count;
-       idx += stride) {
-    const unsigned long long h =
-        mix64(key + (unsigned long long)(idx + 1) * 0x9E3779B97F4A7C15ull);
-    const T u = to_uniform(h, static_cast<T *>(nullptr));
-    p[idx] = pm1 ? T(2) * u - T(1) : u;  // both exact
-  }
+       idx += stride)
+    p[idx] = uniform<T>(hash_at(key, std::uint64_t(idx)), pm1 != 0);
 }
 
 template <class T>
@@ -224,53 +139,38 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-unsigned grid_for(long long items, long long per_block, long long cap) {
-  long long g = (items + per_block - 1) / per_block;
-  return unsigned(std::max<long long>(1, std::min(g, cap)));
-}
-
 // ------------------------------------------------------------------ routines
 
+// C = alpha op(A) op(B) + beta C: ours (xnDngemm / xnSngemm) or the baseline
+// (cublasDgemm / cublasSgemm).
 template <class T>
-struct Gemm;
-template <>
-struct Gemm<double> {
-  static cublasStatus_t ours(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                             int m, int n, int k, const double *al, const double *A,
-                             int lda, const double *B, int ldb, const double *be,
-                             double *C, int ldc) {
-    return xnDngemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
-  }
-  static cublasStatus_t base(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                             int m, int n, int k, const double *al, const double *A,
-                             int lda, const double *B, int ldb, const double *be,
-                             double *C, int ldc) {
-    return cublasDgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
-  }
-  static constexpr const char *ours_name = "xnDngemm";
-  static constexpr const char *base_name = "cublasDgemm";
-};
-template <>
-struct Gemm<float> {
-  static cublasStatus_t ours(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                             int m, int n, int k, const float *al, const float *A,
-                             int lda, const float *B, int ldb, const float *be, float *C,
-                             int ldc) {
-    return xnSngemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
-  }
-  static cublasStatus_t base(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                             int m, int n, int k, const float *al, const float *A,
-                             int lda, const float *B, int ldb, const float *be, float *C,
-                             int ldc) {
-    return cublasSgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
-  }
-  static constexpr const char *ours_name = "xnSngemm";
-  static constexpr const char *base_name = "cublasSgemm";
-};
+cublasStatus_t gemm_call(bool ours, cublasHandle_t h, cublasOperation_t ta,
+                         cublasOperation_t tb, int m, int n, int k, const T *al,
+                         const T *A, int lda, const T *B, int ldb, const T *be, T *C,
+                         int ldc) {
+  if constexpr (std::is_same_v<T, double>)
+    return ours ? xnDngemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc)
+                : cublasDgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
+  else
+    return ours ? xnSngemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc)
+                : cublasSgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
+}
+const char *gemm_name(bool ours, bool is_d) {
+  return ours ? (is_d ? "xnDngemm" : "xnSngemm") : (is_d ? "cublasDgemm" : "cublasSgemm");
+}
 
-void check_status(cublasStatus_t s, const char *name) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw CaseFailure(std::string(name) + " returned " + cublasGetStatusName(s));
+// Allocates the buffers in order; false, and r "skipped", when the device is
+// out of memory (try_alloc).
+bool alloc_or_skip(std::initializer_list<std::pair<DevMem *, std::size_t>> buffers,
+                   CaseResult *r) {
+  std::string why;
+  for (const auto &b : buffers)
+    if (!try_alloc(*b.first, b.second, &why)) {
+      r->status = "skipped";
+      r->message = why;
+      return false;
+    }
+  return true;
 }
 
 // The checked entries of a case on the device (indices, a buffer for the
@@ -291,72 +191,32 @@ constexpr std::uint64_t kMarginBytes = 512ull << 20;
 class GpuRunner final : public Runner {
  public:
   ~GpuRunner() override {
-    if (handle_) {
-      xnRelease(handle_);
-      cublasDestroy(handle_);
-    }
-    if (ev0_) cudaEventDestroy(ev0_);
-    if (ev1_) cudaEventDestroy(ev1_);
-    if (stream_) cudaStreamDestroy(stream_);
     if (counter_) cudaFree(counter_);
   }
 
   // False (and a reason) if the device cannot be set up.
   bool init(std::string *why) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      *why = e != cudaSuccess
-                 ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
-                 : "no CUDA device";
-      return false;
-    }
-    e = cudaGetDevice(&dev_);
-    if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop_, dev_);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaEventCreate(&ev0_);
-    if (e == cudaSuccess) e = cudaEventCreate(&ev1_);
-    if (e == cudaSuccess) e = cudaMalloc(&counter_, sizeof(unsigned long long));
-    if (e == cudaSuccess) e = cudaRuntimeGetVersion(&runtime_version_);
-    if (e == cudaSuccess) e = cudaDriverGetVersion(&driver_version_);
+    if (!gpu_.init(why)) return false;
+    const cudaError_t e = cudaMalloc(&counter_, sizeof(unsigned long long));
     if (e != cudaSuccess) {
       *why = std::string("CUDA setup: ") + cudaGetErrorString(e);
       cudaGetLastError();
       return false;
     }
-    cublasStatus_t s = cublasCreate(&handle_);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetStream(handle_, stream_);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasGetVersion(handle_, &cublas_version_);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasGetMathMode(handle_, &math_mode_);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      *why = std::string("cuBLAS setup: ") + cublasGetStatusName(s);
-      return false;
-    }
+    handle_ = gpu_.handle();
+    stream_ = gpu_.stream();
     return true;
   }
 
-  std::string device_name() const override { return prop_.name; }
-
-  std::string describe() const override {
-    std::ostringstream o;
-    o << "device: GPU " << dev_ << " " << prop_.name << ", " << prop_.multiProcessorCount
-      << " SMs, " << fmt_gib(double(prop_.totalGlobalMem)) << " GiB, compute capability "
-      << prop_.major << "." << prop_.minor << "\n        CUDA runtime "
-      << runtime_version_ / 1000 << "." << runtime_version_ % 1000 / 10 << ", driver "
-      << driver_version_ / 1000 << "." << driver_version_ % 1000 / 10 << ", cuBLAS "
-      << cublas_version_ / 10000 << "." << cublas_version_ % 10000 / 100 << "."
-      << cublas_version_ % 100 << " (math mode " << int(math_mode_)
-      << (math_mode_ == CUBLAS_DEFAULT_MATH ? " = default" : "") << ")\n";
-    return o.str();
-  }
+  std::string device_name() const override { return gpu_.device_name(); }
+  std::string describe() const override { return gpu_.describe(false); }
   std::string ours_name(const CaseSpec &c) const override {
     if (c.routine == Routine::Exdgemm) return "xnExdgemm";
-    return c.prec == 'd' ? Gemm<double>::ours_name : Gemm<float>::ours_name;
+    return gemm_name(true, c.prec == 'd');
   }
   std::string base_name(const CaseSpec &c) const override {
     if (c.routine == Routine::Exdgemm) return "cublasDgemm";
-    return c.prec == 'd' ? Gemm<double>::base_name : Gemm<float>::base_name;
+    return gemm_name(false, c.prec == 'd');
   }
   bool is_gpu() const override { return true; }
   bool full_reference(const CaseSpec &c) const override {
@@ -366,45 +226,30 @@ class GpuRunner final : public Runner {
   }
 
   CaseResult run(const CaseSpec &c) override {
+    auto failed = [&](const char *status, const std::string &message, bool fatal) {
+      CaseResult r;
+      r.seed = c.seed;
+      r.status = status;
+      r.message = message;
+      r.fatal = fatal;
+      return r;
+    };
     try {
       if (c.routine == Routine::Exdgemm) return run_ex(c);
       return c.prec == 'd' ? run_t<double>(c) : run_t<float>(c);
     } catch (const CaseFailure &e) {
-      CaseResult r;
-      r.seed = c.seed;
-      r.status = "error";
-      r.message = e.what();
       // Still usable? A fault in a kernel shows here as a sticky error.
-      const cudaError_t s = cudaDeviceSynchronize();
-      if (s != cudaSuccess) {
-        r.fatal = true;
-        r.message += std::string("; device: ") + cudaGetErrorString(s);
-      }
-      cudaGetLastError();
-      return r;
+      const std::string fault = device_fault();
+      if (fault.empty()) return failed("error", e.what(), false);
+      return failed("error", std::string(e.what()) + "; device: " + fault, true);
     } catch (const CudaFatal &e) {
-      CaseResult r;
-      r.seed = c.seed;
-      r.status = "error";
-      r.message = e.what();
-      r.fatal = true;
-      return r;
+      return failed("error", e.what(), true);
     } catch (const std::bad_alloc &) {
-      CaseResult r;
-      r.seed = c.seed;
-      r.status = "skipped";
-      r.message = "out of host memory";
-      return r;
+      return failed("skipped", "out of host memory", false);
     }
   }
 
  private:
-  static std::string fmt_gib(double bytes) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f", bytes / double(1ull << 30));
-    return b;
-  }
-
   template <class T>
   CaseResult run_t(const CaseSpec &c);
   CaseResult run_ex(const CaseSpec &c);
@@ -412,12 +257,7 @@ class GpuRunner final : public Runner {
   // Fresh library state on the handle (so the workspace held is this case's)
   // with the case's options.
   void fresh_state(const CaseSpec &c) {
-    XNB_CUDA(cudaStreamSynchronize(stream_));
-    XNB_CUBLAS(xnRelease(handle_));
-    XNB_CUDA(cudaDeviceSynchronize());
-    cudaMemPool_t pool = nullptr;
-    XNB_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev_));
-    XNB_CUDA(cudaMemPoolTrimTo(pool, 0));  // stream-ordered frees back to the device
+    gpu_.release_library_state();
     if (c.levels >= 0) XNB_CUBLAS(xnSetOption(handle_, XN_OPT_MAX_LEVELS, c.levels));
     if (c.leaf > 0) {
       XNB_CUBLAS(xnSetOption(handle_, XN_OPT_LEAF_SIZE_D, c.leaf));
@@ -472,33 +312,16 @@ class GpuRunner final : public Runner {
     return error_stats(*p.ref_hi, *p.ref_lo, vals, (long long)bad);
   }
 
-  // Seconds per call of `count` back-to-back calls between two events.
-  template <class Call>
-  double timed_train(Call &&call, const char *name, int count) {
-    XNB_CUDA(cudaEventRecord(ev0_, stream_));
-    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    for (int i = 0; i < count && s == CUBLAS_STATUS_SUCCESS; ++i) s = call();
-    XNB_CUDA(cudaEventRecord(ev1_, stream_));
-    XNB_CUDA(cudaEventSynchronize(ev1_));
-    check_status(s, name);
-    float ms = 0;
-    XNB_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
-    return double(ms) * 1e-3 / count;
-  }
   // Seconds of one call between two events on the handle's stream.
   template <class Call>
   double timed(Call &&call, const char *name) {
-    return timed_train(call, name, 1);
+    return gpu_.time_calls(call, 1, name);
   }
 
-  int dev_ = 0;
-  cudaDeviceProp prop_{};
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
-  cublasHandle_t handle_ = nullptr;
+  GpuSession gpu_;
+  cublasHandle_t handle_ = nullptr;  // gpu_'s
+  cudaStream_t stream_ = nullptr;    // gpu_'s
   unsigned long long *counter_ = nullptr;
-  int runtime_version_ = 0, driver_version_ = 0, cublas_version_ = 0;
-  cublasMath_t math_mode_ = CUBLAS_DEFAULT_MATH;
 };
 
 template <class T>
@@ -543,19 +366,17 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
                 " GiB may not fit: the library may run fewer levels";
 
   DevMem A, B, C, dsi, dsj, dhi, dlo, dvals;
-  std::string why;
-  if (!try_alloc(A, std::size_t(ra * ca) * sizeof(T), &why) ||
-      !try_alloc(B, std::size_t(rb * cb) * sizeof(T), &why) ||
-      !try_alloc(C, std::size_t(m * n) * sizeof(T), &why) ||
-      !try_alloc(dsi, std::size_t(S) * 8, &why) ||
-      !try_alloc(dsj, std::size_t(S) * 8, &why) ||
-      !try_alloc(dhi, std::size_t(S) * 8, &why) ||
-      !try_alloc(dlo, std::size_t(S) * 8, &why) ||
-      !try_alloc(dvals, std::size_t(S) * 8, &why)) {
-    r.status = "skipped";
-    r.message = why;
+  const std::size_t s8 = std::size_t(S) * 8;
+  if (!alloc_or_skip({{&A, std::size_t(ra * ca) * sizeof(T)},
+                      {&B, std::size_t(rb * cb) * sizeof(T)},
+                      {&C, std::size_t(m * n) * sizeof(T)},
+                      {&dsi, s8},
+                      {&dsj, s8},
+                      {&dhi, s8},
+                      {&dlo, s8},
+                      {&dvals, s8}},
+                     &r))
     return r;
-  }
 
   // 3. Inputs, fresh per case from the case's seed.
   const int pm1 = c.dist == Dist::Upm1 ? 1 : 0;
@@ -598,26 +419,26 @@ CaseResult GpuRunner::run_t(const CaseSpec &c) {
 
   const T one = T(1), zero = T(0);
   auto call_ours = [&] {
-    return Gemm<T>::ours(handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda, B.as<T>(),
-                         ldb, &zero, C.as<T>(), ldc);
+    return gemm_call<T>(true, handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
+                        B.as<T>(), ldb, &zero, C.as<T>(), ldc);
   };
   auto call_base = [&] {
-    return Gemm<T>::base(handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda, B.as<T>(),
-                         ldb, &zero, C.as<T>(), ldc);
+    return gemm_call<T>(false, handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
+                        B.as<T>(), ldb, &zero, C.as<T>(), ldc);
   };
 
   // 5. Accuracy, first and never timed.
   const Probe probe{
       dsi.as<long long>(), dsj.as<long long>(), S, dvals.as<double>(), &ref_hi, &ref_lo};
-  r.ours = accuracy_of(call_ours, Gemm<T>::ours_name, C.as<T>(), m, n, ldc, probe);
-  if (c.baseline)
-    r.base = accuracy_of(call_base, Gemm<T>::base_name, C.as<T>(), m, n, ldc, probe);
+  const char *ours_name = gemm_name(true, is_d), *base_name = gemm_name(false, is_d);
+  r.ours = accuracy_of(call_ours, ours_name, C.as<T>(), m, n, ldc, probe);
+  if (c.baseline) r.base = accuracy_of(call_base, base_name, C.as<T>(), m, n, ldc, probe);
 
   // 6. Timing: warm-up, then calls of the two routines interleaved, each
   //    between two events on the handle's stream, waited for one at a time.
   time_interleaved(
-      c, [&] { return timed(call_ours, Gemm<T>::ours_name); },
-      [&] { return timed(call_base, Gemm<T>::base_name); }, &r);
+      c, [&] { return timed(call_ours, ours_name); },
+      [&] { return timed(call_base, base_name); }, &r);
 
   // 7. Depth actually run (the library drops levels whose workspace it
   //    cannot get) and the workspace it holds.
@@ -685,16 +506,15 @@ CaseResult GpuRunner::run_ex(const CaseSpec &c) {
   exact_reference(c, inp, si, sj, &ref_hi, &ref_lo);
 
   DevMem A, B, C, dsi, dsj, dvals;
-  std::string why;
-  if (!try_alloc(A, inp.a.size() * 8, &why) || !try_alloc(B, inp.b.size() * 8, &why) ||
-      !try_alloc(C, std::size_t(m * n) * 8, &why) ||
-      !try_alloc(dsi, std::size_t(S) * 8, &why) ||
-      !try_alloc(dsj, std::size_t(S) * 8, &why) ||
-      !try_alloc(dvals, std::size_t(S) * 8, &why)) {
-    r.status = "skipped";
-    r.message = why;
+  const std::size_t s8 = std::size_t(S) * 8;
+  if (!alloc_or_skip({{&A, inp.a.size() * 8},
+                      {&B, inp.b.size() * 8},
+                      {&C, std::size_t(m * n) * 8},
+                      {&dsi, s8},
+                      {&dsj, s8},
+                      {&dvals, s8}},
+                     &r))
     return r;
-  }
   static_assert(sizeof(std::int64_t) == sizeof(long long), "64-bit indices");
   XNB_CUDA(cudaMemcpyAsync(A.p, inp.a.data(), inp.a.size() * 8, cudaMemcpyHostToDevice,
                            stream_));
@@ -739,7 +559,7 @@ CaseResult GpuRunner::run_ex(const CaseSpec &c) {
     const int count = int(std::max(1.0, std::round(r.ex.slice_products)));
     std::vector<double> trains;
     for (int i = 0; i < 3; ++i)
-      trains.push_back(timed_train(call_base, "cublasDgemm", count));
+      trains.push_back(gpu_.time_calls(call_base, count, "cublasDgemm"));
     r.t_base_train = median_of(trains);
   }
   ex_check_result(&r);

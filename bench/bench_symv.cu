@@ -9,105 +9,41 @@
 // routine reading them would carry into y. The reference is a double-double
 // dot product (tests/support/dd_reference.h) per sampled row, on the host.
 //
-// Error policy as in bench_gpu.cu: a failing CUDA runtime call ends the run
+// Error policy (bench_cuda.h): a failing CUDA runtime call ends the run
 // (CudaFatal); a routine or cuBLAS status other than success marks the case
 // (CaseFailure) and the run goes on if the device still synchronises.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <new>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
-#include "bench_common.h"
+#include "bench_cuda.h"
+#include "bench_random.h"
 #include "bench_symv.h"
+#include "bench_util.h"
+#include "core/symv_variants.h"
+#include "report.h"
 #include "support/dd_reference.h"
-#include "kernels/symv_launch.h"
 #include "xngemm.h"
 
 namespace xnb {
 
 namespace {
 
-struct CudaFatal : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct CaseFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string cuda_message(const char *expr, cudaError_t e, int line) {
-  std::ostringstream o;
-  o << expr << ": " << cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
-    << ") at bench_symv.cu:" << line;
-  return o.str();
-}
-
-#define XNS_CUDA(expr)                                                                 \
-  do {                                                                                 \
-    const cudaError_t xns_e_ = (expr);                                                 \
-    if (xns_e_ != cudaSuccess) throw CudaFatal(cuda_message(#expr, xns_e_, __LINE__)); \
-  } while (0)
-
-void check_status(cublasStatus_t s, const std::string &what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw CaseFailure(what + " returned " + cublasGetStatusName(s));
-}
-
-// Device memory freed on scope exit.
-struct DevMem {
-  void *p = nullptr;
-  DevMem() = default;
-  DevMem(const DevMem &) = delete;
-  DevMem &operator=(const DevMem &) = delete;
-  ~DevMem() {
-    if (p) cudaFree(p);
-  }
-  template <class U>
-  U *as() const {
-    return static_cast<U *>(p);
-  }
-};
-
 // ------------------------------------------------------------------ inputs
-
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-XN_HD std::uint64_t mix64(std::uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// SplitMix64 output `idx` of the stream `key`: any entry on its own.
-XN_HD std::uint64_t hash_at(std::uint64_t key, std::uint64_t idx) {
-  return mix64(key + (idx + 1) * kGolden);
-}
-
-// Uniform in [-1, 1) with 53 (double) or 24 (float) random bits; 2u - 1 is
-// exact, so host and device get the same bits.
-template <class T>
-XN_HD T upm1(std::uint64_t h) {
-  if constexpr (sizeof(T) == sizeof(double)) {
-    return T(2) * (T(h >> 11) * T(0x1.0p-53)) - T(1);
-  } else {
-    return T(2) * (T(unsigned(h >> 40)) * T(0x1.0p-24)) - T(1);
-  }
-}
 
 // Entry (i, j) of the symmetric matrix: the hash of the unordered pair, so
 // lower and upper storage of the same seed hold the same matrix.
@@ -115,7 +51,7 @@ template <class T>
 XN_HD T sym_entry(std::uint64_t key, std::int64_t i, std::int64_t j) {
   const std::uint64_t hi = std::uint64_t(i > j ? i : j),
                       lo = std::uint64_t(i > j ? j : i);
-  return upm1<T>(hash_at(key, (hi << 32) | lo));
+  return uniform<T>(hash_at(key, (hi << 32) | lo), true);
 }
 
 constexpr int kBlock = 256;
@@ -139,7 +75,7 @@ __global__ void __launch_bounds__(kBlock)
     fill_vector_kernel(T *v, long long n, unsigned long long key) {
   for (long long i = (long long)blockIdx.x * kBlock + threadIdx.x; i < n;
        i += (long long)gridDim.x * kBlock)
-    v[i] = upm1<T>(hash_at(key, std::uint64_t(i)));
+    v[i] = uniform<T>(hash_at(key, std::uint64_t(i)), true);
 }
 
 // The read floor: one pass over `count` 16-byte words in chunks of 64 KiB
@@ -166,11 +102,6 @@ __global__ void __launch_bounds__(kBlock)
     for (int k = 0; k < 4; ++k) s += v[k].x + v[k].y + v[k].z + v[k].w;
   }
   if (s == -1.f) sink[0] = s;
-}
-
-unsigned grid_for(long long items, long long cap) {
-  const long long g = (items + kBlock - 1) / kBlock;
-  return unsigned(std::max<long long>(1, std::min(g, cap)));
 }
 
 // --------------------------------------------------------------- reference
@@ -244,50 +175,33 @@ YCheck check_y(const std::vector<T> &y, const Reference &ref) {
 
 // ---------------------------------------------------------------- routines
 
+xn::Fill fill_of(char uplo) { return uplo == 'L' ? xn::Fill::Lower : xn::Fill::Upper; }
+
+// y = alpha A x + beta y by ours (xnDsymv / xnSsymv) or the baseline
+// (cublasDsymv / cublasSsymv); y = alpha op(A) x + beta y by cublas?gemv on
+// the full n x n array.
 template <class T>
-struct Blas;
-template <>
-struct Blas<double> {
-  static cublasStatus_t ours(cublasHandle_t h, cublasFillMode_t u, int n,
-                             const double *al, const double *A, int lda, const double *x,
-                             const double *be, double *y) {
-    return xnDsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
-  }
-  static cublasStatus_t base(cublasHandle_t h, cublasFillMode_t u, int n,
-                             const double *al, const double *A, int lda, const double *x,
-                             const double *be, double *y) {
-    return cublasDsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
-  }
-  static cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t t, int n,
-                             const double *al, const double *A, int lda, const double *x,
-                             const double *be, double *y) {
+cublasStatus_t symv_call(bool ours, cublasHandle_t h, cublasFillMode_t u, int n,
+                         const T *al, const T *A, int lda, const T *x, const T *be,
+                         T *y) {
+  if constexpr (std::is_same_v<T, double>)
+    return ours ? xnDsymv(h, u, n, al, A, lda, x, 1, be, y, 1)
+                : cublasDsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
+  else
+    return ours ? xnSsymv(h, u, n, al, A, lda, x, 1, be, y, 1)
+                : cublasSsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
+}
+template <class T>
+cublasStatus_t gemv_call(cublasHandle_t h, cublasOperation_t t, int n, const T *al,
+                         const T *A, int lda, const T *x, const T *be, T *y) {
+  if constexpr (std::is_same_v<T, double>)
     return cublasDgemv(h, t, n, n, al, A, lda, x, 1, be, y, 1);
-  }
-  static constexpr const char *ours_name = "xnDsymv";
-  static constexpr const char *base_name = "cublasDsymv";
-  static constexpr const char *gemv_name = "cublasDgemv";
-};
-template <>
-struct Blas<float> {
-  static cublasStatus_t ours(cublasHandle_t h, cublasFillMode_t u, int n, const float *al,
-                             const float *A, int lda, const float *x, const float *be,
-                             float *y) {
-    return xnSsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
-  }
-  static cublasStatus_t base(cublasHandle_t h, cublasFillMode_t u, int n, const float *al,
-                             const float *A, int lda, const float *x, const float *be,
-                             float *y) {
-    return cublasSsymv(h, u, n, al, A, lda, x, 1, be, y, 1);
-  }
-  static cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t t, int n,
-                             const float *al, const float *A, int lda, const float *x,
-                             const float *be, float *y) {
+  else
     return cublasSgemv(h, t, n, n, al, A, lda, x, 1, be, y, 1);
-  }
-  static constexpr const char *ours_name = "xnSsymv";
-  static constexpr const char *base_name = "cublasSsymv";
-  static constexpr const char *gemv_name = "cublasSgemv";
-};
+}
+const char *symv_name(bool ours, bool is_d) {
+  return ours ? (is_d ? "xnDsymv" : "xnSsymv") : (is_d ? "cublasDsymv" : "cublasSsymv");
+}
 
 // ------------------------------------------------------------------ records
 
@@ -323,280 +237,140 @@ struct Row {
   }
 };
 
-std::string num(double v, const char *fmt) {
-  if (!std::isfinite(v)) return std::isnan(v) ? "-" : (v > 0 ? "inf" : "-inf");
-  char b[64];
-  std::snprintf(b, sizeof b, fmt, v);
-  return b;
-}
-std::string file_num(double v) {
-  if (!std::isfinite(v)) return "";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.9g", v);
-  return b;
-}
-std::string json_num(double v) {
-  const std::string s = file_num(v);
-  return s.empty() ? "null" : s;
-}
-std::string json_str(const std::string &s) {
-  std::string o = "\"";
-  for (const char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      o += '\\';
-      o += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", ch);
-      o += b;
-    } else {
-      o += ch;
-    }
-  }
-  return o + "\"";
-}
-std::string csv_str(const std::string &s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (const char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return o + "\"";
-}
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
-}
-std::string version_str() {
-  return std::to_string(XNGEMM_VERSION_MAJOR) + "." +
-         std::to_string(XNGEMM_VERSION_MINOR) + "." +
-         std::to_string(XNGEMM_VERSION_PATCH);
-}
 std::string config_str(const xn::SymvVariant &v) {
   return std::to_string(v.nb) + "/" + std::to_string(v.cols_per_warp) + "/" +
          std::to_string(v.stages) + "/" + std::to_string(v.min_blocks) + "/" +
          std::to_string(v.chunk) + "/" + std::to_string(v.pieces) + "/" +
          std::to_string(v.tensor) + (v.regs ? "/regs" : "");
 }
-std::string fmt_gib(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f", bytes / double(1ull << 30));
-  return b;
+
+// The table's columns; a skipped or failed row prints the first five.
+const TableLayout kSymvTable(
+    "prec:-4 uplo:-4 n:6 var:4 config:-12 ws_MiB:8 | ours_us:9 cub_us:9 cubA_us:9 | "
+    "ours_GF:7 ours_TB:7 cub_TB:7 cubA_TB:7 gemv_TB:7 | %copy:5 %gemv:5 | spd:6 spdA:6 | "
+    "ours_err:8 cub_err:8 cubA_err:8 | rep:3 repA:4",
+    5);
+
+// One row's cells, in kSymvTable's order (the key cells only when it did
+// not run).
+std::vector<std::string> symv_cells(const Row &r) {
+  const std::string var =
+      r.v.id > 0 ? std::to_string(r.v.id) + (r.is_default ? "*" : "") : "-";
+  std::vector<std::string> c{std::string(1, r.prec), std::string(1, r.uplo),
+                             std::to_string(r.n), var,
+                             r.v.id > 0 ? config_str(r.v) : "-"};
+  if (!r.ran) return c;
+  const double to = r.tbs(r.t_ours);
+  auto yn = [](int v) { return v < 0 ? "-" : (v ? "yes" : "NO"); };
+  c.insert(
+      c.end(),
+      {num(double(r.ws_bytes) / double(1 << 20), "%.2f"), num(r.t_ours * 1e6, "%.2f"),
+       num(r.t_base * 1e6, "%.2f"), num(r.t_atom * 1e6, "%.2f"),
+       num(2.0 * double(r.n) * double(r.n) / r.t_ours * 1e-9, "%.0f"), num(to, "%.3f"),
+       num(r.tbs(r.t_base), "%.3f"), num(r.tbs(r.t_atom), "%.3f"),
+       num(r.gemv_tbs(), "%.3f"), num(100 * to / r.copy_tbs, "%.1f"),
+       num(100 * to / r.gemv_tbs(), "%.1f"), num(r.t_base / r.t_ours, "%.2fx"),
+       num(r.t_atom / r.t_ours, "%.2fx"), num(r.ours.max_err, "%.1e"),
+       num(r.base.max_err, "%.1e"), num(r.atom.max_err, "%.1e"), yn(r.repro_ours),
+       yn(r.repro_atom)});
+  return c;
 }
 
-class Reporter {
+// One row's record fields, in file order (after date, device, version).
+std::vector<Field> symv_fields(const Row &r, const SymvOptions &o) {
+  const bool is_d = r.prec == 'd';
+  const double to = r.tbs(r.t_ours), tb = r.tbs(r.t_base), ta = r.tbs(r.t_atom);
+  const double gf = 2.0 * double(r.n) * double(r.n) / r.t_ours * 1e-9;
+  const bool have_v = r.v.id > 0;
+  return {
+      {"routine", text("symv")},
+      {"ours", text(symv_name(true, is_d))},
+      {"baseline", text(symv_name(false, is_d))},
+      {"prec", text(std::string(1, r.prec))},
+      {"uplo", text(std::string(1, r.uplo))},
+      {"n", integer(r.n)},
+      {"lda", opt_int(r.lda > 0, r.lda)},
+      {"alpha", number(o.alpha)},
+      {"beta", number(o.beta)},
+      {"seed", uinteger(r.seed)},
+      {"variant", opt_int(have_v, r.variant_opt)},
+      {"variant_id", opt_int(have_v, r.v.id)},
+      {"is_default", tristate(have_v ? int(r.is_default) : -1)},
+      {"nb", opt_int(have_v, r.v.nb)},
+      {"cols_per_warp", opt_int(have_v, r.v.cols_per_warp)},
+      {"stages", opt_int(have_v, r.v.stages)},
+      {"min_blocks", opt_int(have_v, r.v.min_blocks)},
+      {"chunk", opt_int(have_v, r.v.chunk)},
+      {"pieces", opt_int(have_v, r.v.pieces)},
+      {"tensor", opt_int(have_v, r.v.tensor)},
+      {"regs", opt_int(have_v, r.v.regs)},
+      {"status", text(r.status)},
+      {"message", text(r.message)},
+      {"ws_bytes", opt_int(have_v, (long long)r.ws_bytes)},
+      {"reps", opt_int(r.ran, r.reps)},
+      {"warmup", opt_int(r.ran, r.warmup)},
+      {"batch", opt_int(r.ran, r.batch)},
+      {"ours_us", number(r.t_ours * 1e6)},
+      {"base_us", number(r.t_base * 1e6)},
+      {"base_atomics_us", number(r.t_atom * 1e6)},
+      {"ours_min_us", number(r.t_ours_min * 1e6)},
+      {"base_min_us", number(r.t_base_min * 1e6)},
+      {"base_atomics_min_us", number(r.t_atom_min * 1e6)},
+      {"ours_gflops", number(gf)},
+      {"ours_tbs", number(to)},
+      {"base_tbs", number(tb)},
+      {"base_atomics_tbs", number(ta)},
+      {"copy_tbs", number(r.copy_tbs)},
+      {"gemv_n_tbs", number(r.gemv_n_tbs)},
+      {"gemv_t_tbs", number(r.gemv_t_tbs)},
+      {"gemv_tbs", number(r.gemv_tbs())},
+      {"ours_frac_copy", number(to / r.copy_tbs)},
+      {"ours_frac_gemv", number(to / r.gemv_tbs())},
+      {"read_tbs", number(r.read_tbs)},
+      {"ours_frac_read", number(to / r.read_tbs)},
+      {"speedup", number(r.t_base / r.t_ours)},
+      {"speedup_atomics", number(r.t_atom / r.t_ours)},
+      {"ours_max_err", number(r.ours.max_err)},
+      {"base_max_err", number(r.base.max_err)},
+      {"base_atomics_max_err", number(r.atom.max_err)},
+      {"ours_nonfinite", opt_int(r.repro_ours >= 0, r.ours.nonfinite)},
+      {"base_nonfinite", opt_int(r.repro_base >= 0, r.base.nonfinite)},
+      {"base_atomics_nonfinite", opt_int(r.repro_atom >= 0, r.atom.nonfinite)},
+      {"ours_repro", tristate(r.repro_ours)},
+      {"base_repro", tristate(r.repro_base)},
+      {"base_atomics_repro", tristate(r.repro_atom)},
+      {"ref_rows", opt_int(r.ref_rows > 0, r.ref_rows)},
+      {"best", tristate(r.ran ? int(r.best) : -1)},
+  };
+}
+
+// The rows of the run: printed, recorded, and kept for the summary.
+class SymvReport {
  public:
-  Reporter(const SymvOptions &o, std::string device, double copy_tbs)
-      : o_(o), device_(std::move(device)), copy_tbs_(copy_tbs) {}
+  SymvReport(const SymvOptions &o, std::string device, double copy_tbs)
+      : o_(o),
+        files_("symv", std::move(device), o.seed, {{"copy_tbs", number(copy_tbs)}}) {}
 
-  // False when a file cannot be written.
+  // False (and a message) when a file cannot be written.
   bool open() {
-    if (!o_.csv.empty()) {
-      csv_.open(o_.csv);
-      if (!csv_) {
-        std::fprintf(stderr, "xnbench: cannot write %s\n", o_.csv.c_str());
-        return false;
-      }
-      // The header from the same list as the records, so they always agree.
-      const std::vector<Field> f = fields(Row{});
-      std::string line;
-      for (std::size_t k = 0; k < f.size(); ++k)
-        line += std::string(k ? "," : "") + f[k].name;
-      csv_ << line << '\n';
-      csv_.flush();
-    }
-    if (!o_.json.empty() && !write_json()) return false;
-    return true;
-  }
-
-  void header() const {
-    std::printf(
-        "%-4s %-4s %6s %4s %-12s %8s | %9s %9s %9s | %7s %7s %7s %7s %7s | %5s %5s | "
-        "%6s %6s | %8s %8s %8s | %3s %4s\n",
-        "prec", "uplo", "n", "var", "config", "ws_MiB", "ours_us", "cub_us", "cubA_us",
-        "ours_GF", "ours_TB", "cub_TB", "cubA_TB", "gemv_TB", "%copy", "%gemv", "spd",
-        "spdA", "ours_err", "cub_err", "cubA_err", "rep", "repA");
-    std::fflush(stdout);
+    std::string error;
+    if (files_.open(o_.csv, o_.json, symv_fields(Row{}, o_), &error)) return true;
+    std::fprintf(stderr, "xnbench: %s\n", error.c_str());
+    return false;
   }
 
   void row(const Row &r, bool mark_best) {
     rows_.push_back(r);
-    const std::string var =
-        r.v.id > 0 ? std::to_string(r.v.id) + (r.is_default ? "*" : "") : "-";
-    if (!r.ran) {
-      std::printf("%-4c %-4c %6lld %4s %-12s %s: %s\n", r.prec, r.uplo, r.n, var.c_str(),
-                  r.v.id > 0 ? config_str(r.v).c_str() : "-",
-                  r.status == "skipped" ? "skipped" : "ERROR", r.message.c_str());
-    } else {
-      const double to = r.tbs(r.t_ours);
-      auto yn = [](int v) { return v < 0 ? "-" : (v ? "yes" : "NO"); };
-      std::printf(
-          "%-4c %-4c %6lld %4s %-12s %8.2f | %9.2f %9s %9s | %7.0f %7.3f %7s %7s %7s | "
-          "%5s %5s | %6s %6s | %8s %8s %8s | %3s %4s",
-          r.prec, r.uplo, r.n, var.c_str(), config_str(r.v).c_str(),
-          double(r.ws_bytes) / double(1 << 20), r.t_ours * 1e6,
-          num(r.t_base * 1e6, "%.2f").c_str(), num(r.t_atom * 1e6, "%.2f").c_str(),
-          2.0 * double(r.n) * double(r.n) / r.t_ours * 1e-9, to,
-          num(r.tbs(r.t_base), "%.3f").c_str(), num(r.tbs(r.t_atom), "%.3f").c_str(),
-          num(r.gemv_tbs(), "%.3f").c_str(), num(100 * to / r.copy_tbs, "%.1f").c_str(),
-          num(100 * to / r.gemv_tbs(), "%.1f").c_str(),
-          num(r.t_base / r.t_ours, "%.2fx").c_str(),
-          num(r.t_atom / r.t_ours, "%.2fx").c_str(), num(r.ours.max_err, "%.1e").c_str(),
-          num(r.base.max_err, "%.1e").c_str(), num(r.atom.max_err, "%.1e").c_str(),
-          yn(r.repro_ours), yn(r.repro_atom));
-      if (mark_best && r.best) std::printf("  <- best");
-      if (r.status == "error")
-        std::printf("  ERROR: %s", r.message.c_str());
-      else if (!r.message.empty())
-        std::printf("  note: %s", r.message.c_str());
-      std::printf("\n");
-    }
-    std::fflush(stdout);
-    record(r);
+    kSymvTable.print_row(symv_cells(r), r.ran, r.status, r.message,
+                         mark_best && r.best ? "  <- best" : "");
+    files_.record(symv_fields(r, o_));
   }
 
   const std::vector<Row> &rows() const { return rows_; }
 
  private:
-  struct Field {
-    const char *name;
-    std::string csv, json;
-  };
-
-  // One record's fields, in file order.
-  std::vector<Field> fields(const Row &r) const {
-    const bool is_d = r.prec == 'd';
-    const std::string ours = is_d ? "xnDsymv" : "xnSsymv";
-    const std::string base = is_d ? "cublasDsymv" : "cublasSsymv";
-    const double to = r.tbs(r.t_ours), tb = r.tbs(r.t_base), ta = r.tbs(r.t_atom);
-    const double gf = 2.0 * double(r.n) * double(r.n) / r.t_ours * 1e-9;
-    const bool have_v = r.v.id > 0;
-    auto s = [](const char *k, const std::string &v) {
-      return Field{k, csv_str(v), json_str(v)};
-    };
-    auto d = [](const char *k, double v) { return Field{k, file_num(v), json_num(v)}; };
-    auto i = [](const char *k, bool have, long long v) {
-      return Field{k, have ? std::to_string(v) : "", have ? std::to_string(v) : "null"};
-    };
-    auto b = [](const char *k, int v) {  // -1 unknown
-      return Field{k, v < 0 ? "" : std::to_string(v),
-                   v < 0 ? "null" : (v ? "true" : "false")};
-    };
-    return {
-        s("date", utc_now()),
-        s("device", device_),
-        s("xngemm_version", version_str()),
-        s("routine", "symv"),
-        s("ours", ours),
-        s("baseline", base),
-        s("prec", std::string(1, r.prec)),
-        s("uplo", std::string(1, r.uplo)),
-        i("n", true, r.n),
-        i("lda", r.lda > 0, r.lda),
-        d("alpha", o_.alpha),
-        d("beta", o_.beta),
-        Field{"seed", std::to_string(r.seed), std::to_string(r.seed)},
-        i("variant", have_v, r.variant_opt),
-        i("variant_id", have_v, r.v.id),
-        b("is_default", have_v ? int(r.is_default) : -1),
-        i("nb", have_v, r.v.nb),
-        i("cols_per_warp", have_v, r.v.cols_per_warp),
-        i("stages", have_v, r.v.stages),
-        i("min_blocks", have_v, r.v.min_blocks),
-        i("chunk", have_v, r.v.chunk),
-        i("pieces", have_v, r.v.pieces),
-        i("tensor", have_v, r.v.tensor),
-        i("regs", have_v, r.v.regs),
-        s("status", r.status),
-        s("message", r.message),
-        i("ws_bytes", have_v, (long long)r.ws_bytes),
-        i("reps", r.ran, r.reps),
-        i("warmup", r.ran, r.warmup),
-        i("batch", r.ran, r.batch),
-        d("ours_us", r.t_ours * 1e6),
-        d("base_us", r.t_base * 1e6),
-        d("base_atomics_us", r.t_atom * 1e6),
-        d("ours_min_us", r.t_ours_min * 1e6),
-        d("base_min_us", r.t_base_min * 1e6),
-        d("base_atomics_min_us", r.t_atom_min * 1e6),
-        d("ours_gflops", gf),
-        d("ours_tbs", to),
-        d("base_tbs", tb),
-        d("base_atomics_tbs", ta),
-        d("copy_tbs", r.copy_tbs),
-        d("gemv_n_tbs", r.gemv_n_tbs),
-        d("gemv_t_tbs", r.gemv_t_tbs),
-        d("gemv_tbs", r.gemv_tbs()),
-        d("ours_frac_copy", to / r.copy_tbs),
-        d("ours_frac_gemv", to / r.gemv_tbs()),
-        d("read_tbs", r.read_tbs),
-        d("ours_frac_read", to / r.read_tbs),
-        d("speedup", r.t_base / r.t_ours),
-        d("speedup_atomics", r.t_atom / r.t_ours),
-        d("ours_max_err", r.ours.max_err),
-        d("base_max_err", r.base.max_err),
-        d("base_atomics_max_err", r.atom.max_err),
-        i("ours_nonfinite", r.repro_ours >= 0, r.ours.nonfinite),
-        i("base_nonfinite", r.repro_base >= 0, r.base.nonfinite),
-        i("base_atomics_nonfinite", r.repro_atom >= 0, r.atom.nonfinite),
-        b("ours_repro", r.repro_ours),
-        b("base_repro", r.repro_base),
-        b("base_atomics_repro", r.repro_atom),
-        i("ref_rows", r.ref_rows > 0, r.ref_rows),
-        b("best", r.ran ? int(r.best) : -1),
-    };
-  }
-
-  void record(const Row &r) {
-    const std::vector<Field> f = fields(r);
-    if (csv_.is_open()) {
-      std::string line;
-      for (std::size_t k = 0; k < f.size(); ++k) line += (k ? "," : "") + f[k].csv;
-      csv_ << line << '\n';
-      csv_.flush();
-    }
-    if (!o_.json.empty()) {
-      std::string j = "    {";
-      for (std::size_t k = 0; k < f.size(); ++k)
-        j += std::string(k ? ", " : "") + "\"" + f[k].name + "\": " + f[k].json;
-      json_records_.push_back(j + "}");
-      write_json();
-    }
-  }
-
-  bool write_json() const {
-    const std::string tmp = o_.json + ".tmp";
-    {
-      std::ofstream f(tmp);
-      if (!f) {
-        std::fprintf(stderr, "xnbench: cannot write %s\n", o_.json.c_str());
-        return false;
-      }
-      f << "{\n  \"tool\": \"xnbench\",\n  \"xngemm_version\": "
-        << json_str(version_str()) << ",\n  \"version_major\": " << XNGEMM_VERSION_MAJOR
-        << ",\n  \"version_minor\": " << XNGEMM_VERSION_MINOR
-        << ",\n  \"version_patch\": " << XNGEMM_VERSION_PATCH
-        << ",\n  \"command\": \"symv\",\n  \"device\": " << json_str(device_)
-        << ",\n  \"base_seed\": " << o_.seed
-        << ",\n  \"copy_tbs\": " << json_num(copy_tbs_) << ",\n  \"records\": [\n";
-      for (std::size_t k = 0; k < json_records_.size(); ++k)
-        f << json_records_[k] << (k + 1 < json_records_.size() ? ",\n" : "\n");
-      f << "  ]\n}\n";
-    }
-    if (std::rename(tmp.c_str(), o_.json.c_str()) != 0) {
-      std::fprintf(stderr, "xnbench: cannot write %s\n", o_.json.c_str());
-      return false;
-    }
-    return true;
-  }
-
   const SymvOptions &o_;
-  std::string device_;
-  double copy_tbs_;
-  std::ofstream csv_;
-  std::vector<std::string> json_records_;
+  RecordFiles files_;
   std::vector<Row> rows_;
 };
 
@@ -627,70 +401,22 @@ struct Contender {
 class SymvBench {
  public:
   explicit SymvBench(const SymvOptions &o) : o_(o) {}
-  ~SymvBench() {
-    if (handle_) {
-      xnRelease(handle_);
-      cublasDestroy(handle_);
-    }
-    if (ev0_) cudaEventDestroy(ev0_);
-    if (ev1_) cudaEventDestroy(ev1_);
-    if (stream_) cudaStreamDestroy(stream_);
-  }
 
   bool init(std::string *why) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      *why = e != cudaSuccess
-                 ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
-                 : "no CUDA device";
-      return false;
-    }
-    e = cudaGetDevice(&dev_);
-    if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop_, dev_);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaEventCreate(&ev0_);
-    if (e == cudaSuccess) e = cudaEventCreate(&ev1_);
-    if (e == cudaSuccess) e = cudaRuntimeGetVersion(&runtime_version_);
-    if (e == cudaSuccess) e = cudaDriverGetVersion(&driver_version_);
-    if (e != cudaSuccess) {
-      *why = std::string("CUDA setup: ") + cudaGetErrorString(e);
-      cudaGetLastError();
-      return false;
-    }
-    cublasStatus_t s = cublasCreate(&handle_);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetStream(handle_, stream_);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasGetVersion(handle_, &cublas_version_);
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasGetMathMode(handle_, &math_mode_);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      *why = std::string("cuBLAS setup: ") + cublasGetStatusName(s);
-      return false;
-    }
+    if (!gpu_.init(why)) return false;
+    handle_ = gpu_.handle();
+    stream_ = gpu_.stream();
     return true;
   }
 
-  std::string device_name() const { return prop_.name; }
-
-  std::string describe() const {
-    std::ostringstream o;
-    o << "device: GPU " << dev_ << " " << prop_.name << ", " << prop_.multiProcessorCount
-      << " SMs, " << fmt_gib(double(prop_.totalGlobalMem)) << " GiB, compute capability "
-      << prop_.major << "." << prop_.minor << ", L2 " << (prop_.l2CacheSize >> 20)
-      << " MiB\n        CUDA runtime " << runtime_version_ / 1000 << "."
-      << runtime_version_ % 1000 / 10 << ", driver " << driver_version_ / 1000 << "."
-      << driver_version_ % 1000 / 10 << ", cuBLAS " << cublas_version_ / 10000 << "."
-      << cublas_version_ % 10000 / 100 << "." << cublas_version_ % 100 << " (math mode "
-      << int(math_mode_) << (math_mode_ == CUBLAS_DEFAULT_MATH ? " = default" : "")
-      << ")\n";
-    return o.str();
-  }
+  std::string device_name() const { return gpu_.device_name(); }
+  std::string describe() const { return gpu_.describe(true); }
 
   // Device-to-device copy bandwidth, (read + write) bytes / time, in TB/s;
   // NaN if the buffers do not fit. Buffers of 1 GiB: far beyond the L2.
   double measure_copy(std::size_t *bytes_out) {
     std::size_t free_b = 0, total_b = 0;
-    XNS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    XNB_CUDA(cudaMemGetInfo(&free_b, &total_b));
     std::size_t bytes = std::size_t(1) << 30;
     while (bytes > (64u << 20) && 2 * bytes + kMarginBytes > free_b) bytes /= 2;
     *bytes_out = bytes;
@@ -700,55 +426,42 @@ class SymvBench {
       cudaGetLastError();
       return kNaN;
     }
-    XNS_CUDA(cudaMemsetAsync(src.p, 0, bytes, stream_));
+    XNB_CUDA(cudaMemsetAsync(src.p, 0, bytes, stream_));
     auto copy = [&] {
       return cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, stream_) ==
                      cudaSuccess
                  ? CUBLAS_STATUS_SUCCESS
                  : CUBLAS_STATUS_EXECUTION_FAILED;
     };
-    for (int w = 0; w < 3; ++w) time_batch(copy, 1, "cudaMemcpyAsync");
-    std::vector<double> t;
-    for (int r = 0; r < std::max(10, o_.reps); ++r)
-      t.push_back(time_batch(copy, 1, "cudaMemcpyAsync"));
-    return 2.0 * double(bytes) / median_of(t) * 1e-12;
+    return 2.0 * double(bytes) /
+           median_time(copy, 1, "cudaMemcpyAsync", 3, std::max(10, o_.reps)) * 1e-12;
   }
 
-  // All uplo and variant rows of one (precision, n); false on a fatal error.
+  // All uplo and variant rows of one (precision, n); `announce(u)` before
+  // the rows of o.uplos[u]. False on a fatal error.
   template <class T>
   bool run_size(long long n, const std::vector<int> &variant_opts, double copy_tbs,
-                Reporter *rep, const std::vector<std::string> &progress);
+                SymvReport *rep, const std::function<void(std::size_t)> &announce);
 
  private:
   template <class Call>
   double time_batch(Call &&call, int batch, const std::string &name) {
-    XNS_CUDA(cudaEventRecord(ev0_, stream_));
-    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    for (int b = 0; b < batch && s == CUBLAS_STATUS_SUCCESS; ++b) s = call();
-    XNS_CUDA(cudaEventRecord(ev1_, stream_));
-    XNS_CUDA(cudaEventSynchronize(ev1_));
-    check_status(s, name);
-    float ms = 0;
-    XNS_CUDA(cudaEventElapsedTime(&ms, ev0_, ev1_));
-    return double(ms) * 1e-3 / batch;
+    return gpu_.time_calls(call, batch, name);
   }
 
-  // Fresh library state, so the workspace held is this group's.
-  void fresh_state() {
-    XNS_CUDA(cudaStreamSynchronize(stream_));
-    check_status(xnRelease(handle_), "xnRelease");
-    XNS_CUDA(cudaDeviceSynchronize());
-    cudaMemPool_t pool = nullptr;
-    XNS_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev_));
-    XNS_CUDA(cudaMemPoolTrimTo(pool, 0));
+  // Median seconds per call of `reps` timed batches after `warmup` untimed.
+  template <class Call>
+  double median_time(Call &&call, int batch, const char *name, int warmup, int reps) {
+    for (int w = 0; w < warmup; ++w) time_batch(call, batch, name);
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) t.push_back(time_batch(call, batch, name));
+    return median_of(t);
   }
 
   // A case failed: still usable? A kernel fault shows as a sticky error.
-  void after_failure() {
-    const cudaError_t s = cudaDeviceSynchronize();
-    if (s != cudaSuccess)
-      throw CudaFatal(std::string("device: ") + cudaGetErrorString(s));
-    cudaGetLastError();
+  static void after_failure() {
+    const std::string fault = device_fault();
+    if (!fault.empty()) throw CudaFatal("device: " + fault);
   }
 
   template <class T>
@@ -756,13 +469,9 @@ class SymvBench {
                  const Reference &ref, std::vector<Contender> *cs, int *batch_out);
 
   const SymvOptions &o_;
-  int dev_ = 0;
-  cudaDeviceProp prop_{};
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t ev0_ = nullptr, ev1_ = nullptr;
-  cublasHandle_t handle_ = nullptr;
-  int runtime_version_ = 0, driver_version_ = 0, cublas_version_ = 0;
-  cublasMath_t math_mode_ = CUBLAS_DEFAULT_MATH;
+  GpuSession gpu_;
+  cublasHandle_t handle_ = nullptr;  // gpu_'s
+  cudaStream_t stream_ = nullptr;    // gpu_'s
 };
 
 // One (uplo, n): accuracy and reproducibility of every contender, then
@@ -788,25 +497,25 @@ void SymvBench::run_group(char uplo, long long n, int lda, T *A, const T *x, con
                    "cublasSetAtomicsMode");
   };
   auto call = [&](const Contender &c) {
-    return c.ours ? Blas<T>::ours(handle_, fill, in, &alpha, A, lda, x, &beta, y)
-                  : Blas<T>::base(handle_, fill, in, &alpha, A, lda, x, &beta, y);
+    return symv_call<T>(c.ours, handle_, fill, in, &alpha, A, lda, x, &beta, y);
   };
   auto name = [&](const Contender &c) {
-    return c.ours ? std::string(Blas<T>::ours_name) + " variant " + std::to_string(c.v.id)
-                  : std::string(Blas<T>::base_name) + (c.atomics ? " (atomics)" : "");
+    const std::string who = symv_name(c.ours, prec == 'd');
+    if (c.ours) return who + " variant " + std::to_string(c.v.id);
+    return who + (c.atomics ? " (atomics)" : "");
   };
   // y before a checked call: y0, or NaN when beta = 0 (y must not be read,
   // and every entry must be written).
   auto reset_y = [&] {
     if (o_.beta == 0)
-      XNS_CUDA(cudaMemsetAsync(y, 0xFF, yb, stream_));
+      XNB_CUDA(cudaMemsetAsync(y, 0xFF, yb, stream_));
     else
-      XNS_CUDA(cudaMemcpyAsync(y, y0, yb, cudaMemcpyDeviceToDevice, stream_));
+      XNB_CUDA(cudaMemcpyAsync(y, y0, yb, cudaMemcpyDeviceToDevice, stream_));
   };
   auto result = [&](std::vector<T> *h) {
     h->resize(std::size_t(n));
-    XNS_CUDA(cudaMemcpyAsync(h->data(), y, yb, cudaMemcpyDeviceToHost, stream_));
-    XNS_CUDA(cudaStreamSynchronize(stream_));
+    XNB_CUDA(cudaMemcpyAsync(h->data(), y, yb, cudaMemcpyDeviceToHost, stream_));
+    XNB_CUDA(cudaStreamSynchronize(stream_));
   };
 
   // 1. Accuracy (never timed), then a second call for reproducibility.
@@ -877,8 +586,8 @@ void SymvBench::run_group(char uplo, long long n, int lda, T *A, const T *x, con
 
 template <class T>
 bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
-                         double copy_tbs, Reporter *rep,
-                         const std::vector<std::string> &progress) {
+                         double copy_tbs, SymvReport *rep,
+                         const std::function<void(std::size_t)> &announce) {
   const bool is_d = sizeof(T) == 8;
   const char prec = is_d ? 'd' : 's';
   const long long lda64 = (n + 31) / 32 * 32 + o_.lda_pad;
@@ -894,14 +603,14 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
     r.lda = lda64;
     r.seed = seed;
     r.variant_opt = opt;
-    r.v = xn::symv_variant(opt, is_d, n, uplo == 'L');
-    r.is_default = r.v.id == xn::symv_default_variant(is_d, n, uplo == 'L').id;
+    r.v = xn::symv_variant(opt, is_d, n, fill_of(uplo));
+    r.is_default = r.v.id == xn::symv_default_variant(is_d, n, fill_of(uplo)).id;
     r.copy_tbs = copy_tbs;
     return r;
   };
   auto fail_all = [&](const char *status, const std::string &msg, std::size_t first) {
     for (std::size_t u = first; u < o_.uplos.size(); ++u) {
-      if (!o_.quiet) std::fprintf(stderr, "%s\n", progress[u].c_str());
+      announce(u);
       for (int opt : variant_opts) {
         Row r = make_row(o_.uplos[u], opt);
         r.status = status;
@@ -919,14 +628,14 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
   // Memory: A, x, y0, y and the largest workspace of the variants.
   std::size_t ws_max = 0;
   for (int opt : variant_opts)
-    for (bool lower : {true, false})
-      ws_max = std::max(ws_max, xn::symv_workspace_elems(
-                                    xn::symv_variant(opt, is_d, n, lower), n, lower) *
-                                    sizeof(T));
+    for (xn::Fill f : {xn::Fill::Lower, xn::Fill::Upper})
+      ws_max = std::max(
+          ws_max,
+          xn::symv_workspace_elems(xn::symv_variant(opt, is_d, n, f), n, f) * sizeof(T));
   const std::uint64_t a_bytes = std::uint64_t(lda64) * std::uint64_t(n) * sizeof(T);
   const std::uint64_t need = a_bytes + 3 * std::uint64_t(n) * sizeof(T) + ws_max;
   std::size_t free_b = 0, total_b = 0;
-  XNS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  XNB_CUDA(cudaMemGetInfo(&free_b, &total_b));
   if (need + kMarginBytes > free_b) {
     fail_all("skipped",
              "needs " + std::to_string((need + kMarginBytes) >> 20) +
@@ -949,16 +658,18 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
   const std::uint64_t key_a = mix64(seed ^ 0xA0761D6478BD642Full);
   const std::uint64_t key_x = mix64(seed ^ 0xE7037ED1A0B428DBull);
   const std::uint64_t key_y = mix64(seed ^ 0x8EBC6AF09C88C6E3ull);
-  fill_vector_kernel<T><<<grid_for(n, 1024), kBlock, 0, stream_>>>(x.as<T>(), n, key_x);
-  XNS_CUDA(cudaGetLastError());
-  fill_vector_kernel<T><<<grid_for(n, 1024), kBlock, 0, stream_>>>(y0.as<T>(), n, key_y);
-  XNS_CUDA(cudaGetLastError());
+  fill_vector_kernel<T>
+      <<<grid_for(n, kBlock, 1024), kBlock, 0, stream_>>>(x.as<T>(), n, key_x);
+  XNB_CUDA(cudaGetLastError());
+  fill_vector_kernel<T>
+      <<<grid_for(n, kBlock, 1024), kBlock, 0, stream_>>>(y0.as<T>(), n, key_y);
+  XNB_CUDA(cudaGetLastError());
   std::vector<T> hx(static_cast<std::size_t>(n)), hy0(static_cast<std::size_t>(n));
-  XNS_CUDA(cudaMemcpyAsync(hx.data(), x.p, std::size_t(n) * sizeof(T),
+  XNB_CUDA(cudaMemcpyAsync(hx.data(), x.p, std::size_t(n) * sizeof(T),
                            cudaMemcpyDeviceToHost, stream_));
-  XNS_CUDA(cudaMemcpyAsync(hy0.data(), y0.p, std::size_t(n) * sizeof(T),
+  XNB_CUDA(cudaMemcpyAsync(hy0.data(), y0.p, std::size_t(n) * sizeof(T),
                            cudaMemcpyDeviceToHost, stream_));
-  XNS_CUDA(cudaStreamSynchronize(stream_));
+  XNB_CUDA(cudaStreamSynchronize(stream_));
 
   // The reference: the same matrix for both triangles, so computed once.
   Reference ref;
@@ -973,15 +684,15 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
   double gemv_n = kNaN, gemv_t = kNaN, read_floor = kNaN;
   for (std::size_t u = 0; u < o_.uplos.size(); ++u) {
     const char uplo = o_.uplos[u];
-    if (!o_.quiet) std::fprintf(stderr, "%s\n", progress[u].c_str());
+    announce(u);
     std::vector<Row> rows;
     try {
-      fresh_state();
+      gpu_.release_library_state();
       std::vector<Contender> cs;
       for (int opt : variant_opts) {
         Contender c;
         c.variant_opt = opt;
-        c.v = xn::symv_variant(c.variant_opt, is_d, n, uplo == 'L');
+        c.v = xn::symv_variant(c.variant_opt, is_d, n, fill_of(uplo));
         cs.push_back(c);
       }
       for (bool atomics : {false, true}) {
@@ -993,17 +704,18 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
 
       // The stored triangle, NaN elsewhere; then a spot check that the host
       // regenerates what the device wrote (the reference relies on it).
-      const dim3 grid(grid_for(lda64, 64), unsigned(std::min<long long>(n, 65535)));
+      const dim3 grid(grid_for(lda64, kBlock, 64),
+                      unsigned(std::min<long long>(n, 65535)));
       fill_symmetric_kernel<T>
           <<<grid, kBlock, 0, stream_>>>(A.as<T>(), lda64, n, key_a, uplo == 'L', nan);
-      XNS_CUDA(cudaGetLastError());
-      XNS_CUDA(cudaStreamSynchronize(stream_));
+      XNB_CUDA(cudaGetLastError());
+      XNB_CUDA(cudaStreamSynchronize(stream_));
       for (std::size_t s = 0; s < std::min<std::size_t>(4, ref.rows.size()); ++s) {
         const long long i = ref.rows[s], j = (i * 7919 + 13) % n;
         const long long r = uplo == 'L' ? std::max(i, j) : std::min(i, j);
         const long long c = uplo == 'L' ? std::min(i, j) : std::max(i, j);
         T dv{};
-        XNS_CUDA(cudaMemcpy(&dv, A.as<T>() + r + c * lda64, sizeof(T),
+        XNB_CUDA(cudaMemcpy(&dv, A.as<T>() + r + c * lda64, sizeof(T),
                             cudaMemcpyDeviceToHost));
         const T hv = sym_entry<T>(key_a, i, j);
         if (std::memcmp(&dv, &hv, sizeof(T)) != 0)
@@ -1012,7 +724,7 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
       }
       if (n > 1) {  // and the guard is in place: a corner of the other triangle
         T dv{};
-        XNS_CUDA(cudaMemcpy(&dv, A.as<T>() + (uplo == 'L' ? (n - 1) * lda64 : n - 1),
+        XNB_CUDA(cudaMemcpy(&dv, A.as<T>() + (uplo == 'L' ? (n - 1) * lda64 : n - 1),
                             sizeof(T), cudaMemcpyDeviceToHost));
         if (!std::isnan(dv)) throw CaseFailure("inputs: the unused triangle is not NaN");
       }
@@ -1022,25 +734,26 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
         check_status(cublasSetAtomicsMode(handle_, CUBLAS_ATOMICS_NOT_ALLOWED),
                      "cublasSetAtomicsMode");
         const T one = T(1), zero = T(0);
+        const char *gemv_name = is_d ? "cublasDgemv" : "cublasSgemv";
         auto gemv = [&](cublasOperation_t t) {
-          return Blas<T>::gemv(handle_, t, int(n), &one, A.as<T>(), lda, x.as<T>(), &zero,
-                               y.as<T>());
+          return gemv_call<T>(handle_, t, int(n), &one, A.as<T>(), lda, x.as<T>(), &zero,
+                              y.as<T>());
         };
         auto gn = [&] { return gemv(CUBLAS_OP_N); };
         auto gt = [&] { return gemv(CUBLAS_OP_T); };
-        double t1 = time_batch(gt, 1, Blas<T>::gemv_name);
-        t1 = std::min(t1, time_batch(gt, 1, Blas<T>::gemv_name));
+        double t1 = time_batch(gt, 1, gemv_name);
+        t1 = std::min(t1, time_batch(gt, 1, gemv_name));
         const int gb = o_.batch > 0 ? o_.batch
                                     : int(std::clamp(std::ceil(kBatchTargetSec / t1), 1.0,
                                                      double(kMaxBatch)));
         for (int w = 0; w < o_.warmup; ++w) {
-          time_batch(gn, gb, Blas<T>::gemv_name);
-          time_batch(gt, gb, Blas<T>::gemv_name);
+          time_batch(gn, gb, gemv_name);
+          time_batch(gt, gb, gemv_name);
         }
         std::vector<double> tn, tt;
         for (int r = 0; r < o_.reps; ++r) {
-          tn.push_back(time_batch(gn, gb, Blas<T>::gemv_name));
-          tt.push_back(time_batch(gt, gb, Blas<T>::gemv_name));
+          tn.push_back(time_batch(gn, gb, gemv_name));
+          tt.push_back(time_batch(gt, gb, gemv_name));
         }
         const double full = double(n) * double(n) * sizeof(T);
         gemv_n = full / median_of(tn) * 1e-12;
@@ -1052,7 +765,7 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
         const unsigned rgrid =
             unsigned((words + kReadFloorWordsPerBlock - 1) / kReadFloorWordsPerBlock);
         DevMem sink;
-        XNS_CUDA(cudaMalloc(&sink.p, 16));
+        XNB_CUDA(cudaMalloc(&sink.p, 16));
         auto rf = [&] {
           if (words > 0)
             read_floor_kernel<<<rgrid, kBlock, 0, stream_>>>(
@@ -1060,11 +773,8 @@ bool SymvBench::run_size(long long n, const std::vector<int> &variant_opts,
           return cudaGetLastError() == cudaSuccess ? CUBLAS_STATUS_SUCCESS
                                                    : CUBLAS_STATUS_EXECUTION_FAILED;
         };
-        for (int w = 0; w < o_.warmup; ++w) time_batch(rf, gb, "read_floor_kernel");
-        std::vector<double> tr;
-        for (int r = 0; r < o_.reps; ++r)
-          tr.push_back(time_batch(rf, gb, "read_floor_kernel"));
-        read_floor = double(words) * 16 / median_of(tr) * 1e-12;
+        read_floor = double(words) * 16 /
+                     median_time(rf, gb, "read_floor_kernel", o_.warmup, o_.reps) * 1e-12;
       }
 
       int batch = 0;
@@ -1331,12 +1041,33 @@ void print_summary(const SymvOptions &o, const std::vector<Row> &rows) {
                 kv.second);
 }
 
+// The ids of the variants compiled into this build, ascending.
+std::vector<int> symv_variant_ids() {
+  std::vector<int> ids;
+  for (std::size_t i = 0; i < xn::symv_compiled_count(); ++i)
+    ids.push_back(xn::symv_compiled_variant(i).id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Ascending ids as runs: "1..39", "33..35", "1..3,7".
+std::string ids_str(const std::vector<int> &ids) {
+  std::string s;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    s += (i ? "," : "") + std::to_string(ids[i]) +
+         (j > i ? ".." + std::to_string(ids[j]) : "");
+    i = j + 1;
+  }
+  return s;
+}
+
 }  // namespace
 
 int run_symv(const SymvOptions &o) {
-  const auto t_start = std::chrono::steady_clock::now();
-  std::printf("xnbench %s (xNGEMM %s), symv, %s\n", version_str().c_str(),
-              version_str().c_str(), utc_now().c_str());
+  Progress progress(o.quiet);
+  print_banner("symv");
 
   std::string why;
   SymvBench bench(o);
@@ -1347,7 +1078,7 @@ int run_symv(const SymvOptions &o) {
         "symv: xnSsymv/xnDsymv are GPU routines and no CUDA device can be used (%s); "
         "nothing to run\n",
         why.c_str());
-    Reporter rep(o, "(no CUDA device)", kNaN);
+    SymvReport rep(o, "(no CUDA device)", kNaN);
     if (!rep.open()) return 2;
     if (o.device == "gpu") {
       std::fprintf(stderr, "xnbench: cannot use the GPU: %s\n", why.c_str());
@@ -1356,12 +1087,13 @@ int run_symv(const SymvOptions &o) {
     return 0;
   }
 
-  const int count = xn::symv_variant_count();
+  // The variants this build has, as the library reports them.
+  const std::vector<int> ids = symv_variant_ids();
   for (int v : o.variants)
-    if (v > count) {
+    if (v != 0 && std::find(ids.begin(), ids.end(), v) == ids.end()) {
       std::fprintf(stderr,
-                   "xnbench: --variant %d: this build has variants 1..%d (0 = default)\n",
-                   v, count);
+                   "xnbench: --variant %d: this build has variants %s (0 = default)\n", v,
+                   ids_str(ids).c_str());
       return 2;
     }
   // Option values to set; without --variant, the process default (what a
@@ -1371,7 +1103,7 @@ int run_symv(const SymvOptions &o) {
     process_opt = 0;
   std::vector<int> variant_opts;
   if (o.all_variants)
-    for (int v = 1; v <= count; ++v) variant_opts.push_back(v);
+    variant_opts = ids;
   else if (!o.variants.empty())
     variant_opts = o.variants;
   else
@@ -1389,10 +1121,11 @@ int run_symv(const SymvOptions &o) {
     std::printf("ERROR: copy bandwidth: %s\n", e.what());
     return 1;
   }
-  Reporter rep(o, bench.device_name(), copy_tbs);
+  SymvReport rep(o, bench.device_name(), copy_tbs);
   if (!rep.open()) return 2;
 
   const char *env = std::getenv("XN_SYMV_VARIANT");
+  const xn::Fill lower = xn::Fill::Lower;
   std::string chosen = "the handle's default variant";
   if (o.all_variants) {
     chosen = "every variant (--variant all)";
@@ -1402,14 +1135,14 @@ int run_symv(const SymvOptions &o) {
       chosen += (i ? "," : " ") + std::to_string(o.variants[i]);
   }
   std::printf(
-      "ours: xnDsymv / xnSsymv, %s; %d variants compiled (config nb/cols_per_warp/"
+      "ours: xnDsymv / xnSsymv, %s; %zu variants compiled (config nb/cols_per_warp/"
       "stages/min_blocks/chunk/pieces/tensor), built-in default (per precision, order "
       "and triangle; * in var) e.g. lower n = 8192: d=%d s=%d, n = 32768: d=%d "
       "s=%d%s%s\n",
-      chosen.c_str(), count, xn::symv_default_variant(true, 8192, true).id,
-      xn::symv_default_variant(false, 8192, true).id,
-      xn::symv_default_variant(true, 32768, true).id,
-      xn::symv_default_variant(false, 32768, true).id, env ? "; XN_SYMV_VARIANT=" : "",
+      chosen.c_str(), ids.size(), xn::symv_default_variant(true, 8192, lower).id,
+      xn::symv_default_variant(false, 8192, lower).id,
+      xn::symv_default_variant(true, 32768, lower).id,
+      xn::symv_default_variant(false, 32768, lower).id, env ? "; XN_SYMV_VARIANT=" : "",
       env ? env : "");
   std::printf(
       "baselines: cublasDsymv / cublasSsymv with CUBLAS_ATOMICS_NOT_ALLOWED (cub, "
@@ -1428,7 +1161,8 @@ int run_symv(const SymvOptions &o) {
                   : "automatic: about 1 ms of ours per batch",
       o.warmup, o.reps);
   std::printf(
-      "reference: double-double (tests/support/dd_reference.h) on the host at %s rows of y "
+      "reference: double-double (tests/support/dd_reference.h) on the host at %s rows of "
+      "y "
       "(every row when n <= that); err = max |y - ref| / (|alpha| |A| |x| + |beta| "
       "|y0|); rep = two calls bitwise identical\n",
       o.ref_rows > 0 ? std::to_string(o.ref_rows).c_str() : "all");
@@ -1441,33 +1175,28 @@ int run_symv(const SymvOptions &o) {
       "columns: us = median time per call; GF = 2 n^2 / time; %%copy, %%gemv = ours_TB "
       "as a percentage of copy, gemv; spd, spdA = cuBLAS time / ours (> 1: ours faster); "
       "var * = the built-in default\n\n");
-  rep.header();
+  kSymvTable.print_header();
 
-  std::size_t total = 0, index = 0;
-  for (std::size_t p = 0; p < o.precs.size(); ++p) total += sizes.size() * o.uplos.size();
+  progress.set_total(o.precs.size() * sizes.size() * o.uplos.size());
+  std::size_t index = 0;
   bool fatal = false;
   for (char p : o.precs) {
     if (fatal) break;
     for (long long n : sizes) {
-      std::vector<std::string> progress;
-      for (char u : o.uplos) {
-        ++index;
-        const double el =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start)
-                .count();
-        char b[160];
-        std::snprintf(
-            b, sizeof b, "[%zu/%zu] symv %c %c n=%lld%s ... (%.0f s elapsed)", index,
-            total, p, u, n,
-            o.all_variants ? (" x " + std::to_string(count) + " variants").c_str() : "",
-            el);
-        progress.push_back(b);
-      }
+      // Progress lines [index + u + 1 / total] for the uplos of this size.
+      const std::size_t first = index;
+      index += o.uplos.size();
+      auto announce = [&](std::size_t u) {
+        progress.report(
+            first + u + 1,
+            std::string("symv ") + p + " " + o.uplos[u] + " n=" + std::to_string(n) +
+                (o.all_variants ? " x " + std::to_string(ids.size()) + " variants" : ""));
+      };
       try {
         if (p == 'd')
-          bench.run_size<double>(n, variant_opts, copy_tbs, &rep, progress);
+          bench.run_size<double>(n, variant_opts, copy_tbs, &rep, announce);
         else
-          bench.run_size<float>(n, variant_opts, copy_tbs, &rep, progress);
+          bench.run_size<float>(n, variant_opts, copy_tbs, &rep, announce);
       } catch (const CudaFatal &e) {
         std::printf("%c    n=%lld ERROR: %s\n", p, n, e.what());
         std::fprintf(stderr, "xnbench: the device is unusable, stopping: %s\n", e.what());
@@ -1483,10 +1212,7 @@ int run_symv(const SymvOptions &o) {
   }
   for (const Row &r : rep.rows()) failed |= r.status == "error";
   print_summary(o, rep.rows());
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  std::printf("\n%zu row(s) in %.1f s%s\n", rep.rows().size(), secs,
-              fatal || failed ? "; SOME CASES FAILED (see ERROR rows)" : "");
+  print_done(rep.rows().size(), "row(s)", progress.seconds(), fatal || failed);
   return fatal || failed ? 1 : 0;
 }
 

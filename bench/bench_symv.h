@@ -9,16 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace xnb {
 
-struct SymvOptions {
+// With CommonOptions' seed (xnbench.cpp draws a fresh one unless --seed),
+// csv, json and quiet.
+struct SymvOptions : CommonOptions {
   std::vector<char> precs{'d', 's'};  // double first, as in `gemm`
   std::vector<char> uplos{'L', 'U'};
   std::vector<long long> sizes;  // empty: 8192, 16384, 32768
   int reps = 20;                 // timed batches per routine
   int warmup = 2;                // untimed batches per routine
   int batch = 0;                 // calls per event pair; 0 = automatic
-  bool all_variants = false;     // --variant all: 1 .. symv_variant_count()
+  bool all_variants = false;     // --variant all: every compiled variant
   std::vector<int> variants;     // --variant ID[,ID...]: XN_OPT_SYMV_VARIANT values (0 =
                                  // built-in default); empty = the process default
                                  // (XN_SYMV_VARIANT, else 0)
@@ -26,9 +30,6 @@ struct SymvOptions {
   long long ref_rows = 256;      // sampled rows of y; <= 0 = every row
   double alpha = 1.5, beta = 0.5;
   std::string device = "auto";  // gpu | auto
-  std::uint64_t seed = 0;       // base seed (xnbench.cpp draws a fresh one)
-  std::string csv, json;
-  bool quiet = false;
 };
 
 // Runs the symv benchmark; returns the process exit status (0 ok or no GPU

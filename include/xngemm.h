@@ -24,7 +24,7 @@
  * host ?ngemm routines are meant for op(A) >= 0 and op(B) >= 0 elementwise.
  * They run Winograd's variant of Strassen's algorithm over cuBLAS (or
  * OpenBLAS) leaf products with a schedule that writes C only by assignment or
- * addition (seed 000, Table 1). On non-negative data this is faster than the
+ * addition (Badin et al., ICS'13, Table 1). On non-negative data this is faster than the
  * classical product for large sizes and more accurate than a GPU's "preload"
  * GEMM, because the recursion breaks the long accumulation chains. On data
  * with mixed signs the result is still a correct product, but its error is
@@ -101,7 +101,8 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
  * (Rump, Ogita, Oishi 2008). Cost: about s*t DGEMMs where s and t are the
  * slice counts (4-5 each for well-scaled random data, more when the entries
  * of a row or column span many binades). C is processed in blocks so the
- * workspace stays within XN_OPT_EXDGEMM_WORKSPACE_LIMIT.
+ * workspace stays within XN_OPT_EXDGEMM_WORKSPACE_LIMIT and the handle's
+ * workspace (xnGetExdgemmWorkspaceSize, xnSetWorkspace).
  *
  * NaN/Inf: an entry whose exact value needs an Inf or NaN operand gets the
  * IEEE value of the exact computation (NaN for Inf - Inf or 0 * Inf); other
@@ -121,16 +122,16 @@ cublasStatus_t xnExdgemm(cublasHandle_t handle, cublasOperation_t transa,
 
 /** What the last xnExdgemm (or host exdgemm on this thread) did. */
 typedef struct {
-  int max_slices_a;      /**< s: most slices of any row block of op(A) */
-  int max_slices_b;      /**< t: most slices of any column block of op(B) */
-  int block_rows;        /**< rows of C per block */
-  int block_cols;        /**< columns of C per block */
-  int64_t blocks;        /**< blocks of C processed */
-  double slice_products; /**< slice products, counted in products of the full
-                              m x n x k shape: sum over blocks of
-                              (nonzero A slices)(nonzero B slices)(block area)/(m n) */
-  int64_t wide_entries;  /**< entries summed by the wide (long accumulator)
-                              path instead of NearSum; -1 if not counted */
+  int max_slices_a;       /**< s: most slices of any row block of op(A) */
+  int max_slices_b;       /**< t: most slices of any column block of op(B) */
+  int block_rows;         /**< rows of C per block */
+  int block_cols;         /**< columns of C per block */
+  int64_t blocks;         /**< blocks of C processed */
+  double slice_products;  /**< slice products, counted in products of the full
+                               m x n x k shape: sum over blocks of
+                               (nonzero A slices)(nonzero B slices)(block area)/(m n) */
+  int64_t wide_entries;   /**< entries summed by the wide (long accumulator)
+                               path instead of NearSum; -1 if not counted */
   size_t workspace_bytes; /**< bytes of workspace the call used */
 } xnExdgemmInfo_t;
 
@@ -139,7 +140,7 @@ typedef struct {
 cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info);
 
 /* ------------------------------------------------------------------------ */
-/* SYMV: seed 004 algorithm 2, deterministic                                */
+/* SYMV: Nath et al., SC'11, algorithm 2, deterministic                                */
 /* ------------------------------------------------------------------------ */
 
 /**
@@ -157,9 +158,10 @@ cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info
  * A_pq^T x_p); the partial sums go to a workspace and a second kernel adds
  * them in a fixed order, so the result is bitwise identical from run to run
  * (no atomics).
- * The workspace, about 1/64 of the stored triangle (xnGetSymvWorkspaceSize),
- * is allocated on the handle's stream at first use and kept; if it cannot be
- * had the call returns CUBLAS_STATUS_ALLOC_FAILED with y untouched.
+ * The workspace (xnGetSymvWorkspaceSize) is about 2/nb of the stored
+ * triangle, nb = 64 or 128 by precision and size (1/32 or 1/64); it is the
+ * handle's one workspace (see "Workspace" below). If it cannot be had the
+ * call returns CUBLAS_STATUS_ALLOC_FAILED with y untouched.
  */
 cublasStatus_t xnSsymv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
                        const float *alpha, const float *A, int lda, const float *x,
@@ -178,12 +180,10 @@ cublasStatus_t xnGetSymvWorkspaceSize(cublasHandle_t handle, char precision,
                                       cublasFillMode_t uplo, int n, size_t *bytes);
 
 /**
- * Give the handle a SYMV workspace the caller owns (device memory, 16-byte
- * aligned), used instead of one the library allocates. A call that needs
- * more than `bytes` returns CUBLAS_STATUS_ALLOC_FAILED with y untouched.
- * ptr = NULL, bytes = 0 returns to library-managed workspace. The memory
- * must stay alive until xnRelease or the next xnSetSymvWorkspace, and must
- * not be used by the caller while a call on the handle may be running.
+ * xnSetWorkspace for SYMV callers, kept from earlier versions: the same
+ * handle-wide workspace, with 16-byte alignment accepted (xnSetWorkspace asks
+ * for 256). A SYMV call that needs more than `bytes` returns
+ * CUBLAS_STATUS_ALLOC_FAILED with y untouched.
  */
 cublasStatus_t xnSetSymvWorkspace(cublasHandle_t handle, void *ptr, size_t bytes);
 
@@ -213,13 +213,14 @@ typedef enum {
    *  scan costs one read of A and B and one stream synchronisation. */
   XN_OPT_CHECK_NONNEG = 3,
   /** Largest workspace, in bytes, the library may allocate by itself for a
-   *  handle; -1 = no limit (XN_WORKSPACE_LIMIT). A call that would need more
-   *  runs with fewer levels. */
+   *  handle, for every routine; -1 = no limit (XN_WORKSPACE_LIMIT). A call
+   *  that would need more runs with fewer levels (xnSngemm/xnDngemm), in
+   *  smaller blocks (xnExdgemm) or returns ALLOC_FAILED (xnSsymv/xnDsymv). */
   XN_OPT_WORKSPACE_LIMIT = 4,
   /** Longest stretch of k a leaf GEMM may sum in one chain when the call
    *  recurses: a leaf with a longer k runs as ceil(k / this) GEMMs over
    *  consecutive chunks of k, accumulated in C. A GPU GEMM sums along k in
-   *  one running sum per entry; chunking breaks that chain (seed 000, eq.
+   *  one running sum per entry; chunking breaks that chain (Badin et al., ICS'13, eq.
    *  3.4) for one extra pass over the leaf's C per chunk. 0 = never split.
    *  Single precision (XN_KCHAIN_S). */
   XN_OPT_LEAF_KCHAIN_S = 5,
@@ -252,12 +253,14 @@ typedef enum {
    *  (double precision with transa = N, where cuBLAS's NT leaf kernels are
    *  slower), 0 = never, 1 = whenever transb != N (XN_PACK_TRANS_B). */
   XN_OPT_PACK_TRANS_B = 11,
-  /** xnSsymv/xnDsymv: kernel variant, 1 .. the number compiled (see
-   *  docs/design.md, "SYMV"; a larger value is INVALID_VALUE); 0 = the tuned
-   *  default for the precision, n and uplo (XN_SYMV_VARIANT). For tuning;
-   *  every variant computes a deterministic result, but different variants
-   *  sum in different orders.
-   *  A variant that does not fit a precision's shared memory runs as 0. */
+  /** xnSsymv/xnDsymv: kernel variant; 0 = the tuned default for the
+   *  precision, n and uplo (XN_SYMV_VARIANT). The defaults' own ids (33, 34,
+   *  35) are always accepted; the other ids up to 39 are the tuning sweep's
+   *  and are accepted only by a library built with XN_BUILD_TUNING=ON (else,
+   *  like any larger value, INVALID_VALUE). For tuning; every variant
+   *  computes a deterministic result, but different variants sum in
+   *  different orders. A variant that does not fit a precision's shared
+   *  memory runs as 0. See docs/design.md, "SYMV". */
   XN_OPT_SYMV_VARIANT = 12
 } xnOption_t;
 
@@ -270,11 +273,23 @@ cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option, int64_t val
 /** Read an option's current value (handle NULL: the process-wide default). */
 cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *value);
 
+/* Workspace. Each handle has one device workspace that every routine uses
+ * (calls on one handle are serialised, so they can share it). By default the
+ * library owns it: allocated on the call's stream when a call first needs
+ * more, kept for later calls, and capped by XN_OPT_WORKSPACE_LIMIT. Or the
+ * caller supplies it (xnSetWorkspace). Each routine family has a query for
+ * the bytes one call needs (get the size, supply it or let the library
+ * allocate, run). When a call cannot have what it needs: xnSngemm/xnDngemm
+ * run fewer recursion levels (down to plain cuBLAS), xnExdgemm works in
+ * smaller blocks of C, and only when even those do not fit does a call return
+ * CUBLAS_STATUS_ALLOC_FAILED, with its output untouched (as xnSsymv/xnDsymv
+ * do when their workspace cannot be had). */
+
 /**
- * Bytes of workspace a call with these arguments uses at the recursion depth
- * the handle's options choose (precision: 's' or 'd'), before any workspace
- * limit or supplied workspace makes it run fewer levels: the size to give
- * xnSetWorkspace for the full depth. 0 when the call would not recurse.
+ * Bytes of workspace xnSngemm (precision 's') or xnDngemm ('d') uses with
+ * these arguments at the recursion depth the handle's options choose, before
+ * any workspace limit or supplied workspace makes it run fewer levels: the
+ * size to supply for the full depth. 0 when the call would not recurse.
  * Returns INVALID_VALUE for bad arguments.
  */
 cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
@@ -282,17 +297,31 @@ cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
                                   int m, int n, int k, size_t *bytes);
 
 /**
+ * Bytes of workspace xnExdgemm uses with these arguments and the handle's
+ * options (handle NULL: the process-wide ones) when every row of op(A) and
+ * column of op(B) holds full 53-bit values within a factor 2^11 of each
+ * other: C in one block, or in the largest blocks that
+ * XN_OPT_EXDGEMM_WORKSPACE_LIMIT allows (or XN_OPT_EXDGEMM_BLOCK forces).
+ * Inputs of a wider range need more slices and run in smaller blocks within
+ * the same workspace; the result never depends on it. 0 when m, n or k is 0.
+ * Returns the cublasDgemm status for bad arguments.
+ */
+cublasStatus_t xnGetExdgemmWorkspaceSize(cublasHandle_t handle, cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k,
+                                         size_t *bytes);
+
+/**
  * Give the handle a workspace the caller owns (device memory, at least
- * 256-byte aligned). The library uses it instead of allocating its own and
- * never frees it; a call needing more than `bytes` runs with fewer levels.
- * ptr = NULL, bytes = 0 returns to library-managed workspace. The caller must
- * keep the memory alive until xnRelease or another xnSetWorkspace.
+ * 256-byte aligned), used by every routine instead of one the library
+ * allocates, and never freed by it. ptr = NULL, bytes = 0 returns to a
+ * library-managed workspace. The caller must keep the memory alive until
+ * xnRelease or another xnSetWorkspace/xnSetSymvWorkspace, and must not use
+ * it while a call on the handle may be running.
  */
 cublasStatus_t xnSetWorkspace(cublasHandle_t handle, void *ptr, size_t bytes);
 
-/** Bytes of xnSngemm/xnDngemm workspace currently held for the handle (owned
- *  or supplied through xnSetWorkspace). xnExdgemm and the SYMV routines keep
- *  their own (xnGetLastExdgemmInfo, xnGetSymvWorkspaceSize). */
+/** Bytes of workspace currently held for the handle (owned, or supplied
+ *  through xnSetWorkspace or xnSetSymvWorkspace). */
 cublasStatus_t xnGetWorkspaceHeld(cublasHandle_t handle, size_t *bytes);
 
 /**
@@ -315,7 +344,7 @@ cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels);
 cublasStatus_t xnRelease(cublasHandle_t handle);
 
 /* ------------------------------------------------------------------------ */
-/* Host API: BLAS extension (seed 000, section 6)                           */
+/* Host API: BLAS extension (Badin et al., ICS'13, section 6)                           */
 /* ------------------------------------------------------------------------ */
 
 /** Fortran 77 SNGEMM: argument list of SGEMM; reports errors via xerbla_. */
@@ -358,9 +387,9 @@ void exdgemm_(const char *transa, const char *transb, const int *m, const int *n
               const double *b, const int *ldb, const double *beta, double *c,
               const int *ldc);
 /** CBLAS-style EXDGEMM, both layouts; see cblas_sngemm for the conventions. */
-void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k,
-                   double alpha, const double *A, int lda, const double *B, int ldb,
-                   double beta, double *C, int ldc);
+void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                   const double *A, int lda, const double *B, int ldb, double beta,
+                   double *C, int ldc);
 
 #ifdef __cplusplus
 } /* extern "C" */

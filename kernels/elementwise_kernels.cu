@@ -1,5 +1,5 @@
 // elementwise_kernels.cu - the add/sub, fold, scale and sign-scan kernels of
-// the CUDA backend (seed 000, section 5: "custom CUDA kernels for assignment,
+// the CUDA backend (Badin et al., ICS'13, section 5: "custom CUDA kernels for assignment,
 // addition and subtraction"), and the transposing add/sub that forms a
 // non-transposed T from a transposed op(B). The arithmetic is
 // src/numerics/elementwise.h.
@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "numerics/elementwise.h"
 #include "kernels/launch.h"
+#include "numerics/elementwise.h"
 
 namespace xn {
 

@@ -3,10 +3,14 @@
 // onto threads so that global memory is read and written coalesced.
 #include <climits>
 
-#include "core/exdgemm.h"
 #include "kernels/exdgemm_launch.h"
+#include "numerics/exdgemm_entry.h"
+#include "numerics/ozaki_split.h"
 
 namespace xn {
+
+using exact::kGroupRows;
+
 namespace {
 
 using exact::Decoded;

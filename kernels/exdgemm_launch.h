@@ -9,10 +9,11 @@
 #include <cstdint>
 
 #include "numerics/exdgemm_entry.h"
+#include "numerics/ozaki_split.h"
 
 namespace xn {
 
-struct SliceList;
+using exact::SliceList;
 
 // A column-major view: element (i, j) of the logical rows x cols matrix is
 // p[i + j*ld], or p[j + i*ld] if trans.

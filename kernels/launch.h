@@ -26,7 +26,7 @@ cudaError_t launch_add_sub(cudaStream_t stream, std::int64_t rows, std::int64_t 
                            const T *y, std::int64_t ldy, bool subtract);
 
 // Di = X + beta * Di for D0 and, if d1 != nullptr, D1, in one pass over X
-// (the "write one result into two quadrants" steps of seed 000, Table 1).
+// (the "write one result into two quadrants" steps of Badin et al., ICS'13, Table 1).
 // beta == 0 never reads Di.
 template <class T>
 cudaError_t launch_fold(cudaStream_t stream, std::int64_t rows, std::int64_t cols, T *d0,
@@ -49,7 +49,7 @@ cudaError_t launch_find_negative(cudaStream_t stream, std::int64_t rows,
 // its `_trans` flag set is stored transposed (cols x rows, op(X)(i, j) =
 // x[j + i*ldx]), otherwise like D. Tiled through shared memory so that the
 // reads of the transposed operands and all other accesses are coalesced (the
-// B-side pre-additions of seed 000 Table 1 into a non-transposed T). d may
+// B-side pre-additions of Badin et al., ICS'13, Table 1 into a non-transposed T). d may
 // alias a non-transposed operand, never a transposed one. y == nullptr (with
 // y_trans false) makes it a copy, D = op(X) (the packed quadrant of op(B),
 // src/core/plan.h). At least one operand must be transposed (else

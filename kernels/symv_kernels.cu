@@ -1,4 +1,4 @@
-// symv_kernels.cu - seed 004 algorithm 2 for the H200: a tile kernel that
+// symv_kernels.cu - Nath et al., SC'11, algorithm 2 for the H200: a tile kernel that
 // reads each stored tile once and uses it twice, and a reduction kernel that
 // sums the partials of each y block in a fixed order (no atomics, so the
 // result is bitwise reproducible). The decomposition is in symv_layout.h.
@@ -60,6 +60,10 @@ struct Log2<1> {
   static constexpr int value = 0;
 };
 
+// The ring kernel (bulk and tensor copies through a shared-memory ring) is
+// compiled for the tuning sweep only (XN_BUILD_TUNING): every default runs
+// the register tile kernel.
+#ifdef XN_BUILD_TUNING
 // ---------------------------------------------------------------- PTX helpers
 __device__ __forceinline__ std::uint32_t smem_addr(const void *p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -118,6 +122,8 @@ __device__ __forceinline__ void bulk_copy_hint(void *dst, const void *src, unsig
       : "memory");
 }
 
+#endif  // XN_BUILD_TUNING
+
 // Reduce-scatter of v[0..TV-1] over the 32 lanes of a warp: on return v[0]
 // of lane l holds the warp-wide sum of element l >> (5 - log2 TV).
 template <class T, int TV>
@@ -160,6 +166,7 @@ __device__ __forceinline__ void store_own_partial(const T *rowsum, T *slot,
   }
 }
 
+#ifdef XN_BUILD_TUNING
 // Tensor copy of a 2-D box at (c0 = row, c1 = column) of the matrix
 // described by `map` into shared memory, completing on `bar`, with an L2
 // policy for the source.
@@ -173,6 +180,8 @@ __device__ __forceinline__ void tensor_copy_2d(void *dst, const CUtensorMap *map
       "l"(policy)
       : "memory");
 }
+
+#endif  // XN_BUILD_TUNING
 
 // ---------------------------------------------------------------- pack x
 template <class T>
@@ -195,7 +204,8 @@ struct SymvTileArgs {
   bool use_tmap;  // full aligned tiles by tensor copies (box NB rows x TV columns)
 };
 
-// Seed 004 §4.2 mirroring, for a diagonal tile at the matrix edge or with
+#ifdef XN_BUILD_TUNING
+// Nath et al., SC'11, §4.2 mirroring, for a diagonal tile at the matrix edge or with
 // unaligned columns (one inside the matrix is split instead,
 // symv_split_diagonal_tile): the stored triangle is loaded into shared
 // memory and read back as the full symmetric tile, which adds only to the
@@ -244,6 +254,8 @@ __device__ __forceinline__ void symv_diagonal_tile(const SymvTileArgs<T> &a, T *
     }
   }
 }
+
+#endif  // XN_BUILD_TUNING
 
 // TU elements as TU / W streaming loads of the W-element vector type Vec.
 template <class Vec, class T, int TU>
@@ -344,6 +356,7 @@ __device__ __forceinline__ void symv_split_diagonal_tile(const SymvTileArgs<T> &
   }
 }
 
+#ifdef XN_BUILD_TUNING
 // Shared memory of the tile kernel (symv::tile_smem_bytes): the ring of
 // STAGES pieces (column-major, NB rows x NB / P columns), the ring of their
 // x blocks, and one mbarrier per stage and warp. The diagonal tile and the
@@ -409,7 +422,7 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
   // Enqueue piece i (tile o0 + i / P, columns h PC .. h PC + PC - 1 of it,
   // h = i % P): this warp's columns, and their x block, into stage st. Full,
   // aligned tiles go by one tensor copy or by a bulk copy per column; others
-  // element by element (seed 004 §6.3 pointer redirecting past the edge; the
+  // element by element (Nath et al., SC'11, §6.3 pointer redirecting past the edge; the
   // consumer zeroes those elements).
   auto issue = [&](std::int64_t i, int st) {
     const std::int64_t col0 = symv::tile_col(L, p, o0 + i / P) * NB;
@@ -538,6 +551,8 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
   store_own_partial<T, NB, W>(rowsum, a.slots + symv::own_slot(L, p, c) * NB, colsum);
 }
 
+#endif  // XN_BUILD_TUNING
+
 // ------------------------------------------------------- register tile kernel
 // One stored tile per thread block (chunk = 1, a 1-D grid in column order:
 // symv::tile_of_block), loaded straight into registers: every load of the
@@ -563,10 +578,10 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // shared memory in warp order, column sums (its cross partial of y_q) over
 // the lanes by the reduce-scatter. A diagonal tile loads its stored
 // triangle only and adds its row sums and its strict triangle's column sums
-// to the own partial (seed 004 §4.2 without the mirror: the transposed half
+// to the own partial (Nath et al., SC'11, §4.2 without the mirror: the transposed half
 // is the column sums). Loads past the matrix edge are not made, and what
 // lies there is zero, so that nothing outside the matrix is read and no Inf
-// or NaN there can leak in (guards on the loads, not seed 004 §6.3's
+// or NaN there can leak in (guards on the loads, not Nath et al., SC'11, §6.3's
 // redirects: a guard is a predicate and makes no thread branch either).
 
 // How the register kernel reads a tile: inside the matrix with aligned
@@ -890,6 +905,7 @@ cudaError_t launch_call(cudaStream_t stream, const symv::Layout &L, ScalarArg<T>
   return cudaLaunchKernelEx(&cfg, symv_reduce_kernel<T, NB>, ra);
 }
 
+#ifdef XN_BUILD_TUNING
 // The ring tile kernel (symv_tile_kernel) of a variant.
 template <class T, int NB, int TV, int STAGES, int MINB, int P>
 cudaError_t launch_ring_tiles(cudaStream_t stream, SymvTileArgs<T> ta, bool tensor) {
@@ -948,6 +964,8 @@ cudaError_t launch_ring_tiles(cudaStream_t stream, SymvTileArgs<T> ta, bool tens
   return cudaGetLastError();
 }
 
+#endif  // XN_BUILD_TUNING
+
 // The register tile kernel (symv_tile_regs_kernel): one block per stored tile.
 template <class T, int NB, int W, int MINB>
 cudaError_t launch_regs_tiles(cudaStream_t stream, const SymvTileArgs<T> &ta) {
@@ -957,163 +975,64 @@ cudaError_t launch_regs_tiles(cudaStream_t stream, const SymvTileArgs<T> &ta) {
   return cudaGetLastError();
 }
 
-// The table. Chunk 0 = one thread block per block row (the seed's layout).
-const SymvVariant kVariants[] = {
-    // id nb cols/warp stages minblocks chunk pieces tensor regs
-    {1, 64, 8, 2, 3, 4, 1, 0, 0},
-    {2, 64, 8, 3, 2, 8, 1, 0, 0},
-    {3, 64, 8, 2, 3, 8, 1, 0, 0},
-    {4, 64, 8, 3, 2, 12, 1, 0, 0},
-    {5, 64, 8, 3, 2, 6, 1, 0, 0},
-    {6, 64, 16, 3, 2, 8, 1, 0, 0},
-    {7, 128, 16, 3, 1, 8, 1, 0, 0},
-    {8, 64, 8, 3, 2, 0, 1, 0, 0},
-    {9, 64, 8, 2, 3, 6, 1, 0, 0},
-    {10, 128, 8, 3, 1, 8, 1, 0, 0},
-    {11, 128, 16, 3, 1, 4, 1, 0, 0},
-    {12, 64, 16, 2, 3, 6, 1, 0, 0},
-    // Tiles in pieces: nb 128 with two (single: ~97 KiB, 2 blocks/SM) or
-    // four (~66 KiB, 3 blocks/SM) pieces; nb 64 with two.
-    {13, 128, 4, 3, 2, 8, 2, 0, 0},
-    {14, 128, 4, 3, 2, 4, 2, 0, 0},
-    {15, 128, 4, 3, 2, 6, 2, 0, 0},
-    {16, 128, 8, 3, 2, 6, 2, 0, 0},
-    {17, 128, 4, 4, 3, 6, 4, 0, 0},
-    {18, 128, 4, 4, 3, 3, 4, 0, 0},
-    {19, 64, 4, 4, 3, 6, 2, 0, 0},
-    {20, 64, 8, 4, 3, 6, 2, 0, 0},
-    {21, 128, 8, 3, 2, 2, 2, 0, 0},
-    {22, 128, 8, 3, 2, 3, 2, 0, 0},
-    {23, 128, 8, 3, 2, 4, 2, 0, 0},
-    // Tensor copies (one per warp and stage) instead of one per column.
-    {24, 128, 8, 3, 1, 8, 1, 1, 0},
-    {25, 128, 16, 3, 1, 8, 1, 1, 0},
-    {26, 128, 8, 3, 2, 3, 2, 1, 0},
-    {27, 128, 8, 3, 2, 6, 2, 1, 0},
-    {28, 64, 8, 2, 3, 6, 1, 1, 0},
-    {29, 64, 8, 2, 3, 4, 1, 1, 0},
-    {30, 64, 16, 3, 2, 8, 1, 1, 0},
-    {31, 64, 8, 3, 2, 8, 1, 1, 0},
-    {32, 128, 4, 4, 3, 6, 4, 1, 0},
-    // The register tile kernel: one tile per block (chunk 1), nb / cols_per_warp
-    // warps; stages, pieces and tensor unused.
-    // id nb cols/warp stages minblocks chunk pieces tensor regs
-    {33, 128, 16, 0, 2, 1, 1, 0, 1},
-    {34, 128, 32, 0, 2, 1, 1, 0, 1},
-    {35, 64, 16, 0, 4, 1, 1, 0, 1},
-    {36, 128, 32, 0, 3, 1, 1, 0, 1},
-    // Ring, single precision, after the split diagonal tile (run 9): pieces
-    // of 64 columns, per-column bulk copies, chunks of 5 and 8; and chunks
-    // of 5 at three blocks per SM (two stages, 80 registers: best at
-    // n = 16384 only, 0.2-1.8 % behind 37 from 20480 up). Measured and
-    // dropped: 3 blocks/SM with chunks of 8 or tensor copies, 4 blocks/SM
-    // (32-column pieces, 64 registers: 3.0-3.6 TB/s).
-    {37, 128, 8, 3, 2, 5, 2, 0, 0},
-    {38, 128, 8, 3, 2, 8, 2, 0, 0},
-    {39, 128, 8, 2, 3, 5, 2, 0, 0},
-};
-constexpr int kVariantCount = int(sizeof kVariants / sizeof kVariants[0]);
-// Tuned defaults (docs/performance.md, "SYMV tuning", runs 6, 7, 9, 10 and
-// 11): the register tile kernel in both precisions. Once its blocks no
-// longer copied their arguments to local memory (run 10), it beat the ring
-// kernel at every order measured, 4096 to 32768, or came within 1.2 % of it
-// (single 18432-32768, either way by order and machine start). TB/s lower /
-// upper, same machine start:
-// - single: 33 (8 warps of 16 columns) at every order. Where nb = 128 does
-//   not divide n, the 4-warp variants 34 and 36 lose 10-50 % below
-//   n = 12000 (run 11, with clipped edge tiles: 3000 0.81 / 0.80 against
-//   33's 1.68 / 1.61, 6000 2.06 / 2.16 against 2.81 / 3.07, 10000 3.46 /
-//   3.53 against 3.66 / 3.62); where it divides, they lead 33 by at most
-//   2.8 % (12288-16384; 16384: 34 4.17 / 4.15, 36 4.19 / 4.18, 33 4.10 /
-//   4.07), and from 17000 up 33 leads (32768 4.16 / 4.16 against 34's
-//   4.07 / 4.08);
-// - double: 35 (nb 64, four blocks per SM) up to n = 8192, 3.99 / 3.98
-//   against 34's 3.89 / 3.88 (ring 9: 3.70 / 3.66); above, 34: 12288
-//   4.11 / 4.11 against 35's 4.00 / 3.99, 32768 4.10 / 4.10 (9: 4.08).
-//   Between 8192 and 11000, 35 is up to 5.7 % ahead where 128 does not
-//   divide n (8300 L) and 34 2-3.5 % ahead where it does (run 11): kept.
-constexpr int kDefaultVariantSmallD = 35;
-constexpr int kDefaultVariantD = 34;
-constexpr std::int64_t kSmallDMaxN = 8192;
-constexpr int kDefaultVariantS = 33;
+// One variant of the table (core/symv_variants.h): the register tile kernel
+// or the ring kernel with its template parameters.
+template <class T, int NB, int TV, int STAGES, int MINB, int P, int REGS>
+cudaError_t launch_variant(cudaStream_t stream, const SymvVariant &v,
+                           const symv::Layout &L, ScalarArg<T> alpha, const T *A,
+                           std::int64_t lda, const T *xb, std::int64_t incx,
+                           ScalarArg<T> beta, T *yb, std::int64_t incy, T *ws,
+                           bool alpha_is_zero) {
+  return launch_call<T, NB>(
+      stream, L, alpha, A, lda, xb, incx, beta, yb, incy, ws, alpha_is_zero,
+      [&](const SymvTileArgs<T> &ta) {
+#ifdef XN_BUILD_TUNING
+        if constexpr (REGS == 0)
+          return launch_ring_tiles<T, NB, TV, STAGES, MINB, P>(stream, ta, v.tensor != 0);
+        else
+#else
+        static_assert(REGS != 0, "ring variants need XN_BUILD_TUNING");
+        (void)v;
+#endif
+          return launch_regs_tiles<T, NB, NB / TV, MINB>(stream, ta);
+      });
+}
 
 }  // namespace
 
-int symv_variant_count() { return kVariantCount; }
-
-bool symv_variant_fits(const SymvVariant &v, bool is_double) {
-  const std::int64_t elem = is_double ? 8 : 4;
-  // The register kernel's row and column sums: static shared memory (48 KiB
-  // at most).
-  if (v.regs) return (v.nb * v.nb / v.cols_per_warp + v.nb) * elem <= 48 * 1024;
-  // The tile ring must fit the H100/H200 opt-in shared memory per block.
-  return symv::tile_smem_bytes(v.nb, v.cols_per_warp, v.stages, v.pieces, elem) <=
-         std::int64_t(227) * 1024;
-}
-
-const SymvVariant &symv_default_variant(bool is_double, std::int64_t n, bool /*lower*/) {
-  if (is_double)
-    return kVariants[(n <= kSmallDMaxN ? kDefaultVariantSmallD : kDefaultVariantD) - 1];
-  return kVariants[kDefaultVariantS - 1];
-}
-
-const SymvVariant &symv_variant(int id, bool is_double, std::int64_t n, bool lower) {
-  if (id < 1 || id > kVariantCount || !symv_variant_fits(kVariants[id - 1], is_double))
-    return symv_default_variant(is_double, n, lower);
-  return kVariants[id - 1];
-}
-
 template <class T>
-cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
+cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, Fill uplo,
                         std::int64_t n, ScalarArg<T> alpha, const T *A, std::int64_t lda,
                         const T *x, std::int64_t incx, ScalarArg<T> beta, T *y,
                         std::int64_t incy, T *ws, bool alpha_is_zero) {
   if (n <= 0) return cudaSuccess;
-  const symv::Layout L = symv_layout(v, n, lower);
+  const symv::Layout L = symv_layout(v, n, uplo);
   const T *xb = x + (incx > 0 ? 0 : -(n - 1) * incx);
   T *yb = y + (incy > 0 ? 0 : -(n - 1) * incy);
-#define XN_SYMV_CASE(NB_, TV_, ST_, MINB_, P_)                                          \
-  if (!v.regs && v.nb == NB_ && v.cols_per_warp == TV_ && v.stages == ST_ &&            \
-      v.min_blocks == MINB_ && v.pieces == P_)                                          \
-    return launch_call<T, NB_>(stream, L, alpha, A, lda, xb, incx, beta, yb, incy, ws,  \
-                               alpha_is_zero, [&](const SymvTileArgs<T> &ta) {          \
-                                 return launch_ring_tiles<T, NB_, TV_, ST_, MINB_, P_>( \
-                                     stream, ta, v.tensor != 0);                        \
-                               });
-#define XN_SYMV_REGS_CASE(NB_, CW_, MINB_)                                             \
-  if (v.regs && v.nb == NB_ && v.cols_per_warp == CW_ && v.min_blocks == MINB_)        \
-    return launch_call<T, NB_>(stream, L, alpha, A, lda, xb, incx, beta, yb, incy, ws, \
-                               alpha_is_zero, [&](const SymvTileArgs<T> &ta) {         \
-                                 return launch_regs_tiles<T, NB_, NB_ / CW_, MINB_>(   \
-                                     stream, ta);                                      \
-                               });
-  XN_SYMV_CASE(64, 8, 3, 2, 1)
-  XN_SYMV_CASE(64, 16, 3, 2, 1)
-  XN_SYMV_CASE(64, 8, 2, 3, 1)
-  XN_SYMV_CASE(64, 16, 2, 3, 1)
-  XN_SYMV_CASE(128, 16, 3, 1, 1)
-  XN_SYMV_CASE(128, 8, 3, 1, 1)
-  XN_SYMV_CASE(128, 4, 3, 2, 2)
-  XN_SYMV_CASE(128, 8, 3, 2, 2)
-  XN_SYMV_CASE(128, 8, 2, 3, 2)
-  XN_SYMV_CASE(128, 4, 4, 3, 4)
-  XN_SYMV_CASE(64, 4, 4, 3, 2)
-  XN_SYMV_CASE(64, 8, 4, 3, 2)
-  XN_SYMV_REGS_CASE(128, 16, 2)
-  XN_SYMV_REGS_CASE(128, 32, 2)
-  XN_SYMV_REGS_CASE(128, 32, 3)
-  XN_SYMV_REGS_CASE(64, 16, 4)
-#undef XN_SYMV_CASE
-#undef XN_SYMV_REGS_CASE
+  // The dispatch is generated from the same lists as the table, so every
+  // compiled variant has its kernel.
+#define XN_SYMV_DISPATCH(id, nb, cw, st, minb, chunk, pieces, tensor, regs) \
+  case id:                                                                  \
+    return launch_variant<T, nb, cw, st, minb, pieces, regs>(               \
+        stream, v, L, alpha, A, lda, xb, incx, beta, yb, incy, ws, alpha_is_zero);
+  switch (v.id) {
+    XN_SYMV_DEFAULT_VARIANTS(XN_SYMV_DISPATCH)
+#ifdef XN_BUILD_TUNING
+    XN_SYMV_TUNING_VARIANTS(XN_SYMV_DISPATCH)
+#endif
+    default:
+      break;
+  }
+#undef XN_SYMV_DISPATCH
   return cudaErrorInvalidValue;
 }
 
-template cudaError_t launch_symv<float>(cudaStream_t, const SymvVariant &, bool,
+template cudaError_t launch_symv<float>(cudaStream_t, const SymvVariant &, Fill,
                                         std::int64_t, ScalarArg<float>, const float *,
                                         std::int64_t, const float *, std::int64_t,
                                         ScalarArg<float>, float *, std::int64_t, float *,
                                         bool);
-template cudaError_t launch_symv<double>(cudaStream_t, const SymvVariant &, bool,
+template cudaError_t launch_symv<double>(cudaStream_t, const SymvVariant &, Fill,
                                          std::int64_t, ScalarArg<double>, const double *,
                                          std::int64_t, const double *, std::int64_t,
                                          ScalarArg<double>, double *, std::int64_t,

@@ -2,7 +2,7 @@
 # bench_gpu.sh - xNGEMM's performance and accuracy tables on the H200.
 #
 # Run from the repository root, after building (build/bench/xnbench) and
-# `source build/_devlibs/enter.sh` (../shared/gpu/README.md):
+# `source build/_devlibs/enter.sh` (docs/gpu.md):
 #
 #   scripts/bench_gpu.sh [OUTDIR] [PART...]
 #

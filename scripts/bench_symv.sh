@@ -2,7 +2,7 @@
 # bench_symv.sh - issue 3's SYMV figures on the H200, in one go.
 #
 # Run from the repository root, after building (build/bench/xnbench) and
-# `source build/_devlibs/enter.sh` (../shared/gpu/README.md):
+# `source build/_devlibs/enter.sh` (docs/gpu.md):
 #
 #   scripts/bench_symv.sh [OUTDIR]
 #
@@ -12,12 +12,13 @@
 #          L and U, n = 8192, 16384, 32768, default variant     (~15 s)
 #   osc    the oscillation sweep n = 14172..14200 (step 1), d and s, L and U,
 #          default variant; the summary prints the spread over n  (~40 s)
-#   tune   --variant all (seed 004 section 6.1 autotuning) at n = 8192 and
+#   tune   --variant all (Nath et al., SC'11, section 6.1 autotuning; needs a build
+#          with -DXN_BUILD_TUNING=ON for more than the defaults) at n = 8192 and
 #          16384, d and s, L and U; the summary ranks the variants by the
 #          geometric mean of bandwidth                           (~15 s)
 # Estimates: ours ~0.27 ms per double call at n = 16384 (stored triangle at
 # ~4 TB/s), cuBLAS's default mode 2-3.5x slower and its atomics mode about
-# as fast (../shared/gpu/README.md: 2.07 / 1.14 / 4.0 TB/s at 32768),
+# as fast (docs/gpu.md: 2.07 / 1.14 / 4.0 TB/s at 32768),
 # batches of ~1 ms, 30/20/20 timed batches: about 1 minute in all, 1.5 with
 # process start-up. Each run also measures the device-to-device copy
 # bandwidth once, and cublas?gemv (N and T) once per precision and n.

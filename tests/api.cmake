@@ -4,6 +4,11 @@
 
 xn_add_test(test_api_args LABELS api unit SOURCES test_api_args.cpp)
 xn_add_test(test_api_host LABELS api SOURCES test_api_host.cpp)
+# The option table against include/xngemm.h and README.md (read from the
+# source tree).
+xn_add_test(test_api_options LABELS api SOURCES test_api_options.cpp)
+target_compile_definitions(test_api_options PRIVATE
+  XN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
 # ------------------------------------------------ Fortran 77 rename example
 # docs/examples/dgemm_example.f calls DGEMM (linked to OpenBLAS);
@@ -68,3 +73,9 @@ add_test(NAME api_install_find_package
     -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
 set_tests_properties(api_install_find_package PROPERTIES
   LABELS api TIMEOUT 120 RUN_SERIAL TRUE)
+
+# ------------------------------------------------ citations
+add_test(NAME api_citations_by_paper
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/check_citations.cmake)
+set_tests_properties(api_citations_by_paper PROPERTIES LABELS "api;unit" TIMEOUT 60)

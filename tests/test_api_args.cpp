@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/args.h"
+#include "api/args.h"
 #include "xngemm.h"
 
 namespace {

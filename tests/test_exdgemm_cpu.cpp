@@ -1,8 +1,8 @@
 // test_exdgemm_cpu.cpp - the correctly rounded DGEMM on the CPU backend
 // against the exact MPFR oracle: every entry must equal the exact value of
 // alpha op(A) op(B) + beta C rounded once to nearest (zero entries differing,
-// compared bit for bit), over seed 001's phi family, ill-conditioned products,
-// integers, extreme exponents, subnormals, rows/columns of zeros, mixed
+// compared bit for bit), over the PMAA'18 (Mukunoki et al.) phi family, ill-conditioned
+// products, integers, extreme exponents, subnormals, rows/columns of zeros, mixed
 // huge/tiny rows, overflow, non-finite inputs, all transposes, k = 1, random
 // alpha/beta; and bitwise equality across block sizes and budgets.
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "backend/cpu/cpu_exdgemm.h"
-#include "support/exdgemm_inputs.h"
 #include "numerics/ozaki_split.h"
+#include "support/exdgemm_inputs.h"
 #include "support/mpfr_oracle.h"
 #include "support/test_support.h"
 #include "xngemm.h"
@@ -42,9 +42,9 @@ std::vector<double> run_and_check(const Case &c, const std::vector<double> &a,
                                   const std::vector<double> &b,
                                   const std::vector<double> &c0, std::int64_t block,
                                   std::size_t budget, const std::string &what,
-                                  xnExdgemmInfo_t *info_out = nullptr) {
+                                  xn::ExdgemmReport *info_out = nullptr) {
   std::vector<double> got = c0;
-  xnExdgemmInfo_t info{};
+  xn::ExdgemmReport info{};
   const xn::Status st =
       xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda, b.data(),
                       c.ldb, c.beta, got.data(), c.ldc, budget, block, &info);
@@ -90,7 +90,7 @@ TEST(ExdgemmSplit, SliceWidthIsExactBound) {
     const long double d = std::ldexp(1.0L, w) - 1, d1 = std::ldexp(1.0L, w + 1) - 1;
     EXPECT_LE(k * d * d, std::ldexp(1.0L, 53)) << k;
     EXPECT_GT(k * d1 * d1, std::ldexp(1.0L, 53)) << k;
-    // Never narrower than the seeds' 53 - ceil((53 + log2 k) / 2).
+    // Never narrower than the papers' 53 - ceil((53 + log2 k) / 2).
     const int seed_w = 53 - int(std::ceil((53 + std::log2(double(k))) / 2));
     EXPECT_GE(w, seed_w) << k;
   }
@@ -258,14 +258,14 @@ TEST(Exdgemm, BlockingAndBudgetDoNotChangeBits) {
   std::vector<double> a, b;
   xn_test::ex_fill(ExKind::Phi, 2, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
   const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
-  xnExdgemmInfo_t big{}, small{};
+  xn::ExdgemmReport big{}, small{};
   const auto r0 = run_and_check(c, a, b, c0, 0, 0, "one block", &big);
   const auto r1 = run_and_check(c, a, b, c0, 64, 0, "64 blocks", &small);
   EXPECT_EQ(big.blocks, 1);
   EXPECT_EQ(small.blocks, 4 * 3);
   EXPECT_EQ(std::memcmp(r0.data(), r1.data(), r0.size() * 8), 0);
   // A budget that forces small blocks without naming them.
-  xnExdgemmInfo_t tight{};
+  xn::ExdgemmReport tight{};
   const auto r2 = run_and_check(c, a, b, c0, 0, std::size_t(3) << 20, "3 MiB", &tight);
   EXPECT_GT(tight.blocks, 1);
   EXPECT_LE(tight.workspace_bytes, std::size_t(3) << 20);
@@ -285,7 +285,7 @@ TEST(Exdgemm, SliceCountsReported) {
   std::vector<double> a, b;
   xn_test::ex_fill(ExKind::Integer, 0, false, false, c.m, c.n, c.k, a, c.lda, b, c.ldb,
                    rng);
-  xnExdgemmInfo_t info{};
+  xn::ExdgemmReport info{};
   run_and_check(c, a, b, make_c(c.m, c.n, c.ldc, 0.0, rng), 0, 0, "integers", &info);
   EXPECT_EQ(info.max_slices_a, 1);
   EXPECT_EQ(info.max_slices_b, 1);
@@ -303,6 +303,72 @@ TEST(Exdgemm, SliceCountsReported) {
 }
 
 // The public host API (no GPU here, or XN_DEVICE=cpu): both layouts, Fortran.
+// The workspace query (xnGetExdgemmWorkspaceSize, no handle needed): the
+// cublasDgemm statuses for bad arguments, 0 for an empty product, and a
+// budget of the reported size runs well-scaled data (phi = 0) in one block,
+// with the same bits as any other budget; a budget set through the option
+// shrinks the report to the blocks it allows.
+TEST(ExdgemmWorkspace, QueryCoversWellScaledDataInOneBlock) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::size_t bytes = 7;
+  EXPECT_EQ(
+      xnGetExdgemmWorkspaceSize(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, nullptr),
+      CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(
+      xnGetExdgemmWorkspaceSize(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, -1, 8, 8, &bytes),
+      CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(xnGetExdgemmWorkspaceSize(nullptr, cublasOperation_t(9), CUBLAS_OP_N, 8, 8, 8,
+                                      &bytes),
+            CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(bytes, 7u);
+  ASSERT_EQ(xnGetExdgemmWorkspaceSize(nullptr, CUBLAS_OP_T, CUBLAS_OP_N, 5, 0, 8, &bytes),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(bytes, 0u);
+
+  Case c{true, false, 150, 130, 120, 120, 120, 151, 1.5, 0.25};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  ASSERT_EQ(xnGetExdgemmWorkspaceSize(nullptr, CUBLAS_OP_T, CUBLAS_OP_N, int(c.m),
+                                      int(c.n), int(c.k), &bytes),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_GT(bytes, xn::kExdgemmCounterBytes);
+  const std::size_t budget =
+      bytes - xn::kExdgemmCounterBytes;  // the CPU keeps no counter
+  xn::ExdgemmReport info{};
+  const auto r0 = run_and_check(c, a, b, c0, 0, budget, "the query's budget", &info);
+  EXPECT_EQ(info.blocks, 1);
+  EXPECT_LE(info.workspace_bytes, budget);
+  EXPECT_LE(info.max_slices_a, xn::exdgemm_typical_slices(c.k));
+  EXPECT_LE(info.max_slices_b, xn::exdgemm_typical_slices(c.k));
+  const auto r1 = run_and_check(c, a, b, c0, 64, 0, "64 blocks", nullptr);
+  EXPECT_EQ(std::memcmp(r0.data(), r1.data(), r0.size() * 8), 0);
+
+  // The option's budget caps the report (never below the smallest block).
+  std::int64_t saved = 0;
+  ASSERT_EQ(xnGetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, &saved),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(
+      xnSetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, std::int64_t(budget / 3)),
+      CUBLAS_STATUS_SUCCESS);
+  std::size_t capped = 0;
+  EXPECT_EQ(xnGetExdgemmWorkspaceSize(nullptr, CUBLAS_OP_T, CUBLAS_OP_N, int(c.m),
+                                      int(c.n), int(c.k), &capped),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_LE(capped, budget / 3 + xn::kExdgemmCounterBytes);
+  EXPECT_GT(capped, xn::kExdgemmCounterBytes);
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 1),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(xnGetExdgemmWorkspaceSize(nullptr, CUBLAS_OP_T, CUBLAS_OP_N, int(c.m),
+                                      int(c.n), int(c.k), &capped),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_GT(capped, 1u) << "the smallest block's need, not the budget";
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, saved),
+            CUBLAS_STATUS_SUCCESS);
+}
+
 TEST(ExdgemmHost, CblasBothLayoutsAndFortran) {
   std::mt19937_64 rng(xn_test::fresh_seed());
   const int m = 13, n = 11, k = 17;

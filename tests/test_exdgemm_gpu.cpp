@@ -376,4 +376,86 @@ TEST_F(GpuExdgemm, OneGiBBudgetAt16384GivesTheSameBits) {
   EXPECT_TRUE(xn_test::same_bits(dC1.download(), dC2.download()));
 }
 
+// The handle's one workspace: a buffer of xnGetExdgemmWorkspaceSize bytes
+// supplied through xnSetWorkspace serves xnExdgemm (C in one block for
+// well-scaled data, the same bits as the library's own workspace), then
+// xnDngemm and xnDsymv on the same handle; a buffer smaller than the
+// smallest block gives ALLOC_FAILED with C untouched.
+TEST_F(GpuExdgemm, SuppliedWorkspaceServesEveryRoutine) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  const Case c{false, true, 300, 257, 200, 300, 257, 301, -0.75, 1.5};
+  std::vector<double> a(std::size_t(c.lda) * c.k), b(std::size_t(c.ldb) * c.k);
+  for (auto &x : a) x = xn_test::u53(rng) - 0.5;
+  for (auto &x : b) x = xn_test::u53(rng) - 0.5;
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  const std::vector<double> own = run(c, a, b, c0);
+
+  std::size_t bytes = 0;
+  ASSERT_EQ(
+      xnGetExdgemmWorkspaceSize(h_, CUBLAS_OP_N, CUBLAS_OP_T, c.m, c.n, c.k, &bytes),
+      CUBLAS_STATUS_SUCCESS);
+  xnRelease(h_);
+  DeviceBuffer<char> ws(bytes);
+  ASSERT_EQ(xnSetWorkspace(h_, ws.get(), bytes), CUBLAS_STATUS_SUCCESS);
+  const std::vector<double> sup = run(c, a, b, c0);
+  EXPECT_TRUE(xn_test::same_bits(own, sup));
+  check_oracle(c, a, b, c0, sup, "supplied workspace");
+  xnExdgemmInfo_t info{};
+  ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(info.blocks, 1);
+  EXPECT_LE(info.workspace_bytes + 256, bytes);
+  std::size_t held = 0;
+  ASSERT_EQ(xnGetWorkspaceHeld(h_, &held), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(held, bytes);
+
+  // The same buffer for xnDngemm (recursing: a small leaf) and xnDsymv.
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 64), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_MIN_SIZE_D, 0), CUBLAS_STATUS_SUCCESS);
+  const int n = 256;
+  std::size_t need = 0;
+  ASSERT_EQ(xnGetWorkspaceSize(h_, 'd', CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &need),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_GT(need, 0u);
+  ASSERT_LE(need, bytes);
+  DeviceBuffer<double> dA, dC(std::size_t(n) * n);
+  std::vector<double> sq(std::size_t(n) * n);
+  for (auto &x : sq) x = xn_test::u53(rng);
+  dA.upload(sq);
+  const double one = 1.0, zero = 0.0;
+  ASSERT_EQ(xnDngemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.get(), n, dA.get(),
+                     n, &zero, dC.get(), n),
+            CUBLAS_STATUS_SUCCESS);
+  int levels = -1;
+  ASSERT_EQ(xnGetLastLevels(h_, &levels), CUBLAS_STATUS_SUCCESS);
+  EXPECT_GE(levels, 1);
+  std::size_t symv = 0;
+  ASSERT_EQ(xnGetSymvWorkspaceSize(h_, 'd', CUBLAS_FILL_MODE_LOWER, n, &symv),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_LE(symv, bytes);
+  DeviceBuffer<double> dx, dy;
+  dx.upload(std::vector<double>(sq.begin(), sq.begin() + n));
+  dy.upload(std::vector<double>(std::size_t(n), 0.0));
+  EXPECT_EQ(xnDsymv(h_, CUBLAS_FILL_MODE_LOWER, n, &one, dA.get(), n, dx.get(), 1, &zero,
+                    dy.get(), 1),
+            CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(xnGetWorkspaceHeld(h_, &held), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(held, bytes) << "a supplied workspace is never replaced";
+
+  // Too small for even one 64-row block: ALLOC_FAILED, C untouched.
+  xnRelease(h_);
+  ASSERT_EQ(xnSetWorkspace(h_, ws.get(), 256), CUBLAS_STATUS_SUCCESS);
+  DeviceBuffer<double> dA2, dB2, dC2;
+  dA2.upload(a);
+  dB2.upload(b);
+  dC2.upload(c0);
+  EXPECT_EQ(xnExdgemm(h_, CUBLAS_OP_N, CUBLAS_OP_T, c.m, c.n, c.k, &c.alpha, dA2.get(),
+                      c.lda, dB2.get(), c.ldb, &c.beta, dC2.get(), c.ldc),
+            CUBLAS_STATUS_ALLOC_FAILED);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(xn_test::same_bits(dC2.download(), c0));
+}
+
 }  // namespace

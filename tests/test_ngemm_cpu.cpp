@@ -1,7 +1,7 @@
 // test_ngemm_cpu.cpp - the CPU backend against the exact MPFR oracle:
 // a sweep of shapes, transposes, leading dimensions, alpha/beta and
 // recursion depths under a componentwise error bound; the preload-versus-
-// recursion claim of seed 000 §4.1; NaN/Inf propagation; the non-negative
+// recursion claim of Badin et al., ICS'13, §4.1; NaN/Inf propagation; the non-negative
 // check; the workspace limit; B-side temporaries stored non-transposed for
 // a transposed op(B); the public host API on the CPU.
 #include <gtest/gtest.h>
@@ -92,8 +92,8 @@ const char *type_name() {
 // These are worst cases: every rounding error of the same sign, every
 // operand at its largest. Measured in the library's regime the ratio stays
 // below about 0.2 at every depth (the sweep prints it), so the sweep also
-// asserts the empirical claim of seed 000 §4.2, that on non-negative data the
-// schedule is as accurate as the classical product: ratio <= c_0 = 1.
+// asserts the empirical claim of Badin et al., ICS'13, §4.2, that on non-negative data
+// the schedule is as accurate as the classical product: ratio <= c_0 = 1.
 //
 // A componentwise bound cannot hold for every non-negative input: an error
 // of M6 = (A21 + A22 - A11)(B22 - B12 + B11) lands in C12 even when A11, A12
@@ -417,7 +417,7 @@ void sweep() {
   for (int l = 0; l <= kMaxLevels; ++l) {
     // The measurement measures something: rounding errors do occur.
     EXPECT_GT(stats.regime[l], 0) << "L" << l;
-    // Seed 000 §4.2: on non-negative inputs the schedule behaves like the
+    // Badin et al., ICS'13, §4.2: on non-negative inputs the schedule behaves like the
     // classical product in accuracy. Measured: at most about 0.2 at every
     // depth, so c_0 = 1 holds with room, far inside the worst-case c_L.
     EXPECT_LE(stats.regime[l], 1.0) << "L" << l << ": " << xn_test::describe_seed(seed);
@@ -428,7 +428,7 @@ TEST(CpuAccuracy, SweepDouble) { sweep<double>(); }
 TEST(CpuAccuracy, SweepFloat) { sweep<float>(); }
 
 // ---------------------------------------------------------------------------
-// c: seed 000 §4.1. A preload leaf (one running sum along k per entry, as a
+// c: Badin et al., ICS'13, §4.1. A preload leaf (one running sum along k per entry, as a
 // GPU GEMM does) accumulates rounding errors along chains of length k; the
 // recursion cuts them to k / 2^L, so three levels over preload leaves are
 // more accurate than the preload loop over the whole product.
@@ -684,7 +684,7 @@ TEST(CpuAccuracy, WorkspaceLimitLowersTheDepth) {
 
 // ---------------------------------------------------------------------------
 // g: B-side temporaries stored non-transposed (XN_OPT_PACK_TRANS_B, plan.h
-// stores_t_normal). With op(B) transposed, T1..T4 of seed 000 Table 1 are
+// stores_t_normal). With op(B) transposed, T1..T4 of Badin et al., ICS'13, Table 1 are
 // formed by transposing add/subs into a non-transposed T, so the products
 // that read T (M4..M7) get a non-transposed B while M1..M3 read B's
 // quadrants as transposed views. T holds the same values either way and the

@@ -522,7 +522,7 @@ TEST_F(GpuNgemm, NonTransposedBTempsOnAndOffAgreeWithCublasAndTheOracle) {
 // The transposing add/sub kernel alone, through the CUDA backend: every shape
 // class (a partial tile on either side, thin, more column tiles than the
 // grid's y dimension holds), each orientation pair, + and -, in place on the
-// non-transposed operand (T = B22 - T of seed 000 Table 1), both precisions:
+// non-transposed operand (T = B22 - T of Badin et al., ICS'13, Table 1), both precisions:
 // bit for bit the host's ew_add/ew_sub, D's padding untouched. With `copy`,
 // the same kernel's transposing copy D = op(X) (the packed quadrant of op(B),
 // plan.h): bit for bit X, -0 and all. A transposed operand's leading

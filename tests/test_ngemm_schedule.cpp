@@ -106,7 +106,7 @@ TEST(ScheduleTable, SymbolicallyEqualsClassicalProduct) {
 }
 
 TEST(ScheduleTable, WinogradWritesCOnlyByAssignmentOrAddition) {
-  // Seed 000, section 4.2: no Diff step ever targets C or U, and every Store
+  // Badin et al., ICS'13, section 4.2: no Diff step ever targets C or U, and every Store
   // into C adds U (never subtracts). Structural, as the table allows no
   // "C -= ...": a Store/Product into C is "=" or "+=" by construction; what
   // must also hold is that the bilinear form stored in U is never negated.

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "core/args.h"
+#include "api/args.h"
 #include "core/options.h"
-#include "kernels/symv_launch.h"
+#include "core/symv_variants.h"
 #include "numerics/symv_layout.h"
 #include "xngemm.h"
 
@@ -30,6 +30,7 @@ const cublasFillMode_t kLower = CUBLAS_FILL_MODE_LOWER, kUpper = CUBLAS_FILL_MOD
 const cublasFillMode_t kFull = CUBLAS_FILL_MODE_FULL;
 const cublasFillMode_t kJunk = static_cast<cublasFillMode_t>(7);
 const cublasFillMode_t kNegative = static_cast<cublasFillMode_t>(-1);
+const xn::Fill kL = xn::Fill::Lower, kU = xn::Fill::Upper;
 // Not a real handle: only compared with NULL before the checks return.
 const cublasHandle_t kFake = reinterpret_cast<cublasHandle_t>(std::uintptr_t(0x1));
 
@@ -172,7 +173,8 @@ void check_sizes_for_defaults(const char *what) {
     const bool dbl = prec == 'd' || prec == 'D';
     for (cublasFillMode_t uplo : {kLower, kUpper})
       for (int n : kSizes) {
-        const xn::SymvVariant &v = xn::symv_variant(int(variant), dbl, n, uplo == kLower);
+        const xn::SymvVariant &v =
+            xn::symv_variant(int(variant), dbl, n, uplo == kLower ? kL : kU);
         std::size_t bytes = 12345;
         ASSERT_EQ(xnGetSymvWorkspaceSize(nullptr, prec, uplo, n, &bytes), kOk);
         EXPECT_EQ(bytes, expected_bytes(v, n, uplo == kLower, dbl ? 8 : 4))
@@ -194,8 +196,8 @@ void check_sizes_for_defaults(const char *what) {
         ASSERT_EQ(xnGetSymvWorkspaceSize(nullptr, prec, uplo == kLower ? kUpper : kLower,
                                          n, &other),
                   kOk);
-        if (&xn::symv_variant(int(variant), dbl, n, true) !=
-            &xn::symv_variant(int(variant), dbl, n, false)) {
+        if (&xn::symv_variant(int(variant), dbl, n, kL) !=
+            &xn::symv_variant(int(variant), dbl, n, kU)) {
           continue;
         }
         if (uplo == kLower) {
@@ -232,7 +234,15 @@ TEST(SymvApi, WorkspaceSizeFollowsTheDefaultVariant) {
     std::int64_t v;
     ~Restore() { xnSetOption(nullptr, XN_OPT_SYMV_VARIANT, v); }
   } restore{saved};
-  for (int id = 0; id <= xn::symv_variant_count(); ++id) {
+  // Every id a build can have: the compiled ones (the defaults, and the
+  // tuning variants with XN_BUILD_TUNING) are accepted, the others rejected.
+  int last = 0;
+  for (int id = 0; id <= xn::kSymvMaxVariantId; ++id) {
+    if (id > 0 && !xn::symv_variant_compiled(id)) {
+      EXPECT_EQ(xnSetOption(nullptr, XN_OPT_SYMV_VARIANT, id), kBad) << id;
+      continue;
+    }
+    last = id;
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_SYMV_VARIANT, id), kOk) << id;
     std::int64_t got = -1;
     ASSERT_EQ(xnGetOption(nullptr, XN_OPT_SYMV_VARIANT, &got), kOk);
@@ -241,9 +251,10 @@ TEST(SymvApi, WorkspaceSizeFollowsTheDefaultVariant) {
     if (HasFailure()) return;
   }
   EXPECT_EQ(xnSetOption(nullptr, XN_OPT_SYMV_VARIANT, -1), kBad);
+  EXPECT_EQ(xnSetOption(nullptr, XN_OPT_SYMV_VARIANT, xn::kSymvMaxVariantId + 1), kBad);
   std::int64_t got = -1;
   ASSERT_EQ(xnGetOption(nullptr, XN_OPT_SYMV_VARIANT, &got), kOk);
-  EXPECT_EQ(got, xn::symv_variant_count()) << "a rejected value must change nothing";
+  EXPECT_EQ(got, last) << "a rejected value must change nothing";
 }
 
 TEST(SymvApi, SetWorkspaceChecksBeforeTouchingTheHandle) {

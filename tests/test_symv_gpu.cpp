@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "backend/cuda/handle_state.h"
+#include "kernels/symv_launch.h"
 #include "support/dd_reference.h"
 #include "support/gpu_support.h"
 #include "support/test_support.h"
-#include "kernels/symv_launch.h"
 #include "xngemm.h"
 
 namespace {
@@ -658,7 +658,8 @@ TEST_F(GpuSymv, DefaultPathIsBitwiseReproducible) {
 
 // ------------------------------------------------------------ variants
 
-// Every compiled variant (XN_OPT_SYMV_VARIANT = 1 .. symv_variant_count()):
+// Every compiled variant (the tuned defaults, and the tuning variants in a
+// build with XN_BUILD_TUNING; core/symv_variants.h):
 // the handle's workspace query follows the variant; exact results with the
 // library's workspace and with a supplied one of exactly the reported size
 // (NaN-filled, guard zone checked), bit-identical between the two.
@@ -666,13 +667,14 @@ class GpuSymvVariants : public GpuSymv {
  protected:
   template <class T>
   bool variant_case(int id, const Spec &base, std::mt19937_64 &rng) {
-    const xn::SymvVariant &v = xn::symv_variant(id, sizeof(T) == 8, base.n, base.lower);
+    const xn::Fill fill = base.lower ? xn::Fill::Lower : xn::Fill::Upper;
+    const xn::SymvVariant &v = xn::symv_variant(id, sizeof(T) == 8, base.n, fill);
     std::size_t bytes = 0;
     const cublasFillMode_t uplo =
         base.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
     EXPECT_EQ(xnGetSymvWorkspaceSize(h_, Symv<T>::kPrec, uplo, base.n, &bytes),
               CUBLAS_STATUS_SUCCESS);
-    EXPECT_EQ(bytes, xn::symv_workspace_elems(v, base.n, base.lower) * sizeof(T))
+    EXPECT_EQ(bytes, xn::symv_workspace_elems(v, base.n, fill) * sizeof(T))
         << "variant " << id;
     Spec s = base;
     s.ws = Ws::Owned;
@@ -691,10 +693,11 @@ class GpuSymvVariants : public GpuSymv {
     const std::uint64_t seed = fresh_seed();
     SCOPED_TRACE(xn_test::describe_seed(seed));
     std::mt19937_64 rng(seed);
-    const int count = xn::symv_variant_count();
-    ASSERT_GE(count, 1);
+    const std::size_t count = xn::symv_compiled_count();
+    ASSERT_GE(count, 1u);
     int k = 0;
-    for (int id = 1; id <= count; ++id) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const int id = xn::symv_compiled_variant(i).id;
       ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT, id), CUBLAS_STATUS_SUCCESS);
       for (int n : sizes)
         for (bool lower : {true, false}) {
@@ -741,11 +744,15 @@ TEST_F(GpuSymv, VariantZeroIsTheDefaultEntry) {
   const std::vector<double> d0 = run(p);
   const std::vector<float> f0 = run(pf);
   ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT,
-                        xn::symv_default_variant(true, s.n, s.lower).id),
+                        xn::symv_default_variant(
+                            true, s.n, s.lower ? xn::Fill::Lower : xn::Fill::Upper)
+                            .id),
             CUBLAS_STATUS_SUCCESS);
   EXPECT_TRUE(xn_test::same_bits(run(p), d0));
   ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT,
-                        xn::symv_default_variant(false, s.n, s.lower).id),
+                        xn::symv_default_variant(
+                            false, s.n, s.lower ? xn::Fill::Lower : xn::Fill::Upper)
+                            .id),
             CUBLAS_STATUS_SUCCESS);
   EXPECT_TRUE(xn_test::same_bits(run(pf), f0));
 }
@@ -1022,14 +1029,16 @@ TEST_F(GpuSymv, WorkspaceQueryFollowsTheHandleVariant) {
           CUBLAS_STATUS_SUCCESS);
       EXPECT_EQ(with_handle, without) << prec << " " << n;
     }
-  for (int id = 1; id <= xn::symv_variant_count(); ++id) {
+  for (std::size_t i = 0; i < xn::symv_compiled_count(); ++i) {
+    const int id = xn::symv_compiled_variant(i).id;
     ASSERT_EQ(xnSetOption(h_, XN_OPT_SYMV_VARIANT, id), CUBLAS_STATUS_SUCCESS);
     std::size_t bytes = 0;
     ASSERT_EQ(xnGetSymvWorkspaceSize(h_, 'd', CUBLAS_FILL_MODE_LOWER, 1000, &bytes),
               CUBLAS_STATUS_SUCCESS);
-    EXPECT_EQ(
-        bytes,
-        xn::symv_workspace_elems(xn::symv_variant(id, true, 1000, true), 1000, true) * 8);
+    const xn::Fill lower = xn::Fill::Lower;
+    EXPECT_EQ(bytes, xn::symv_workspace_elems(xn::symv_variant(id, true, 1000, lower),
+                                              1000, lower) *
+                         8);
   }
 }
 

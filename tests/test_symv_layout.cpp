@@ -35,14 +35,16 @@
 #include <string>
 #include <vector>
 
-#include "support/test_support.h"
-#include "kernels/symv_launch.h"
+#include "core/symv_variants.h"
 #include "numerics/symv_layout.h"
+#include "support/test_support.h"
 
 namespace {
 
 using std::int64_t;
 namespace sv = xn::symv;
+const xn::Fill kL = xn::Fill::Lower, kU = xn::Fill::Upper;
+xn::Fill fill(bool lower) { return lower ? kL : kU; }
 
 const int64_t kHuge = int64_t(1) << 30;  // a chunk longer than any row
 // Thread groups of symv_reduce_kernel in double precision (the emulation
@@ -498,22 +500,22 @@ TEST(SymvLayout, SlotArithmeticAndBijectionOverSizesAndChunks) {
 
 // The layouts the compiled variants really use (chunk 0 = a whole row).
 TEST(SymvLayout, CompiledVariantsLayouts) {
-  const int count = xn::symv_variant_count();
-  ASSERT_GE(count, 1);
-  for (int id = 1; id <= count; ++id) {
+  ASSERT_GE(xn::symv_compiled_count(), 1u);
+  for (std::size_t i = 0; i < xn::symv_compiled_count(); ++i) {
+    const int id = xn::symv_compiled_variant(i).id;
     // Single precision fits every variant; double falls back to its default
     // for the ones whose shared-memory ring would not fit.
-    const xn::SymvVariant &v = xn::symv_variant(id, false, 1000, true);
+    const xn::SymvVariant &v = xn::symv_variant(id, false, 1000, kL);
     ASSERT_EQ(v.id, id);
     ASSERT_TRUE(xn::symv_variant_fits(v, false)) << id;
     for (int64_t n : {int64_t(100), int64_t(20000)})
       for (bool lower : {true, false}) {
-        ASSERT_EQ(&xn::symv_variant(id, false, n, lower), &v);
+        ASSERT_EQ(&xn::symv_variant(id, false, n, fill(lower)), &v);
         if (xn::symv_variant_fits(v, true)) {
-          ASSERT_EQ(&xn::symv_variant(id, true, n, lower), &v);
+          ASSERT_EQ(&xn::symv_variant(id, true, n, fill(lower)), &v);
         } else {
-          ASSERT_EQ(&xn::symv_variant(id, true, n, lower),
-                    &xn::symv_default_variant(true, n, lower));
+          ASSERT_EQ(&xn::symv_variant(id, true, n, fill(lower)),
+                    &xn::symv_default_variant(true, n, fill(lower)));
         }
       }
     ASSERT_TRUE(v.nb % 32 == 0 && v.nb > 0) << id;
@@ -524,12 +526,12 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
     for (int64_t n : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(1000),
                       int64_t(4097)})
       for (bool lower : {true, false}) {
-        const sv::Layout L = xn::symv_layout(v, n, lower);
+        const sv::Layout L = xn::symv_layout(v, n, fill(lower));
         EXPECT_EQ(L.chunk, v.chunk > 0 ? v.chunk : L.nt) << id;
         if (v.chunk == 0) {
           EXPECT_EQ(sv::max_chunks(L), 1);
         }
-        EXPECT_EQ(xn::symv_workspace_elems(v, n, lower),
+        EXPECT_EQ(xn::symv_workspace_elems(v, n, fill(lower)),
                   std::size_t(sv::workspace_elems(L)));
         check_bijection(L);
         if (v.regs) {
@@ -537,39 +539,45 @@ TEST(SymvLayout, CompiledVariantsLayouts) {
           check_tile_grid(L);
         }
       }
-    EXPECT_EQ(xn::symv_workspace_elems(v, 0, true), 0u);
+    EXPECT_EQ(xn::symv_workspace_elems(v, 0, kL), 0u);
   }
-  // Id 0 and out-of-range ids give the default for the precision, order and
-  // triangle, which is one of the table's and fits its precision.
+  // Id 0, ids not compiled and out-of-range ids give the default for the precision, order
+  // and triangle, which is one of the table's and fits its precision.
   for (bool dbl : {true, false})
     for (int64_t n : {int64_t(0), int64_t(1), int64_t(8192), int64_t(8193),
                       int64_t(16384), int64_t(16385), int64_t(40000)})
       for (bool lower : {true, false}) {
-        const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, lower);
-        EXPECT_TRUE(d.id >= 1 && d.id <= count);
+        const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, fill(lower));
+        EXPECT_TRUE(d.id >= 1 && d.id <= xn::kSymvMaxVariantId);
+        EXPECT_TRUE(xn::symv_variant_compiled(d.id));
         EXPECT_TRUE(xn::symv_variant_fits(d, dbl));
-        EXPECT_EQ(&xn::symv_variant(0, dbl, n, lower), &d);
-        EXPECT_EQ(&xn::symv_variant(count + 1, dbl, n, lower), &d);
-        EXPECT_EQ(&xn::symv_variant(-3, dbl, n, lower), &d);
+        EXPECT_EQ(&xn::symv_variant(0, dbl, n, fill(lower)), &d);
+        EXPECT_EQ(&xn::symv_variant(xn::kSymvMaxVariantId + 1, dbl, n, fill(lower)), &d);
+        // Ids of variants this build does not compile (no XN_BUILD_TUNING).
+        for (int id = 1; id <= xn::kSymvMaxVariantId; ++id)
+          if (!xn::symv_variant_compiled(id)) {
+            EXPECT_EQ(&xn::symv_variant(id, dbl, n, fill(lower)), &d) << id;
+          }
+        EXPECT_EQ(&xn::symv_variant(-3, dbl, n, fill(lower)), &d);
       }
   // The rule (docs/performance.md, runs 10 and 11): the register tile
   // kernel in both precisions, at every order and in both triangles; double
   // changes variant once, at n = 8192, single never.
   for (bool dbl : {true, false})
     for (int64_t n : {int64_t(1), int64_t(8192), int64_t(8193), int64_t(40000)}) {
-      const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, true);
+      const xn::SymvVariant &d = xn::symv_default_variant(dbl, n, kL);
       EXPECT_EQ(d.regs, 1) << dbl << " " << n;
-      EXPECT_EQ(&xn::symv_default_variant(dbl, n, false), &d) << dbl << " " << n;
+      EXPECT_EQ(&xn::symv_default_variant(dbl, n, kU), &d) << dbl << " " << n;
     }
-  EXPECT_EQ(&xn::symv_default_variant(true, 1, true),
-            &xn::symv_default_variant(true, 8192, true));
-  EXPECT_NE(&xn::symv_default_variant(true, 8192, true),
-            &xn::symv_default_variant(true, 8193, true));
-  EXPECT_EQ(&xn::symv_default_variant(true, 8193, true),
-            &xn::symv_default_variant(true, 40000, true));
+  EXPECT_EQ(&xn::symv_default_variant(true, 1, kL),
+            &xn::symv_default_variant(true, 8192, kL));
+  EXPECT_NE(&xn::symv_default_variant(true, 8192, kL),
+            &xn::symv_default_variant(true, 8193, kL));
+  EXPECT_EQ(&xn::symv_default_variant(true, 8193, kL),
+            &xn::symv_default_variant(true, 40000, kL));
   for (int64_t n : {int64_t(8192), int64_t(16384), int64_t(16385), int64_t(40000)})
-    EXPECT_EQ(&xn::symv_default_variant(false, 1, true),
-              &xn::symv_default_variant(false, n, true))
+    EXPECT_EQ(&xn::symv_default_variant(false, 1, kL),
+              &xn::symv_default_variant(false, n, kL))
         << n;
 }
 
@@ -717,7 +725,7 @@ class XSource {
   Violations &v_;
 };
 
-// The diagonal tile of block row p (seed 004 §4.2 mirroring): only its
+// The diagonal tile of block row p (Nath et al., SC'11, §4.2 mirroring): only its
 // stored triangle is loaded, into "shared memory" that starts as NaN (so an
 // element read before it is written shows up), and read back as the full
 // symmetric tile; it adds to the own row sums only.
@@ -1099,12 +1107,12 @@ TEST(SymvEmulation, CompiledVariants) {
   const std::uint64_t seed = xn_test::fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
   std::mt19937_64 rng(seed);
-  for (int id = 1; id <= xn::symv_variant_count(); ++id) {
-    const xn::SymvVariant &v = xn::symv_variant(id, false, 1000, true);
+  for (std::size_t i = 0; i < xn::symv_compiled_count(); ++i) {
+    const xn::SymvVariant &v = xn::symv_compiled_variant(i);
     for (int64_t n : {int64_t(1), int64_t(65), int64_t(300), int64_t(1100)})
       for (bool lower : {true, false})
         for (int64_t incx : {1, -2}) {
-          const sv::Layout L = xn::symv_layout(v, n, lower);
+          const sv::Layout L = xn::symv_layout(v, n, fill(lower));
           const EmuConfig cfg{v.nb, v.cols_per_warp, L.chunk,    reduce_groups(v.nb),
                               true, v.pieces,        v.regs != 0};
           const EmuCase c{n, n + 1, lower, incx, lower ? -1 : 3, 2, -1, false};

@@ -1,4 +1,4 @@
-// host_api.cpp - the BLAS extension of seed 000, section 6: sngemm_/dngemm_
+// host_api.cpp - the BLAS extension of Badin et al., ICS'13, section 6: sngemm_/dngemm_
 // (Fortran 77, SGEMM/DGEMM argument list) and cblas_sngemm/cblas_dngemm.
 //
 // Host memory in and out. With a GPU (XN_DEVICE=auto or gpu) the operands are
@@ -13,10 +13,10 @@
 #include <cstdio>
 #include <type_traits>
 
-#include "api/device_gemm.h"
+#include "api/args.h"
+#include "api/internal.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_exdgemm.h"
-#include "core/args.h"
 #include "core/options.h"
 #include "xngemm.h"
 
@@ -127,16 +127,12 @@ bool gpu_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
     cudaStreamSynchronize(s);
     return false;
   }
-  // The thread's handle follows the process-wide options.
+  // The thread's handle follows the process-wide options: every option of
+  // the table.
   const Options o = default_options();
-  for (int opt :
-       {XN_OPT_LEAF_SIZE_S, XN_OPT_LEAF_SIZE_D, XN_OPT_MAX_LEVELS, XN_OPT_CHECK_NONNEG,
-        XN_OPT_WORKSPACE_LIMIT, XN_OPT_LEAF_KCHAIN_S, XN_OPT_LEAF_KCHAIN_D,
-        XN_OPT_MIN_SIZE_S, XN_OPT_MIN_SIZE_D, XN_OPT_PACK_TRANS_B,
-        XN_OPT_EXDGEMM_WORKSPACE_LIMIT, XN_OPT_EXDGEMM_BLOCK}) {
-    std::int64_t v = 0;
-    read_option(o, opt, &v);
-    xnSetOption(t_gpu.handle, xnOption_t(opt), v);
+  for (std::size_t i = 0; i < option_count(); ++i) {
+    const OptionSpec &spec = option_table()[i];
+    xnSetOption(t_gpu.handle, xnOption_t(spec.id), o.*spec.field);
   }
   std::uint64_t before = 0, after = 0;
   xnGetNonNegFallbackCount(t_gpu.handle, &before);
@@ -186,10 +182,10 @@ void host_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T al
   if constexpr (std::is_same_v<T, double>) {
     if (routine == HostRoutine::Exdgemm) {
       const Options o = default_options();
-      xnExdgemmInfo_t info{};
+      ExdgemmReport info{};
       cpu_exdgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
                   std::size_t(o.exdgemm_workspace_limit), o.exdgemm_block, &info);
-      set_host_exdgemm_info(info);
+      set_host_exdgemm_info(to_public(info));
       return;
     }
   }

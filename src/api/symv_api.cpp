@@ -1,14 +1,15 @@
-// symv_api.cpp - xnSsymv/xnDsymv (cublas?symv's parameters) and their
-// workspace calls. The kernels are in kernels/symv_kernels.cu.
+// symv_api.cpp - xnSsymv/xnDsymv (cublas?symv's parameters): the argument
+// checks, the call guard and the kernels (kernels/symv_kernels.cu); and the
+// SYMV workspace calls.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <mutex>
 
-#include "api/device_gemm.h"
-#include "backend/cuda/handle_state.h"
-#include "core/args.h"
+#include "api/args.h"
+#include "api/internal.h"
+#include "backend/cuda/call_guard.h"
+#include "core/options.h"
 #include "kernels/symv_launch.h"
 #include "xngemm.h"
 
@@ -20,50 +21,33 @@ template <class T>
 cublasStatus_t device_symv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
                            const T *alpha, const T *A, int lda, const T *x, int incx,
                            const T *beta, T *y, int incy) {
-  cublasStatus_t cs = check_symv_device_args(handle, uplo, n, lda, incx, incy);
+  const cublasStatus_t cs = check_symv_device_args(handle, uplo, n, lda, incx, incy);
   if (cs != CUBLAS_STATUS_SUCCESS) return cs;
   if (n == 0) return CUBLAS_STATUS_SUCCESS;
-
-  cudaStream_t stream = nullptr;
-  bool dev_scalars = false;
-  if ((cs = handle_stream_and_mode(handle, &stream, &dev_scalars)) !=
-      CUBLAS_STATUS_SUCCESS)
-    return cs;
+  CallGuard guard(handle);
+  if (guard.status() != CUBLAS_STATUS_SUCCESS) return guard.status();
+  const bool dev = guard.device_scalars();
   // BLAS quick return: alpha = 0 and beta = 1 leave y as it is.
-  if (!dev_scalars && *alpha == T(0) && *beta == T(1)) return CUBLAS_STATUS_SUCCESS;
-  const bool alpha_is_zero = !dev_scalars && *alpha == T(0);
+  if (!dev && *alpha == T(0) && *beta == T(1)) return CUBLAS_STATUS_SUCCESS;
+  const bool alpha_is_zero = !dev && *alpha == T(0);
+  const Status entered = guard.enter();
+  if (entered != Status::Ok) return to_cublas(entered);
 
-  HandleState *hs = handle_state(handle);
-  if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;
-  std::lock_guard<std::mutex> lock(hs->mu);
-  Status s = ensure_device_resources(*hs, stream);
-  if (s == Status::Ok) s = order_after_last_call(*hs, stream);
-  if (s != Status::Ok) return to_cublas(s);
-
-  const bool lower = uplo == CUBLAS_FILL_MODE_LOWER;
-  const SymvVariant &v =
-      symv_variant(int(hs->opt.symv_variant), sizeof(T) == 8, n, lower);
-  const std::size_t bytes = symv_workspace_elems(v, n, lower) * sizeof(T);
+  HandleState &st = guard.state();
+  const Fill fill = fill_of(uplo);
+  const SymvVariant &v = symv_variant(int(st.opt.symv_variant), sizeof(T) == 8, n, fill);
+  const std::size_t bytes = symv_workspace_elems(v, n, fill) * sizeof(T);
   void *ws = nullptr;
   if (!alpha_is_zero) {
-    if (hs->symv_user) {
-      ws = hs->symv_user_bytes >= bytes ? hs->symv_user : nullptr;
-    } else {
-      ws = acquire_buffer(hs->symv_ws, bytes, stream);
-    }
+    ws = acquire_workspace(st, bytes, guard.stream());
     // Nothing has been enqueued that touches y: it is untouched.
-    if (!ws) {
-      mark_call_done(*hs, stream);
-      return CUBLAS_STATUS_ALLOC_FAILED;
-    }
+    if (!ws) return to_cublas(guard.finish(Status::AllocFailed));
   }
-  const ScalarArg<T> a{dev_scalars ? T(0) : *alpha, dev_scalars ? alpha : nullptr};
-  const ScalarArg<T> b{dev_scalars ? T(0) : *beta, dev_scalars ? beta : nullptr};
-  const cudaError_t e = launch_symv<T>(stream, v, lower, n, a, A, lda, x, incx, b, y,
-                                       incy, static_cast<T *>(ws), alpha_is_zero);
-  s = e == cudaSuccess ? Status::Ok : Status::ExecutionFailed;
-  const Status done = mark_call_done(*hs, stream);
-  return to_cublas(s != Status::Ok ? s : done);
+  const ScalarArg<T> a{dev ? T(0) : *alpha, dev ? alpha : nullptr};
+  const ScalarArg<T> b{dev ? T(0) : *beta, dev ? beta : nullptr};
+  const cudaError_t e = launch_symv<T>(guard.stream(), v, fill, n, a, A, lda, x, incx, b,
+                                       y, incy, static_cast<T *>(ws), alpha_is_zero);
+  return to_cublas(guard.finish(e == cudaSuccess ? Status::Ok : Status::ExecutionFailed));
 }
 
 }  // namespace
@@ -94,19 +78,12 @@ cublasStatus_t xnGetSymvWorkspaceSize(cublasHandle_t handle, char precision,
     return CUBLAS_STATUS_INVALID_VALUE;
   if ((uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER) || n < 0)
     return CUBLAS_STATUS_INVALID_VALUE;
-  std::int64_t variant = 0;
-  if (handle) {
-    HandleState *hs = handle_state(handle);
-    if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;
-    std::lock_guard<std::mutex> lock(hs->mu);
-    variant = hs->opt.symv_variant;
-  } else {
-    variant = default_options().symv_variant;
-  }
-  const bool lower = uplo == CUBLAS_FILL_MODE_LOWER;
-  const SymvVariant &v = symv_variant(int(variant), is_double, n, lower);
-  *bytes =
-      symv_workspace_elems(v, n, lower) * (is_double ? sizeof(double) : sizeof(float));
+  Options o;
+  const cublasStatus_t cs = options_of(handle, &o);
+  if (cs != CUBLAS_STATUS_SUCCESS) return cs;
+  const SymvVariant &v = symv_variant(int(o.symv_variant), is_double, n, fill_of(uplo));
+  *bytes = symv_workspace_elems(v, n, fill_of(uplo)) *
+           (is_double ? sizeof(double) : sizeof(float));
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -114,11 +91,9 @@ cublasStatus_t xnSetSymvWorkspace(cublasHandle_t handle, void *ptr, size_t bytes
   if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
   if ((ptr == nullptr) != (bytes == 0)) return CUBLAS_STATUS_INVALID_VALUE;
   if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return CUBLAS_STATUS_INVALID_VALUE;
-  HandleState *hs = handle_state(handle);
-  if (!hs) return CUBLAS_STATUS_ALLOC_FAILED;
-  std::lock_guard<std::mutex> lock(hs->mu);
-  hs->symv_user = ptr;
-  hs->symv_user_bytes = bytes;
+  const StateLock lock(handle, true);
+  if (!lock.state()) return CUBLAS_STATUS_ALLOC_FAILED;
+  set_user_workspace(*lock.state(), ptr, bytes);
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -1,6 +1,6 @@
 // exdgemm.h - the correctly rounded DGEMM (Ozaki scheme), written once over a
-// backend (ARCHITECTURE.md §2-3). The backends supply five phases, each a
-// pass of the shared __host__ __device__ numerics in kernels/:
+// backend (docs/design.md, "exdgemm"). The backends supply five phases, each a
+// pass of the shared __host__ __device__ numerics in src/numerics/:
 //
 //   scan_rows   per row of a view: highest/lowest set bit, non-finite flag
 //   mark_rows   per group of kGroupRows rows: which slices are nonzero
@@ -11,12 +11,16 @@
 //   gemm_exact  one DGEMM of the stacked slices: all slice products at once
 //   sum_block   one thread/iteration per entry: exdgemm_entry (NearSum)
 //
+// Workspace: head_space(bytes) gives the phase-1 region, body_space(bytes)
+// the slices and products after it; body_space may move the head region
+// (contents kept), whose address head_address() then gives.
 // op(B) is handled as the rows of op(B)^T, so every phase is written once.
-// Blocking of C is seed 001's "Type 1" (seed 002): a bm x bn block needs the
+// Blocking of C is the "Type 1" of Ozaki & Ogita (SCAN'12) as Mukunoki et
+// al. (PMAA'18) use it: a bm x bn block needs the
 // slices of bm rows of op(A) (s bm k), of bn columns of op(B) (t k bn) and
 // the s t bm bn slice products; stacking the s slices of A vertically and the
 // t slices of B horizontally makes those products one (s bm) x (t bn) x k
-// DGEMM, larger and so faster than the seed's batched small ones. Slices that
+// DGEMM, larger and so faster than the batched small ones. Slices that
 // are zero in a whole block are left out of the stack (no product computed).
 #pragma once
 
@@ -26,20 +30,25 @@
 #include <cstring>
 #include <vector>
 
-#include "core/status.h"
+#include "core/options.h"
+#include "core/types.h"
 #include "core/view.h"
 #include "numerics/exdgemm_entry.h"
 #include "numerics/ozaki_split.h"
-#include "xngemm.h"
 
 namespace xn {
 
-inline constexpr index_t kGroupRows = 64;  // granularity of the slice masks
+using exact::kGroupRows;
+using exact::SliceList;
 
-// Indices of a block's nonzero slices, passed by value to kernels.
-struct SliceList {
-  int n = 0;
-  unsigned char idx[exact::kMaxSlices];
+// What a call did (xnGetLastExdgemmInfo; the fields are documented there).
+struct ExdgemmReport {
+  int max_slices_a = 0, max_slices_b = 0;
+  int block_rows = 0, block_cols = 0;
+  std::int64_t blocks = 0;
+  double slice_products = 0;
+  std::int64_t wide_entries = 0;  // -1: not counted
+  std::size_t workspace_bytes = 0;
 };
 
 struct ExdgemmLimits {
@@ -136,25 +145,31 @@ inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
 // receives the report of xnGetLastExdgemmInfo.
 template <class Backend>
 Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B,
-                   MatView<double> C, const ExdgemmLimits &lim, xnExdgemmInfo_t *info) {
+                   MatView<double> C, const ExdgemmLimits &lim, ExdgemmReport *info) {
   using namespace ex_detail;
   const index_t m = C.rows, n = C.cols, k = A.cols;
   const int w = exact::slice_width(k);
   const MatView<const double> Bt{B.p, n, k, B.ld, !B.trans};  // rows = columns of op(B)
   const index_t groups_a = (m + kGroupRows - 1) / kGroupRows;
   const index_t groups_b = (n + kGroupRows - 1) / kGroupRows;
-  *info = xnExdgemmInfo_t{};
+  *info = ExdgemmReport{};
   info->wide_entries = -1;
 
-  // Phase 1: exponents and slice masks, then the one synchronisation.
+  // Phase 1: exponents and slice masks, then the one synchronisation. The
+  // phase-1 arrays start the head region.
   const std::size_t head = head_bytes(m, n);
+  exact::VectorInfo *info_a = nullptr, *info_b = nullptr;
+  std::uint64_t *masks_a = nullptr, *masks_b = nullptr;
+  auto place_head = [&](char *ws) {
+    info_a = reinterpret_cast<exact::VectorInfo *>(ws);
+    info_b = info_a + m;
+    masks_a = reinterpret_cast<std::uint64_t *>(
+        ws + round_up((m + n) * index_t(sizeof(exact::VectorInfo)), 256));
+    masks_b = masks_a + groups_a * exact::kMaskWords;
+  };
   char *ws = static_cast<char *>(be.head_space(head));
   if (!ws) return Status::AllocFailed;
-  auto *info_a = reinterpret_cast<exact::VectorInfo *>(ws);
-  exact::VectorInfo *info_b = info_a + m;
-  auto *masks_a = reinterpret_cast<std::uint64_t *>(
-      ws + round_up((m + n) * index_t(sizeof(exact::VectorInfo)), 256));
-  std::uint64_t *masks_b = masks_a + groups_a * exact::kMaskWords;
+  place_head(ws);
   Status s = be.scan_rows(A, info_a);
   if (s == Status::Ok) s = be.scan_rows(Bt, info_b);
   if (s == Status::Ok) s = be.mark_rows(A, info_a, w, masks_a);
@@ -174,9 +189,12 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   const Blocking blk =
       choose_blocking(m, n, k, s_all, t_all, lim.workspace_bytes, lim.force_block);
   if (blk.bm == 0) return Status::AllocFailed;
-  // A separate region, so growing it never moves the phase-1 arrays.
+  // The body follows the head in the handle's one workspace: growing it may
+  // move the head region (its contents kept), so the phase-1 arrays are
+  // placed again.
   char *body = static_cast<char *>(be.body_space(blk.bytes - head));
   if (!body) return Status::AllocFailed;
+  place_head(static_cast<char *>(be.head_address()));
   double *a_slices = reinterpret_cast<double *>(body);
   double *b_slices =
       reinterpret_cast<double *>(body + round_up(index_t(s_all) * blk.bm * k * 8, 256));
@@ -254,6 +272,62 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   info->slice_products = products;
   info->blocks = blocks;
   return s;
+}
+
+// Bytes a device backend keeps after the head region for its count of
+// entries summed by the wide accumulator (with padding).
+inline constexpr std::size_t kExdgemmCounterBytes = 256;
+
+// The workspace query (xnGetExdgemmWorkspaceSize): bytes an m x n x k call
+// uses when every row of op(A) and column of op(B) needs
+// exdgemm_typical_slices(k) slices (full 53-bit significands spread over at
+// most 2^11 within a row or column), with the largest blocks of C that the
+// options' budget allows (the automatic budget counts as unlimited: C in one
+// block) or the forced block. With that much memory supplied, such data
+// runs in those blocks; data of a wider range needs more slices and runs in
+// smaller blocks within it. 0 when the call reads no operand.
+inline int exdgemm_typical_slices(index_t k) {
+  const int w = exact::slice_width(k);
+  return (53 + 11 + w - 1) / w;
+}
+inline std::size_t exdgemm_workspace_bytes(index_t m, index_t n, index_t k,
+                                           const Options &opt) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const int s = exdgemm_typical_slices(k);
+  const std::size_t budget = opt.exdgemm_workspace_limit > 0
+                                 ? std::size_t(opt.exdgemm_workspace_limit)
+                                 : SIZE_MAX;
+  ex_detail::Blocking b =
+      ex_detail::choose_blocking(m, n, k, s, s, budget, opt.exdgemm_block);
+  // A budget below the smallest block: report what the smallest block needs
+  // (the call itself would return ALLOC_FAILED).
+  if (b.bm == 0) b = ex_detail::choose_blocking(m, n, k, s, s, SIZE_MAX, kGroupRows);
+  return b.bytes + kExdgemmCounterBytes;
+}
+
+// One call C = RN(alpha op(A) op(B) + beta C): the BLAS quick return, the
+// workspace budget from the options, then the scheme. Both backends' entry
+// points call this. Beyond exdgemm_run's phases the backend provides
+//   Status scale_by_beta(MatView<double> C);  C = beta C with the call's beta
+//   std::size_t automatic_budget();           budget when the option is 0
+//   std::size_t workspace_cap();              most workspace the call can have
+//                                             (the user's, or the handle's limit)
+// `alpha_zero`: alpha is known on the host to be 0.
+template <class Backend>
+Status exdgemm_driver(Backend &be, MatView<const double> A, MatView<const double> B,
+                      MatView<double> C, bool alpha_zero, const Options &opt,
+                      ExdgemmReport *info) {
+  *info = ExdgemmReport{};
+  if (C.rows == 0 || C.cols == 0) return Status::Ok;
+  // BLAS: C = beta C, A and B not read (RN(beta c) = fl(beta c)).
+  if (A.cols == 0 || alpha_zero) return be.scale_by_beta(C);
+  ExdgemmLimits lim;
+  lim.force_block = opt.exdgemm_block;
+  lim.workspace_bytes =
+      std::min(opt.exdgemm_workspace_limit > 0 ? std::size_t(opt.exdgemm_workspace_limit)
+                                               : be.automatic_budget(),
+               be.workspace_cap());
+  return exdgemm_run(be, A, B, C, lim, info);
 }
 
 }  // namespace xn

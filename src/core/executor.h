@@ -32,7 +32,7 @@
 
 #include "core/plan.h"
 #include "core/schedule.h"
-#include "core/status.h"
+#include "core/types.h"
 #include "core/view.h"
 #include "numerics/elementwise.h"
 
@@ -41,8 +41,8 @@ namespace xn {
 // A leaf product C = alpha A B + beta C as GEMMs over consecutive chunks of
 // k no longer than `kchain` (0: one GEMM), the first with beta and the
 // others accumulating (beta = 1).
-// A GPU GEMM sums along k in one running sum per entry ("preload", seed 000
-// section 3.4, Figure 4); a BLAS GEMM adds alpha*sum into beta*C only at the
+// A GPU GEMM sums along k in one running sum per entry ("preload", Badin et
+// al., ICS'13, section 3.4, Figure 4); a BLAS GEMM adds alpha*sum into beta*C only at the
 // end, so chunking k turns the leaf into the "postload" order of Figure 5 and
 // cuts its error chain from k to about kchain + k/kchain terms (eq. 3.4), for
 // one extra read and write of the leaf's C per extra chunk.
@@ -194,8 +194,8 @@ class ScheduleExecutor {
 
 // C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
 // schedule on the largest part whose dimensions are multiples of 2^levels,
-// then thin leaf GEMMs for the peeled strips (ARCHITECTURE.md section 2,
-// "Odd and rectangular sizes"). `ws` must hold
+// then thin leaf GEMMs for the peeled strips (docs/design.md,
+// "Views, orientation, peeling"). `ws` must hold
 // call_workspace_elems(m, n, k, levels, A.trans, B.trans, t_normal, pack)
 // elements.
 // When levels > 0, every leaf product (recursion leaves and the peeled strips

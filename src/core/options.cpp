@@ -1,188 +1,152 @@
-// options.cpp - option defaults, environment overrides and validation.
+// options.cpp - the option table, environment overrides and validation.
 #include "core/options.h"
-
-#include "kernels/symv_launch.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
-#include "xngemm.h"
+#include "core/symv_variants.h"
 
 namespace xn {
 
 namespace {
 
-// Reads an integer environment variable; leaves `out` alone if unset or junk.
-void env_int(const char *name, std::int64_t &out) {
+constexpr std::int64_t kInt31 = std::int64_t(1) << 31;
+constexpr std::int64_t kMaxI64 = INT64_MAX;
+
+bool is_compiled_symv_variant(std::int64_t v) {
+  return v == 0 || symv_variant_compiled(int(v));
+}
+
+// clang-format off
+// Defaults tuned on the H200 (docs/performance.md):
+// - leaf sizes and k-chains: single precision's elementwise passes move half
+//   the bytes, so one more level pays; chaining k at 1024 / 2048 makes the
+//   result at least 5x more accurate than cuBLAS from n = 16384 for 1-2 %
+//   of the time;
+// - crossover: single precision with one or two levels (n = 7168..13312)
+//   ran 0.97-1.09x cuBLAS; from 14336 up, 1.04-1.36x.
+constexpr OptionSpec kOptionTable[] = {
+  {0, "XN_OPT_LEAF_SIZE_S", "XN_LEAF_S", &Options::leaf_s, 1, kMaxI64, 2048, nullptr,
+   "recursion continues while the two largest dimensions stay at least this (the smallest at least half); single precision"},
+  {1, "XN_OPT_LEAF_SIZE_D", "XN_LEAF_D", &Options::leaf_d, 1, kMaxI64, 4096, nullptr,
+   "the same for double precision"},
+  {2, "XN_OPT_MAX_LEVELS", "XN_MAX_LEVELS", &Options::max_levels, 0, 30, 6, nullptr,
+   "cap on the recursion depth (0 = plain cuBLAS)"},
+  {3, "XN_OPT_CHECK_NONNEG", "XN_CHECK_NONNEG", &Options::check_nonneg, 0, 1, 0, nullptr,
+   "scan the inputs, fall back to the classical product on a negative entry"},
+  {4, "XN_OPT_WORKSPACE_LIMIT", "XN_WORKSPACE_LIMIT", &Options::workspace_limit, -1, kMaxI64, -1, nullptr,
+   "largest workspace (bytes) the library may allocate for a handle (-1 = no limit)"},
+  {5, "XN_OPT_LEAF_KCHAIN_S", "XN_KCHAIN_S", &Options::kchain_s, 0, kMaxI64, 1024, nullptr,
+   "longest k a leaf GEMM sums in one chain (longer leaves are split along k: more accurate, 1-2 % slower); single precision"},
+  {6, "XN_OPT_LEAF_KCHAIN_D", "XN_KCHAIN_D", &Options::kchain_d, 0, kMaxI64, 2048, nullptr,
+   "the same for double precision"},
+  {7, "XN_OPT_MIN_SIZE_S", "XN_MIN_SIZE_S", &Options::min_size_s, 0, kInt31, 14336, nullptr,
+   "no recursion for (m n k)^(1/3) below this: the call is exactly cuBLAS; single precision"},
+  {8, "XN_OPT_MIN_SIZE_D", "XN_MIN_SIZE_D", &Options::min_size_d, 0, kInt31, 0, nullptr,
+   "the same for double precision"},
+  {9, "XN_OPT_EXDGEMM_WORKSPACE_LIMIT", "XN_EXDGEMM_WORKSPACE_LIMIT", &Options::exdgemm_workspace_limit, 0, kMaxI64, 0, nullptr,
+   "xnExdgemm: workspace budget in bytes (0 = a quarter of the free device memory; 1 GiB on the CPU)"},
+  {10, "XN_OPT_EXDGEMM_BLOCK", "XN_EXDGEMM_BLOCK", &Options::exdgemm_block, 0, kInt31, 0, nullptr,
+   "xnExdgemm: force the block size of C (0 = chosen from the budget)"},
+  {11, "XN_OPT_PACK_TRANS_B", "XN_PACK_TRANS_B", &Options::normal_b_temps, -1, 1, -1, nullptr,
+   "with transb != N, store the B-side temporaries non-transposed and pack op(B)'s quadrants: -1 = double with transa = N, 0 = never, 1 = always"},
+  {12, "XN_OPT_SYMV_VARIANT", "XN_SYMV_VARIANT", &Options::symv_variant, 0, kSymvMaxVariantId, 0, is_compiled_symv_variant,
+   "xnSsymv/xnDsymv kernel variant (0 = the tuned default; others need XN_BUILD_TUNING)"},
+};
+// clang-format on
+constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];
+
+bool ids_are_positions() {
+  for (std::size_t i = 0; i < kOptionCount; ++i)
+    if (kOptionTable[i].id != int(i)) return false;
+  return true;
+}
+
+// Reads an integer environment variable; false if unset or not an integer.
+bool env_int(const char *name, std::int64_t *out) {
   const char *v = std::getenv(name);
-  if (!v || !*v) return;
+  if (!v || !*v) return false;
   errno = 0;
   char *end = nullptr;
   const long long x = std::strtoll(v, &end, 10);
-  if (errno == 0 && end && *end == '\0') out = x;
+  if (errno != 0 || !end || *end != '\0') return false;
+  *out = x;
+  return true;
 }
 
-std::mutex g_defaults_mutex;
+// The process-wide defaults. Options has a constructor that runs code, so
+// the storage is a function-local static: a static initialiser elsewhere
+// may set an option before this file's own statics are initialised.
+std::mutex g_defaults_mutex;  // constant-initialised
 bool g_defaults_ready = false;
-Options g_defaults;
+Options &defaults_storage() {
+  static Options o;
+  return o;
+}
 
 }  // namespace
 
+Options::Options() {
+  for (const OptionSpec &s : kOptionTable) this->*s.field = s.default_value;
+}
+
+const OptionSpec *option_table() { return kOptionTable; }
+std::size_t option_count() { return kOptionCount; }
+
+const OptionSpec *find_option(int id) {
+  // The table is in id order (checked once; a misordered table finds nothing).
+  static const bool ordered = ids_are_positions();
+  if (!ordered || id < 0 || std::size_t(id) >= kOptionCount) return nullptr;
+  return &kOptionTable[id];
+}
+
 Options options_from_environment() {
   Options o;
-  Options e = o;
-  env_int("XN_LEAF_S", e.leaf_s);
-  env_int("XN_LEAF_D", e.leaf_d);
-  env_int("XN_MAX_LEVELS", e.max_levels);
-  env_int("XN_CHECK_NONNEG", e.check_nonneg);
-  env_int("XN_WORKSPACE_LIMIT", e.workspace_limit);
-  env_int("XN_KCHAIN_S", e.kchain_s);
-  env_int("XN_KCHAIN_D", e.kchain_d);
-  env_int("XN_MIN_SIZE_S", e.min_size_s);
-  env_int("XN_MIN_SIZE_D", e.min_size_d);
-  env_int("XN_PACK_TRANS_B", e.normal_b_temps);
-  env_int("XN_EXDGEMM_WORKSPACE_LIMIT", e.exdgemm_workspace_limit);
-  env_int("XN_EXDGEMM_BLOCK", e.exdgemm_block);
-  env_int("XN_SYMV_VARIANT", e.symv_variant);
-  // Apply through the validator so a bad environment value cannot break an
-  // invariant; invalid ones are ignored.
-  apply_option(o, XN_OPT_LEAF_SIZE_S, e.leaf_s);
-  apply_option(o, XN_OPT_LEAF_SIZE_D, e.leaf_d);
-  apply_option(o, XN_OPT_MAX_LEVELS, e.max_levels);
-  apply_option(o, XN_OPT_CHECK_NONNEG, e.check_nonneg);
-  apply_option(o, XN_OPT_WORKSPACE_LIMIT, e.workspace_limit);
-  apply_option(o, XN_OPT_LEAF_KCHAIN_S, e.kchain_s);
-  apply_option(o, XN_OPT_LEAF_KCHAIN_D, e.kchain_d);
-  apply_option(o, XN_OPT_MIN_SIZE_S, e.min_size_s);
-  apply_option(o, XN_OPT_MIN_SIZE_D, e.min_size_d);
-  apply_option(o, XN_OPT_PACK_TRANS_B, e.normal_b_temps);
-  apply_option(o, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, e.exdgemm_workspace_limit);
-  apply_option(o, XN_OPT_EXDGEMM_BLOCK, e.exdgemm_block);
-  apply_option(o, XN_OPT_SYMV_VARIANT, e.symv_variant);
+  for (const OptionSpec &s : kOptionTable) {
+    std::int64_t v = 0;
+    // Through the validator, so a bad environment value cannot break an
+    // invariant; invalid ones are ignored.
+    if (env_int(s.env, &v)) apply_option(o, s.id, v);
+  }
   return o;
 }
 
 Options default_options() {
   std::lock_guard<std::mutex> lock(g_defaults_mutex);
   if (!g_defaults_ready) {
-    g_defaults = options_from_environment();
+    defaults_storage() = options_from_environment();
     g_defaults_ready = true;
   }
-  return g_defaults;
+  return defaults_storage();
 }
 
 void set_default_options(const Options &o) {
   std::lock_guard<std::mutex> lock(g_defaults_mutex);
-  g_defaults = o;
+  defaults_storage() = o;
   g_defaults_ready = true;
 }
 
 bool update_default_option(int option, std::int64_t value) {
   default_options();  // make sure the environment has been read
   std::lock_guard<std::mutex> lock(g_defaults_mutex);
-  return apply_option(g_defaults, option, value);
+  return apply_option(defaults_storage(), option, value);
 }
 
 bool apply_option(Options &o, int option, std::int64_t value) {
-  switch (option) {
-    case XN_OPT_LEAF_SIZE_S:
-      if (value < 1) return false;
-      o.leaf_s = value;
-      return true;
-    case XN_OPT_LEAF_SIZE_D:
-      if (value < 1) return false;
-      o.leaf_d = value;
-      return true;
-    case XN_OPT_MAX_LEVELS:
-      if (value < 0 || value > 30) return false;
-      o.max_levels = value;
-      return true;
-    case XN_OPT_CHECK_NONNEG:
-      if (value != 0 && value != 1) return false;
-      o.check_nonneg = value;
-      return true;
-    case XN_OPT_WORKSPACE_LIMIT:
-      if (value < -1) return false;
-      o.workspace_limit = value;
-      return true;
-    case XN_OPT_LEAF_KCHAIN_S:
-    case XN_OPT_LEAF_KCHAIN_D:
-      if (value < 0) return false;
-      (option == XN_OPT_LEAF_KCHAIN_S ? o.kchain_s : o.kchain_d) = value;
-      return true;
-    case XN_OPT_MIN_SIZE_S:
-    case XN_OPT_MIN_SIZE_D:
-      if (value < 0 || value > (std::int64_t(1) << 31)) return false;
-      (option == XN_OPT_MIN_SIZE_S ? o.min_size_s : o.min_size_d) = value;
-      return true;
-    case XN_OPT_PACK_TRANS_B:
-      if (value < -1 || value > 1) return false;
-      o.normal_b_temps = value;
-      return true;
-    case XN_OPT_EXDGEMM_WORKSPACE_LIMIT:
-      if (value < 0) return false;
-      o.exdgemm_workspace_limit = value;
-      return true;
-    case XN_OPT_EXDGEMM_BLOCK:
-      if (value < 0 || value > (std::int64_t(1) << 31)) return false;
-      o.exdgemm_block = value;
-      return true;
-    case XN_OPT_SYMV_VARIANT:
-      if (value < 0 || value > symv_variant_count()) return false;
-      o.symv_variant = value;
-      return true;
-    default:
-      return false;
-  }
+  const OptionSpec *s = find_option(option);
+  if (!s || value < s->min || value > s->max || (s->accept && !s->accept(value)))
+    return false;
+  o.*s->field = value;
+  return true;
 }
 
 bool read_option(const Options &o, int option, std::int64_t *value) {
-  if (!value) return false;
-  switch (option) {
-    case XN_OPT_LEAF_SIZE_S:
-      *value = o.leaf_s;
-      return true;
-    case XN_OPT_LEAF_SIZE_D:
-      *value = o.leaf_d;
-      return true;
-    case XN_OPT_MAX_LEVELS:
-      *value = o.max_levels;
-      return true;
-    case XN_OPT_CHECK_NONNEG:
-      *value = o.check_nonneg;
-      return true;
-    case XN_OPT_WORKSPACE_LIMIT:
-      *value = o.workspace_limit;
-      return true;
-    case XN_OPT_LEAF_KCHAIN_S:
-      *value = o.kchain_s;
-      return true;
-    case XN_OPT_LEAF_KCHAIN_D:
-      *value = o.kchain_d;
-      return true;
-    case XN_OPT_MIN_SIZE_S:
-      *value = o.min_size_s;
-      return true;
-    case XN_OPT_MIN_SIZE_D:
-      *value = o.min_size_d;
-      return true;
-    case XN_OPT_PACK_TRANS_B:
-      *value = o.normal_b_temps;
-      return true;
-    case XN_OPT_EXDGEMM_WORKSPACE_LIMIT:
-      *value = o.exdgemm_workspace_limit;
-      return true;
-    case XN_OPT_EXDGEMM_BLOCK:
-      *value = o.exdgemm_block;
-      return true;
-    case XN_OPT_SYMV_VARIANT:
-      *value = o.symv_variant;
-      return true;
-    default:
-      return false;
-  }
+  const OptionSpec *s = find_option(option);
+  if (!s || !value) return false;
+  *value = o.*s->field;
+  return true;
 }
 
 HostDevice host_device_from_environment() {

@@ -1,41 +1,38 @@
-// options.h - tuning and behaviour options (xnOption_t), per handle and
-// process-wide. Built-in defaults, then XN_* environment variables, then
-// explicit xnSetOption calls.
+// options.h - tuning and behaviour options, per handle and process-wide,
+// described once: kOptionTable (options.cpp) gives each option's id (the
+// value of its xnOption_t enumerator in include/xngemm.h), name,
+// environment variable, field of Options, range, default and a one-line
+// doc. Parsing of the environment, xnSetOption/xnGetOption and the host
+// API's copy of the process-wide options into its handles all walk that
+// table; a test checks that include/xngemm.h and the README's options table
+// agree with it.
+//
+// Precedence: the table's defaults, then XN_* environment variables (read
+// once), then explicit xnSetOption calls.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace xn {
 
+// One field per option; every field's default comes from the table.
 struct Options {
-  // Leaf sizes and k-splits tuned on the H200 (docs/performance.md): single
-  // precision's elementwise passes move half the bytes, so one more level pays.
-  std::int64_t leaf_s = 2048;
-  std::int64_t leaf_d = 4096;
-  std::int64_t max_levels = 6;
-  std::int64_t check_nonneg = 0;
-  std::int64_t workspace_limit = -1;  // bytes; -1 = unlimited
-  // Longest k a leaf GEMM sums in one chain (0 = no split): at least 5x more
-  // accurate than cuBLAS from n = 16384 for 1-2% of the time.
-  std::int64_t kchain_s = 1024;
-  std::int64_t kchain_d = 2048;
-  // No recursion below (m n k)^(1/3) = min_size. Single precision with one
-  // or two levels (n = 7168..13312, leaves of 2304-3584) measured 0.97-1.09x
-  // of cuBLAS on the H200; from 14336 up, 1.04-1.36x (docs/performance.md).
-  std::int64_t min_size_s = 14336;
-  std::int64_t min_size_d = 0;
+  std::int64_t leaf_s, leaf_d;          // leaf sizes (single, double)
+  std::int64_t max_levels;              // recursion depth cap
+  std::int64_t check_nonneg;            // scan inputs for negatives
+  std::int64_t workspace_limit;         // bytes the handle may allocate; -1 = none
+  std::int64_t kchain_s, kchain_d;      // longest k of one leaf chain; 0 = no split
+  std::int64_t min_size_s, min_size_d;  // no recursion below (m n k)^(1/3) = this
   // Store the B-side temporaries non-transposed when op(B) is transposed
-  // (XN_OPT_PACK_TRANS_B, a name kept from the packing it replaced): -1
-  // automatic (double precision with op(A) = A: cuBLAS's double NT leaves
-  // are slower than NN on the H200), 0 never, 1 whenever op(B) is
-  // transposed. plan.h's stores_t_normal() decides.
-  std::int64_t normal_b_temps = -1;
-  // xnExdgemm: workspace budget in bytes (0 = a quarter of the free device
-  // memory; 1 GiB on the CPU) and a forced block size of C (0 = automatic).
-  std::int64_t exdgemm_workspace_limit = 0;
-  std::int64_t exdgemm_block = 0;
-  // xnSsymv/xnDsymv: kernel variant (symv_launch.h table; 0 = tuned default).
-  std::int64_t symv_variant = 0;
+  // (XN_OPT_PACK_TRANS_B): -1 automatic, 0 never, 1 always; plan.h's
+  // stores_t_normal() decides.
+  std::int64_t normal_b_temps;
+  std::int64_t exdgemm_workspace_limit;  // exdgemm budget, bytes; 0 = automatic
+  std::int64_t exdgemm_block;            // forced block of C; 0 = automatic
+  std::int64_t symv_variant;             // SYMV kernel variant; 0 = tuned default
+
+  Options();  // the table's defaults
 
   std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
   std::int64_t kchain_for(bool is_double) const {
@@ -46,7 +43,24 @@ struct Options {
   }
 };
 
-// Built-in values overridden by the environment, read once.
+struct OptionSpec {
+  int id;                        // the xnOption_t value
+  const char *name;              // the enumerator's name, "XN_OPT_..."
+  const char *env;               // environment variable, "XN_..."
+  std::int64_t Options::*field;  // where the value lives
+  std::int64_t min, max;         // accepted range, inclusive
+  std::int64_t default_value;    // built-in value
+  bool (*accept)(std::int64_t);  // further check within the range, or nullptr
+  const char *doc;               // one line for the README's table
+};
+
+// The table, in id order (ids 0 .. option_count() - 1).
+const OptionSpec *option_table();
+std::size_t option_count();
+// The entry for `id`, or nullptr for an unknown option.
+const OptionSpec *find_option(int id);
+
+// Built-in values overridden by the environment (invalid values ignored).
 Options options_from_environment();
 
 // The process-wide defaults: what new handles and the host API start from.

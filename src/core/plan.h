@@ -24,13 +24,12 @@ inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
 // Largest L <= max_levels such that, halved L times, the two largest
 // dimensions are still at least `leaf` and the smallest at least leaf / 2.
 // For square shapes this is "recurse while every dimension is at least twice
-// the leaf size" (ARCHITECTURE.md section 2). The smallest dimension may go
-// lower because a level saves 1/8 of the product's flops while its
-// elementwise passes cost about (3mk + 3kn + 3.25mn) element moves: for
-// 32768 x 32768 x 8192 the second level still saves twice what it costs, and
-// a GEMM of 8192 x 8192 x 2048 runs at full speed (measured on the H200,
-// docs/performance.md). 0 means the classical leaf product.
-// No recursion at all when m n k < min_size^3 (the crossover option).
+// the leaf size" (docs/design.md, "Views, orientation, peeling"). The smallest dimension
+// may go lower because a level saves 1/8 of the product's flops while its elementwise
+// passes cost about (3mk + 3kn + 3.25mn) element moves: for 32768 x 32768 x 8192 the
+// second level still saves twice what it costs, and a GEMM of 8192 x 8192 x 2048 runs at
+// full speed (measured on the H200, docs/performance.md). 0 means the classical leaf
+// product. No recursion at all when m n k < min_size^3 (the crossover option).
 inline int choose_levels(index_t m, index_t n, index_t k, index_t leaf, int max_levels,
                          index_t min_size = 0) {
   if (leaf < 1) leaf = 1;
@@ -106,7 +105,7 @@ inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool
 //
 // cuBLAS runs its double NT leaves 5-20 % slower than NN on the H200
 // (docs/performance.md). With op(B) transposed, the pre-additions T1..T4 of
-// seed 000 Table 1 are then formed by a transposing add/sub straight into a
+// Badin et al., ICS'13, Table 1 are then formed by a transposing add/sub straight into a
 // non-transposed T (hk x hn), so the products that read T (M4..M7) recurse
 // as NN/TN. T has the same number of elements either way.
 //

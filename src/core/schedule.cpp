@@ -10,7 +10,7 @@ using K = StepKind;
 constexpr bool kAssign = false;
 constexpr bool kAdd = true;
 
-// Seed 000, Table 1, one row per line of the table ("Multiplication #").
+// Badin et al., ICS'13, Table 1, one row per line of the table ("Multiplication #").
 constexpr Step kWinogradNonNeg[] = {
     // 1: S = A21 + A22, T = B12 - B11, U = S x T, C12 = U, C22 = U
     {K::Sum, O::S, O::A21, O::A22, kAssign, O::None},
@@ -41,7 +41,7 @@ constexpr Step kWinogradNonNeg[] = {
 };
 
 const Schedule kWinogradNonNegSchedule{
-    "winograd-nonneg (seed 000, Table 1)", kWinogradNonNeg,
+    "winograd-nonneg (Badin et al., ICS'13, Table 1)", kWinogradNonNeg,
     sizeof(kWinogradNonNeg) / sizeof(kWinogradNonNeg[0]), 7};
 
 int c_index(Operand o) { return static_cast<int>(o) - static_cast<int>(O::C11); }

@@ -44,7 +44,7 @@ struct Schedule {
   int products;  // number of Product steps: 7 for Strassen-like schedules
 };
 
-// Seed 000 (Badin et al., ICS'13), section 4.2, Table 1: Winograd's variant of
+// Badin et al., ICS'13, section 4.2, Table 1: Winograd's variant of
 // Strassen's algorithm, scheduled so that C (and the temporary U) is written
 // only by assignment or addition. On non-negative A and B every product but
 // two is of non-negative operands, and nothing is ever subtracted from C.

@@ -5,14 +5,12 @@
 // the stored matrix is X (cols x rows) and op(X)(i, j) lives at p[j + i*ld].
 // Sub-blocks and quadrants of op(X) are taken on the stored matrix, so a
 // transposed operand is never copied: the flag passes through to the leaf GEMM
-// (ARCHITECTURE.md section 2, "Transposes without copies").
+// (docs/design.md, "Views, orientation, peeling").
 #pragma once
 
-#include <cstdint>
+#include "core/types.h"
 
 namespace xn {
-
-using index_t = std::int64_t;
 
 template <class T>
 struct MatView {

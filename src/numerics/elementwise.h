@@ -15,7 +15,7 @@ namespace xn {
 enum class ScalarKind : int { Zero = 0, One = 1, User = 2 };
 
 // Sum and difference of two operands (the pre-additions S = X +/- Y,
-// T = X +/- Y of seed 000, Table 1).
+// T = X +/- Y of Badin et al., ICS'13, Table 1).
 template <class T>
 XN_HD T ew_add(T x, T y) {
   return x + y;

@@ -5,7 +5,7 @@
 // With the split of ozaki_split.h, entry (i, j) of op(A) op(B) is exactly
 //     X = sum_{r,q} P_rq * 2^(e_i + f_j - (r + q + 2) w),
 // P_rq the (exact, integer-valued) (i, j) entry of slice product r x q. We
-// return RN(alpha X + beta c), rounded once (ARCHITECTURE.md §3):
+// return RN(alpha X + beta c), rounded once (docs/design.md, "exdgemm"):
 //  * NearSum path (Rump, Ogita, Oishi 2008, Algorithm 7.3): the terms
 //    TwoProd(alpha, P_rq) and TwoProd(beta, c) are scaled by one power of two
 //    into a window where every one of them is an exact double and NearSum
@@ -21,10 +21,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "numerics/hd.h"
 #include "numerics/nearsum.h"
 #include "numerics/ozaki_split.h"
 #include "numerics/wide_accumulator.h"
-#include "numerics/hd.h"
 
 namespace xn::exact {
 

@@ -1,14 +1,13 @@
 // ozaki_split.h - the error-free split of exdgemm (Ozaki scheme), shared by
 // the CPU and the GPU so CI tests the arithmetic the GPU runs.
 //
-// Seed 002 ("Accurate Matrix Multiplication" slide) and seed 001 Algorithm 1
-// split a row x of op(A) into slices x = x(1) + x(2) + ... by repeatedly
-// extracting its leading bits with sigma = 2^(beta + ceil(log2 max|x|)),
-// beta = ceil((-log2 u + log2 k) / 2). Every slice then has at most
-// 53 - beta bits below its row's leading exponent, so a dot product of a
-// slice of A with a slice of B is an integer (in units of the slices' grids)
-// smaller than 2^53 and DGEMM computes it exactly, in any order, with or
-// without FMA.
+// Ozaki & Ogita, SCAN'12 ("Accurate Matrix Multiplication" slide) and Mukunoki et al.,
+// PMAA'18, Algorithm 1 split a row x of op(A) into slices x = x(1) + x(2) + ... by
+// repeatedly extracting its leading bits with sigma = 2^(beta + ceil(log2 max|x|)), beta
+// = ceil((-log2 u + log2 k) / 2). Every slice then has at most 53 - beta bits below its
+// row's leading exponent, so a dot product of a slice of A with a slice of B is an
+// integer (in units of the slices' grids) smaller than 2^53 and DGEMM computes it
+// exactly, in any order, with or without FMA.
 //
 // We extract the same digits with integer operations on the significand
 // instead of floating-point additions with sigma. Row i of op(A) gets an
@@ -26,7 +25,7 @@
 // entry is an integer of magnitude <= 2^w - 1 (stored as a double), so every
 // partial sum of a length-k dot product of two slices is an integer of
 // magnitude <= k (2^w - 1)^2 <= 2^53, hence exactly representable. It is never
-// narrower than the seeds' 53 - beta (for k = 8192, 16384: 20 and 19 bits).
+// narrower than the papers' 53 - beta (for k = 8192, 16384: 20 and 19 bits).
 #pragma once
 
 #include <cstdint>
@@ -151,5 +150,15 @@ XN_HD void mark_nonzero_digits(const Decoded &d, int e, int w, std::uint64_t *ma
   for (int r = r_first; r <= r_last && r < kMaxSlices; ++r)
     if (slice_digit(d, e, r, w) != 0.0) mask[r >> 6] |= std::uint64_t(1) << (r & 63);
 }
+
+// Slice masks are kept per group of kGroupRows rows (a multiple of the warp,
+// so a warp's rows share a group).
+inline constexpr std::int64_t kGroupRows = 64;
+
+// Indices of a block's nonzero slices, passed by value to kernels.
+struct SliceList {
+  int n = 0;
+  unsigned char idx[kMaxSlices];
+};
 
 }  // namespace xn::exact

@@ -1,26 +1,26 @@
 // symv_layout.h - the block decomposition of xnSsymv/xnDsymv, shared by the
 // CUDA kernels and the host (where a CPU test runs the same decomposition).
 //
-// Seed 004 (Nath et al., SC'11), section 4.3, algorithm 2, with two changes
+// Nath et al., SC'11, section 4.3, algorithm 2, with two changes
 // for a GPU of 132 SMs (docs/design.md, "SYMV"):
 //  - Block row p owns the stored tiles of its row: A(p, q) for q <= p (lower)
 //    or q >= p (upper). Upper storage is thus handled as the mirror of lower,
 //    with the same contiguous column reads, so both are equally fast.
 //  - A block row's tiles are cut into chunks of `chunk` consecutive tiles,
-//    one thread block per chunk (chunk >= tiles in a row gives the seed's one
+//    one thread block per chunk (chunk >= tiles in a row gives Nath et al.'s one
 //    block per block row; chunk = 1, one tile per block, is the register
-//    tile kernel's layout, the default). The seed's rows hold 1..nt tiles;
+//    tile kernel's layout, the default). Their rows hold 1..nt tiles;
 //    on a chip that runs all of them at once, the longest rows set the time.
 //    Chunks even the work out.
 // A thread block working on chunk c of row p computes, for each tile A(p,q)
 // of the chunk, the partial A(p,q) x_q of y_p (summed over the chunk in
 // registers: the chunk's "own" partial) and, for q != p, A(p,q)^T x_p, a
 // partial of y_q (the tile's "cross" partial). The diagonal tile gives only
-// an own contribution: seed §4.2 mirrors it in shared memory; the kernels
+// an own contribution: Nath et al. §4.2 mirrors it in shared memory; the kernels
 // split it into the row sums of its stored triangle and the column sums of
 // its strict part instead, and mirror only at the matrix edge. Every
 // partial is a vector of nb values in a workspace slot; a second kernel sums
-// the slots of each y block in a fixed order (seed §4.3 phase 2), so the
+// the slots of each y block in a fixed order (Nath et al. §4.3 phase 2), so the
 // result is bitwise reproducible without atomics.
 //
 // Workspace: x packed (packed_x_elems), then the slots. The slots that feed
@@ -330,7 +330,7 @@ XN_HD constexpr std::int64_t tile_smem_bytes(std::int64_t nb, std::int64_t tv,
          stages * tile_warps(nb, tv, pieces) * 8;
 }
 
-// Seed 004 §6.3 pointer redirecting: an index past the valid extent is
+// Nath et al., SC'11, §6.3 pointer redirecting: an index past the valid extent is
 // redirected to the last valid one, so every thread loads from inside the
 // matrix and no thread branches; the redirected value is then replaced by
 // zero (a select, not a branch), so it cannot carry a NaN or Inf in.

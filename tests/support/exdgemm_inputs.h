@@ -1,5 +1,5 @@
 // exdgemm_inputs.h - input families of the exdgemm suites (CPU and GPU):
-// seed 001's (rand - 0.5) * exp(phi * randn) with 53-bit uniforms,
+// the PMAA'18 (Mukunoki et al.) (rand - 0.5) * exp(phi * randn) with 53-bit uniforms,
 // ill-conditioned dot products, integers, extreme exponents, subnormals,
 // zero rows/columns, mixed huge/tiny rows, and non-finite entries.
 #pragma once
@@ -17,9 +17,9 @@
 namespace xn_test {
 
 enum class ExKind {
-  Phi,         // (u - 0.5) exp(phi randn), u with 53 random bits (seed 001)
-  Integer,     // small integers
-  Extreme,     // rows/columns scaled by 2^e, e in [-1000, 1000]
+  Phi,      // (u - 0.5) exp(phi randn), u with 53 random bits (Mukunoki et al., PMAA'18)
+  Integer,  // small integers
+  Extreme,  // rows/columns scaled by 2^e, e in [-1000, 1000]
   Subnormal,   // every entry subnormal
   MixedRange,  // rows holding both ~2^1000 and ~2^-1070 (wide path)
   ZeroLines,   // phi = 1 with whole rows of A and columns of B zero

@@ -8,7 +8,7 @@
 // covers every finite input: for double, alpha * a * b is a multiple of
 // 2^-3222 below 2^3072, so the sum of < 2^63 such terms and beta * c need
 // fewer than 3222 + 3072 + 63 < 6400 bits (float: 447 + 384 + 63 < 1024).
-// A fixed 2048 bits, as seed 001 uses, would also be exact for the ranges
+// A fixed 2048 bits, as Mukunoki et al., PMAA'18 use, would also be exact for the ranges
 // the suites draw, but not for every double.
 //
 // Speed. The products are formed in hardware without error: a float product

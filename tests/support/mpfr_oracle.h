@@ -5,7 +5,7 @@
 // a precision that covers the whole exponent range of the type if any was
 // inexact), then rounded once to a double-double. Errors of float and double
 // results can then be measured without any error in the reference itself
-// (seed 001 checks against MPFR at 2048 bits for the same reason).
+// (Mukunoki et al., PMAA'18 check against MPFR at 2048 bits for the same reason).
 #pragma once
 
 #include <cstdint>

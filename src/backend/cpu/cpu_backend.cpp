@@ -9,9 +9,7 @@
 #include <new>
 #include <vector>
 
-#include "core/executor.h"
-#include "core/plan.h"
-#include "core/schedule.h"
+#include "core/gemm_driver.h"
 
 namespace xn {
 
@@ -50,7 +48,7 @@ Status CpuBackend<T>::gemm(MatView<const T> A, MatView<const T> B, ScalarKind be
               n, k, alpha_, A.p, A.ld, B.p, B.ld, beta, C.p, C.ld);
     return Status::Ok;
   }
-  // Preload loop (seed 000, Figure 4) or k == 0: one running sum per entry,
+  // Preload loop (Badin et al., ICS'13, Figure 4) or k == 0: one running sum per entry,
   // accumulated with fused multiply-adds in k order, then scaled into C.
 #pragma omp parallel for schedule(static) if (m * n * k > kParallelElems)
   for (index_t j = 0; j < n; ++j)
@@ -155,68 +153,72 @@ Status CpuBackend<T>::transpose_copy(MatView<T> D, MatView<const T> X) {
   return Status::Ok;
 }
 
+namespace {
+
+// The CPU's hooks for the GEMM driver (core/gemm_driver.h): one backend for
+// every step (no shared state to set up), a scan by loops, and a workspace
+// kept per thread and grown on demand, so repeated calls allocate nothing
+// (the CPU counterpart of the handle's workspace).
+template <class T>
+class CpuGemmHooks {
+ public:
+  CpuGemmHooks(CpuBackend<T> &be, const Options &opt) : be_(be), opt_(opt) {}
+
+  CpuBackend<T> &plain() { return be_; }
+  Status begin() { return Status::Ok; }
+  CpuBackend<T> &backend() { return be_; }
+
+  Status find_negative(MatView<const T> A, MatView<const T> B, bool *found) {
+    *found = false;
+    for (const MatView<const T> &V : {A, B})
+      for (index_t j = 0; j < V.stored_cols(); ++j)
+        for (index_t i = 0; i < V.stored_rows(); ++i)
+          if (ew_is_negative(V.p[i + j * V.ld])) {
+            *found = true;
+            return Status::Ok;
+          }
+    return Status::Ok;
+  }
+
+  T *workspace(index_t elems) {
+    thread_local std::unique_ptr<T[]> cache;
+    thread_local std::size_t cached = 0;
+    if (opt_.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt_.workspace_limit)
+      return nullptr;
+    if (std::size_t(elems) > cached) {
+      T *p = new (std::nothrow) T[std::size_t(elems)];
+      if (!p) return nullptr;  // never fail for lack of scratch memory
+      cache.reset(p);
+      cached = std::size_t(elems);
+    }
+    return cache.get();
+  }
+
+ private:
+  CpuBackend<T> &be_;
+  const Options &opt_;
+};
+
+}  // namespace
+
 template <class T>
 Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                  std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
                  std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
                  int levels, CpuLeaf leaf, bool *used_fallback, bool *t_normal) {
-  if (used_fallback) *used_fallback = false;
-  if (t_normal) *t_normal = false;
-  if (m == 0 || n == 0) return Status::Ok;
   const ScalarKind beta_kind = beta == T(0)   ? ScalarKind::Zero
                                : beta == T(1) ? ScalarKind::One
                                               : ScalarKind::User;
   CpuBackend<T> be(alpha, beta, leaf);
-  MatView<T> Cv{C, m, n, ldc, false};
-  // BLAS quick return: alpha == 0 or k == 0 only scales C (A, B unread).
-  if (alpha == T(0) || k == 0) return be.scale(Cv, beta_kind);
-
-  const MatView<const T> Av{A, m, k, lda, trans_a};
-  const MatView<const T> Bv{B, k, n, ldb, trans_b};
-
-  if (opt.check_nonneg) {
-    bool negative = false;
-    for (const MatView<const T> &V : {Av, Bv})
-      for (index_t j = 0; j < V.stored_cols() && !negative; ++j)
-        for (index_t i = 0; i < V.stored_rows(); ++i)
-          if (ew_is_negative(V.p[i + j * V.ld])) {
-            negative = true;
-            break;
-          }
-    if (negative) {
-      if (used_fallback) *used_fallback = true;
-      return be.gemm(Av, Bv, beta_kind, Cv);
-    }
-  }
-
-  const bool is_double = sizeof(T) == sizeof(double);
-  if (levels < 0)
-    levels = choose_levels(m, n, k, opt.leaf_for(is_double), int(opt.max_levels),
-                           opt.min_size_for(is_double));
-  // Fewer levels when the workspace would pass the limit or cannot be had:
-  // the classical product never fails for lack of scratch memory. The
-  // workspace is kept per thread and grown on demand, so repeated calls
-  // allocate nothing (the CPU counterpart of the handle's workspace).
-  thread_local std::unique_ptr<T[]> cache;
-  thread_local std::size_t cached = 0;
-  const bool normal_t = stores_t_normal(opt.normal_b_temps, is_double, trans_a, trans_b);
-  bool pack = false;
-  levels = choose_workspace(
-      m, n, k, levels, trans_a, trans_b, normal_t,
-      [&](index_t elems) {
-        if (opt.workspace_limit >= 0 && elems * index_t(sizeof(T)) > opt.workspace_limit)
-          return false;
-        if (std::size_t(elems) <= cached) return true;
-        T *p = new (std::nothrow) T[std::size_t(elems)];
-        if (!p) return false;  // never fail for lack of scratch memory
-        cache.reset(p);
-        cached = std::size_t(elems);
-        return true;
-      },
-      &pack);
-  if (t_normal) *t_normal = normal_t && levels > 0;
-  return recursive_gemm<T>(be, winograd_nonneg_schedule(), levels, Av, Bv, beta_kind, Cv,
-                           cache.get(), opt.kchain_for(is_double), normal_t, pack);
+  CpuGemmHooks<T> hooks(be, opt);
+  GemmReport report;
+  const Status s = gemm_driver<T>(
+      hooks, winograd_nonneg_schedule(), MatView<const T>{A, m, k, lda, trans_a},
+      MatView<const T>{B, k, n, ldb, trans_b}, MatView<T>{C, m, n, ldc, false}, beta_kind,
+      alpha == T(0), opt, levels, &report);
+  if (used_fallback) *used_fallback = report.fell_back;
+  if (t_normal) *t_normal = report.t_normal;
+  return s;
 }
 
 template class CpuBackend<float>;

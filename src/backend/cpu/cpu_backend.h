@@ -5,14 +5,14 @@
 #include <cstdint>
 
 #include "core/options.h"
-#include "core/status.h"
+#include "core/types.h"
 #include "core/view.h"
 #include "numerics/elementwise.h"
 
 namespace xn {
 
 // Which leaf product the CPU backend uses. OpenBLAS is the library's; the
-// preload loop (seed 000, Figure 4: one running sum along k per entry, as a
+// preload loop (Badin et al., ICS'13, Figure 4: one running sum along k per entry, as a
 // GPU GEMM does) exists so tests can show, on the CPU, what the recursion does
 // to a preload leaf's error.
 enum class CpuLeaf { OpenBlas, PreloadLoop };

@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 
+#include <cstdint>
 #include <new>
 #include <vector>
 
@@ -20,6 +21,8 @@ class CpuExBackend {
 
   void *head_space(std::size_t bytes) { return grow(head_, bytes); }
   void *body_space(std::size_t bytes) { return grow(body_, bytes); }
+  void *head_address() { return head_.data(); }  // separate regions: never moves
+  std::size_t workspace_cap() const { return SIZE_MAX; }
 
   Status scan_rows(MatView<const double> X, VectorInfo *info) {
     for (index_t i = 0; i < X.rows; ++i) exact::vector_info_init(info[i]);
@@ -49,6 +52,9 @@ class CpuExBackend {
     *beta = beta_;
     return Status::Ok;
   }
+
+  Status scale_by_beta(MatView<double> C) { return scale(C, beta_); }
+  std::size_t automatic_budget() const { return std::size_t(1) << 30; }
 
   Status scale(MatView<double> C, double beta) {
     for (index_t j = 0; j < C.cols; ++j)
@@ -131,20 +137,16 @@ Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, double alpha, const double *A, std::int64_t lda,
                    const double *B, std::int64_t ldb, double beta, double *C,
                    std::int64_t ldc, std::size_t budget, std::int64_t force_block,
-                   xnExdgemmInfo_t *info) {
-  xnExdgemmInfo_t local{};
-  if (!info) info = &local;
-  *info = xnExdgemmInfo_t{};
-  if (m == 0 || n == 0) return Status::Ok;
+                   ExdgemmReport *info) {
+  ExdgemmReport local;
+  Options opt;
+  opt.exdgemm_workspace_limit = std::int64_t(budget);
+  opt.exdgemm_block = force_block;
   CpuExBackend be(alpha, beta);
-  const MatView<double> Cv{C, m, n, ldc, false};
-  if (k == 0 || alpha == 0.0) return be.scale(Cv, beta);
-  const MatView<const double> Av{A, m, k, lda, trans_a};
-  const MatView<const double> Bv{B, k, n, ldb, trans_b};
-  ExdgemmLimits lim;
-  lim.workspace_bytes = budget ? budget : (std::size_t(1) << 30);
-  lim.force_block = force_block;
-  return exdgemm_run(be, Av, Bv, Cv, lim, info);
+  return exdgemm_driver(be, MatView<const double>{A, m, k, lda, trans_a},
+                        MatView<const double>{B, k, n, ldb, trans_b},
+                        MatView<double>{C, m, n, ldc, false}, alpha == 0.0, opt,
+                        info ? info : &local);
 }
 
 }  // namespace xn

@@ -5,10 +5,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "core/status.h"
+#include <optional>
+
+#include "backend/cuda/call_guard.h"
+#include "core/types.h"
 #include "core/view.h"
-#include "numerics/elementwise.h"
 #include "kernels/launch.h"
+#include "numerics/elementwise.h"
 
 namespace xn {
 
@@ -102,6 +105,69 @@ class CudaBackend {
   cudaStream_t s_;
   bool dev_;
   const T *alpha_, *beta_, *zero_one_;
+};
+
+// The CUDA hooks of the GEMM driver (core/gemm_driver.h) for one call.
+// plain(): the caller's alpha and beta pointers go to cuBLAS as they are, so
+// a call that does not recurse needs neither constants nor the call guard.
+// begin() enters the guard; backend() then also has the handle's 0 and 1 in
+// the scalars' memory kind, for the schedule's internal betas.
+template <class T>
+class CudaGemmHooks {
+ public:
+  CudaGemmHooks(CallGuard &guard, const T *alpha, const T *beta)
+      : g_(guard),
+        alpha_(alpha),
+        beta_(beta),
+        plain_(guard.handle(), guard.stream(), guard.device_scalars(), alpha, beta,
+               nullptr) {}
+
+  CudaBackend<T> &plain() { return plain_; }
+  CudaBackend<T> &backend() { return *full_; }
+
+  Status begin() {
+    const Status s = g_.enter();
+    if (s != Status::Ok) return s;
+    static const T host_zero_one[2] = {T(0), T(1)};
+    const HandleState &st = g_.state();
+    const T *zero_one = !g_.device_scalars() ? host_zero_one
+                        : sizeof(T) == sizeof(double)
+                            ? reinterpret_cast<const T *>(st.zero_one_d())
+                            : reinterpret_cast<const T *>(st.zero_one_f());
+    full_.emplace(g_.handle(), g_.stream(), g_.device_scalars(), alpha_, beta_, zero_one);
+    return Status::Ok;
+  }
+
+  // One read of op(A) and op(B) and one stream synchronisation: the choice
+  // of algorithm is made on the host.
+  Status find_negative(MatView<const T> A, MatView<const T> B, bool *found) {
+    *found = false;
+    HandleState &st = g_.state();
+    const cudaStream_t stream = g_.stream();
+    if (cudaMemsetAsync(st.neg_flag_dev, 0, sizeof(int), stream) != cudaSuccess)
+      return Status::ExecutionFailed;
+    for (const MatView<const T> &V : {A, B})
+      if (launch_find_negative<T>(stream, V.stored_rows(), V.stored_cols(), V.p, V.ld,
+                                  st.neg_flag_dev) != cudaSuccess)
+        return Status::ExecutionFailed;
+    if (cudaMemcpyAsync(st.neg_flag_host, st.neg_flag_dev, sizeof(int),
+                        cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+        cudaStreamSynchronize(stream) != cudaSuccess)
+      return Status::ExecutionFailed;
+    *found = *st.neg_flag_host != 0;
+    return Status::Ok;
+  }
+
+  T *workspace(index_t elems) {
+    return static_cast<T *>(
+        acquire_workspace(g_.state(), std::size_t(elems) * sizeof(T), g_.stream()));
+  }
+
+ private:
+  CallGuard &g_;
+  const T *alpha_, *beta_;
+  CudaBackend<T> plain_;
+  std::optional<CudaBackend<T>> full_;
 };
 
 }  // namespace xn

@@ -25,16 +25,31 @@ class CudaExBackend {
                 const double *alpha, const double *beta)
       : h_(h), s_(s), st_(st), dev_(dev_scalars), alpha_(alpha), beta_(beta) {}
 
-  // The head region also holds the device counter of wide-path entries.
+  // The handle's one workspace holds [head | wide-path counter | body]; the
+  // counter (256 bytes with its padding) counts the entries summed by the
+  // wide accumulator.
   void *head_space(std::size_t bytes) {
-    char *p = static_cast<char *>(acquire_buffer(st_.ex_head, bytes + 256, s_));
+    char *p = static_cast<char *>(acquire_workspace(st_, bytes + kCounterBytes, s_));
     if (!p) return nullptr;
+    head_ = bytes;
     wide_ = reinterpret_cast<unsigned long long *>(p + bytes);
     if (cudaMemsetAsync(wide_, 0, sizeof *wide_, s_) != cudaSuccess) return nullptr;
     return p;
   }
-  void *body_space(std::size_t bytes) { return acquire_buffer(st_.ex_body, bytes, s_); }
+  void *body_space(std::size_t bytes) {
+    const std::size_t front = head_ + kCounterBytes;
+    char *p = static_cast<char *>(acquire_workspace(st_, front + bytes, s_, front));
+    if (!p) return nullptr;
+    wide_ = reinterpret_cast<unsigned long long *>(p + head_);
+    return p + front;
+  }
+  void *head_address() const { return st_.ws; }
   unsigned long long *wide_counter() const { return wide_; }
+  // The budget can be no larger than the workspace the handle can have.
+  std::size_t workspace_cap() const {
+    const std::size_t cap = xn::workspace_cap(st_);
+    return cap > kCounterBytes ? cap - kCounterBytes : 0;
+  }
 
   Status scan_rows(MatView<const double> X, exact::VectorInfo *info) {
     return ok(launch_ex_scan_rows(s_, view(X), info));
@@ -67,6 +82,24 @@ class CudaExBackend {
     *alpha = dev_ ? scal[0] : *alpha_;
     *beta = dev_ ? scal[1] : *beta_;
     return Status::Ok;
+  }
+
+  // C = beta C with the call's beta (host or device): the quick return.
+  Status scale_by_beta(MatView<double> C) {
+    return ok(launch_scale<double>(
+        s_, C.rows, C.cols, C.p, C.ld,
+        ScalarArg<double>{dev_ ? 0.0 : *beta_, dev_ ? beta_ : nullptr}));
+  }
+
+  // A quarter of the device memory free now, counting the workspace the
+  // handle already holds.
+  std::size_t automatic_budget() const {
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      cudaGetLastError();
+      free_b = std::size_t(1) << 30;
+    }
+    return (free_b + (st_.ws_owned ? st_.ws_bytes : 0)) / 4;
   }
 
   Status scale(MatView<double> C, double beta) {
@@ -146,6 +179,8 @@ class CudaExBackend {
   HandleState &st_;
   bool dev_;
   const double *alpha_, *beta_;
+  static constexpr std::size_t kCounterBytes = kExdgemmCounterBytes;
+  std::size_t head_ = 0;
   unsigned long long *wide_ = nullptr;
 };
 

@@ -1,7 +1,9 @@
 // handle_state.cpp - per-handle registry, workspace and device resources.
 #include "backend/cuda/handle_state.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <unordered_map>
@@ -86,8 +88,6 @@ bool release_handle_state(cublasHandle_t handle) {
   if (st->neg_flag_dev && cudaFree(st->neg_flag_dev) != cudaSuccess) cudaGetLastError();
   if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess)
     cudaGetLastError();
-  for (HandleState::Buffer *b : {&st->ex_head, &st->ex_body, &st->symv_ws})
-    if (b->p && cudaFree(b->p) != cudaSuccess) cudaGetLastError();
   if (st->ex_host && cudaFreeHost(st->ex_host) != cudaSuccess) cudaGetLastError();
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();
   delete st->native_dgemm;
@@ -137,24 +137,28 @@ Status mark_call_done(HandleState &st, cudaStream_t stream) {
   return Status::Ok;
 }
 
-void release_workspace(HandleState &st) { free_workspace(st, nullptr); }
-
-void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream) {
+void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
+                        std::size_t keep) {
   if (bytes == 0) return st.ws;  // nothing needed; any pointer will do
   if (st.ws && st.ws_bytes >= bytes) return st.ws;
   if (!st.ws_owned) return nullptr;  // the user's workspace is too small
-  if (st.opt.workspace_limit >= 0 &&
-      bytes > static_cast<std::size_t>(st.opt.workspace_limit))
-    return nullptr;
+  if (bytes > workspace_cap(st)) return nullptr;
   if (g_fail_allocations) return nullptr;
   // Grow in stream order, ordered after every earlier use on this stream
-  // (and, through order_after_last_call, on the previous stream). The old
+  // (and, through the call guard, on the previous stream). The old
   // workspace is freed only once the new one exists: if the allocation fails
-  // the caller runs with fewer levels in the old one, and the next call does
-  // not repeat a free/alloc cycle.
+  // the caller goes on in the old one, and the next call does not repeat a
+  // free/alloc cycle.
   void *p = nullptr;
   if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) {
     cudaGetLastError();  // out-of-memory is not sticky; clear it
+    return nullptr;
+  }
+  keep = std::min(keep, st.ws_bytes);
+  if (keep > 0 &&
+      cudaMemcpyAsync(p, st.ws, keep, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) {
+    cudaGetLastError();
+    if (cudaFreeAsync(p, stream) != cudaSuccess) cudaGetLastError();
     return nullptr;
   }
   free_workspace(st, stream);
@@ -163,19 +167,16 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream)
   return p;
 }
 
-void *acquire_buffer(HandleState::Buffer &b, std::size_t bytes, cudaStream_t stream) {
-  if (bytes == 0) bytes = 1;
-  if (b.p && b.bytes >= bytes) return b.p;
-  if (g_fail_allocations) return nullptr;
-  void *p = nullptr;
-  if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  if (b.p && cudaFreeAsync(b.p, stream) != cudaSuccess) cudaGetLastError();
-  b.p = p;
-  b.bytes = bytes;
-  return p;
+std::size_t workspace_cap(const HandleState &st) {
+  if (!st.ws_owned) return st.ws_bytes;
+  return st.opt.workspace_limit >= 0 ? std::size_t(st.opt.workspace_limit) : SIZE_MAX;
+}
+
+void set_user_workspace(HandleState &st, void *ptr, std::size_t bytes) {
+  free_workspace(st, nullptr);
+  st.ws = ptr;
+  st.ws_bytes = bytes;
+  st.ws_owned = ptr == nullptr;
 }
 
 void *acquire_ex_host(HandleState &st, std::size_t bytes) {

@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <mutex>
 
+#include "core/exdgemm.h"
 #include "core/options.h"
-#include "core/status.h"
-#include "xngemm.h"
+#include "core/types.h"
 
 namespace xn {
 
@@ -25,7 +25,9 @@ struct HandleState {
   std::mutex mu;
   Options opt;
 
-  // Workspace: owned (allocated here, stream-ordered) or supplied by the user.
+  // The handle's one workspace, shared by every routine (calls on a handle
+  // are serialised): owned (allocated here, grown in stream order, capped by
+  // XN_OPT_WORKSPACE_LIMIT) or supplied by the user (xnSetWorkspace).
   void *ws = nullptr;
   std::size_t ws_bytes = 0;
   bool ws_owned = true;
@@ -45,28 +47,16 @@ struct HandleState {
   cudaEvent_t last_done = nullptr;
   bool has_last = false;
 
-  // xnExdgemm's regions (kept between calls, grown on demand): phase-1
-  // arrays, slices and products, and pinned host staging for the one
-  // synchronisation (masks, alpha, beta, wide count).
-  struct Buffer {
-    void *p = nullptr;
-    std::size_t bytes = 0;
-  };
-  Buffer ex_head, ex_body;
+  // xnExdgemm's pinned host staging for its one synchronisation (masks,
+  // alpha, beta), kept between calls and grown on demand; its report.
   void *ex_host = nullptr;
   std::size_t ex_host_bytes = 0;
-  xnExdgemmInfo_t ex_info{};
+  ExdgemmReport ex_info{};
   bool has_ex_info = false;
   unsigned long long *ex_wide_dev = nullptr;  // wide-path count of the last call
   // exdgemm's slice DGEMMs on native-FP64 cuBLASLt algorithms (made on first
   // use; owned, deleted by release_handle_state).
   NativeDgemm *native_dgemm = nullptr;
-
-  // xnSsymv/xnDsymv's partials: owned (grown on demand) or supplied by the
-  // user through xnSetSymvWorkspace.
-  Buffer symv_ws;
-  void *symv_user = nullptr;
-  std::size_t symv_user_bytes = 0;
 
   const float *zero_one_f() const { return static_cast<const float *>(consts); }
   const double *zero_one_d() const {
@@ -91,21 +81,25 @@ Status order_after_last_call(HandleState &st, cudaStream_t stream);
 // Records the end of this call's use of the workspace on `stream`.
 Status mark_call_done(HandleState &st, cudaStream_t stream);
 
-// A workspace of at least `bytes`, or nullptr if none can be had within the
-// limit (the caller then runs with fewer levels). Grows an owned workspace
-// with stream-ordered allocation, never with a device-wide synchronisation.
-void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream);
+// The handle's workspace, at least `bytes`, or nullptr if that cannot be had
+// (the user's is smaller, the limit is lower, or the allocation failed): the
+// caller then runs with fewer levels, smaller blocks, or returns
+// ALLOC_FAILED before touching its output. Grows an owned workspace with
+// stream-ordered allocation, never with a device-wide synchronisation; the
+// first `keep` bytes (a region the call already filled) are copied along.
+void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
+                        std::size_t keep = 0);
+// The most bytes acquire_workspace can give the handle: the user's
+// workspace, else the limit (SIZE_MAX for none).
+std::size_t workspace_cap(const HandleState &st);
+// Supplies the user's workspace (ptr, bytes), or returns to an owned one
+// (nullptr, 0). An owned workspace is freed first, outside any call: after
+// the handle's last call (its event; the stream it ran on may be gone). A
+// supplied one is only dropped. Caller holds st.mu.
+void set_user_workspace(HandleState &st, void *ptr, std::size_t bytes);
 
-// A device buffer of at least `bytes` (stream-ordered growth, as
-// acquire_workspace, but with no limit: the caller applies its own budget).
-// nullptr if it cannot be allocated.
-void *acquire_buffer(HandleState::Buffer &b, std::size_t bytes, cudaStream_t stream);
 // Pinned host staging of at least `bytes` for exdgemm; nullptr on failure.
 void *acquire_ex_host(HandleState &st, std::size_t bytes);
-
-// Frees an owned workspace outside a call (waits for the handle's last call
-// first; the stream it ran on may be gone). A supplied one is only dropped.
-void release_workspace(HandleState &st);
 
 namespace testing {
 // Test hook: while set, every workspace allocation fails as if the device

@@ -1,0 +1,101 @@
+// handle_api.cpp - the calls of include/xngemm.h that read or change what
+// xNGEMM keeps per handle: options, workspace, counters, release.
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "api/args.h"
+#include "api/internal.h"
+#include "backend/cuda/call_guard.h"
+#include "core/options.h"
+#include "core/plan.h"
+#include "xngemm.h"
+
+using namespace xn;
+
+extern "C" {
+
+cublasStatus_t xnSetOption(cublasHandle_t handle, xnOption_t option, int64_t value) {
+  if (!handle)
+    return update_default_option(option, value) ? CUBLAS_STATUS_SUCCESS
+                                                : CUBLAS_STATUS_INVALID_VALUE;
+  const StateLock lock(handle, true);
+  if (!lock.state()) return CUBLAS_STATUS_ALLOC_FAILED;
+  return apply_option(lock.state()->opt, option, value) ? CUBLAS_STATUS_SUCCESS
+                                                        : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *value) {
+  Options o;
+  const cublasStatus_t cs = options_of(handle, &o);
+  if (cs != CUBLAS_STATUS_SUCCESS) return cs;
+  return read_option(o, option, value) ? CUBLAS_STATUS_SUCCESS
+                                       : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
+                                  cublasOperation_t transa, cublasOperation_t transb,
+                                  int m, int n, int k, size_t *bytes) {
+  if (!bytes || (precision != 's' && precision != 'd'))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  cublasStatus_t cs = check_gemm_query_args(transa, transb, m, n, k);
+  Options o;
+  if (cs == CUBLAS_STATUS_SUCCESS) cs = options_of(handle, &o);
+  if (cs != CUBLAS_STATUS_SUCCESS) return cs;
+  const bool is_double = precision == 'd';
+  const int levels = choose_levels(m, n, k, o.leaf_for(is_double), int(o.max_levels),
+                                   o.min_size_for(is_double));
+  const bool ta = is_trans(op_of(transa)), tb = is_trans(op_of(transb));
+  *bytes = std::size_t(call_workspace_elems(
+               m, n, k, levels, ta, tb,
+               stores_t_normal(o.normal_b_temps, is_double, ta, tb))) *
+           (is_double ? sizeof(double) : sizeof(float));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t xnSetWorkspace(cublasHandle_t handle, void *ptr, size_t bytes) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if ((ptr == nullptr) != (bytes == 0) ||
+      (reinterpret_cast<std::uintptr_t>(ptr) & 255) != 0)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  const StateLock lock(handle, true);
+  if (!lock.state()) return CUBLAS_STATUS_ALLOC_FAILED;
+  set_user_workspace(*lock.state(), ptr, bytes);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t xnGetWorkspaceHeld(cublasHandle_t handle, size_t *bytes) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!bytes) return CUBLAS_STATUS_INVALID_VALUE;
+  const StateLock lock(handle, false);
+  *bytes = lock.state() ? lock.state()->ws_bytes : 0;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count) {
+  if (!count) return CUBLAS_STATUS_INVALID_VALUE;
+  if (!handle) {
+    *count = host_nonneg_fallbacks();
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  const StateLock lock(handle, false);
+  *count = lock.state() ? lock.state()->nonneg_fallbacks : 0;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!levels) return CUBLAS_STATUS_INVALID_VALUE;
+  const StateLock lock(handle, false);
+  *levels = lock.state() ? lock.state()->last_levels : -1;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t xnRelease(cublasHandle_t handle) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  release_handle_state(handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // extern "C"

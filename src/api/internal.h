@@ -1,0 +1,97 @@
+// internal.h - what the entry-point files of src/api/ share: the translation
+// between cuBLAS's vocabulary and the core's, and the device routines the
+// host API calls.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <cstdint>
+
+#include "api/args.h"
+#include "backend/cuda/call_guard.h"
+#include "core/exdgemm.h"
+#include "core/types.h"
+#include "numerics/elementwise.h"
+#include "xngemm.h"
+
+namespace xn {
+
+inline cublasStatus_t to_cublas(Status s) {
+  switch (s) {
+    case Status::Ok:
+      return CUBLAS_STATUS_SUCCESS;
+    case Status::InvalidValue:
+      return CUBLAS_STATUS_INVALID_VALUE;
+    case Status::AllocFailed:
+      return CUBLAS_STATUS_ALLOC_FAILED;
+    case Status::ExecutionFailed:
+      return CUBLAS_STATUS_EXECUTION_FAILED;
+    default:
+      return CUBLAS_STATUS_INTERNAL_ERROR;
+  }
+}
+
+// Valid operations only (the argument checks come first): CUBLAS_OP_C is the
+// transpose of real data.
+inline Op op_of(cublasOperation_t op) { return op == CUBLAS_OP_N ? Op::N : Op::T; }
+inline Fill fill_of(cublasFillMode_t uplo) {
+  return uplo == CUBLAS_FILL_MODE_LOWER ? Fill::Lower : Fill::Upper;
+}
+
+// What the host knows of a scalar: 0, 1 or another value.
+template <class T>
+ScalarKind kind_of(T v) {
+  return v == T(0) ? ScalarKind::Zero : v == T(1) ? ScalarKind::One : ScalarKind::User;
+}
+
+// The core's exdgemm report as the public struct.
+inline xnExdgemmInfo_t to_public(const ExdgemmReport &r) {
+  xnExdgemmInfo_t i{};
+  i.max_slices_a = r.max_slices_a;
+  i.max_slices_b = r.max_slices_b;
+  i.block_rows = r.block_rows;
+  i.block_cols = r.block_cols;
+  i.blocks = r.blocks;
+  i.slice_products = r.slice_products;
+  i.wide_entries = r.wide_entries;
+  i.workspace_bytes = r.workspace_bytes;
+  return i;
+}
+
+// The part every device GEMM-shaped entry point shares: cublas?gemm's
+// argument checks, the quick return for an empty C, the call guard; then
+// `run(guard)` does the call.
+template <class Run>
+cublasStatus_t gemm_entry(cublasHandle_t handle, cublasOperation_t transa,
+                          cublasOperation_t transb, int m, int n, int k, int lda, int ldb,
+                          int ldc, Run &&run) {
+  const cublasStatus_t cs =
+      check_gemm_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc);
+  if (cs != CUBLAS_STATUS_SUCCESS) return cs;
+  if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+  CallGuard guard(handle);
+  if (guard.status() != CUBLAS_STATUS_SUCCESS) return guard.status();
+  return run(guard);
+}
+
+// The device ?ngemm for T = float or double (argument checks included).
+template <class T>
+cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const T *alpha,
+                            const T *A, int lda, const T *B, int ldb, const T *beta, T *C,
+                            int ldc);
+
+// The device exdgemm (argument checks included), and the per-thread report
+// of the host exdgemm (xnGetLastExdgemmInfo(NULL, ...)).
+cublasStatus_t device_exdgemm(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const double *alpha, const double *A, int lda,
+                              const double *B, int ldb, const double *beta, double *C,
+                              int ldc);
+void set_host_exdgemm_info(const xnExdgemmInfo_t &info);
+
+// How many host-API calls fell back to the classical product under
+// XN_OPT_CHECK_NONNEG (reported by xnGetNonNegFallbackCount(NULL, ...)).
+std::uint64_t host_nonneg_fallbacks();
+
+}  // namespace xn

@@ -1,0 +1,94 @@
+// gemm_driver.h - the one driver of a recursive GEMM call, written once over
+// the backend: quick returns, the non-negative scan, the depth choice, the
+// workspace fallback and the executor. The CUDA entry points (src/api/) and
+// the CPU backend (src/backend/cpu/) call it with their own hooks.
+//
+// Hooks for element type T provide:
+//   Backend &plain();
+//       executor primitives (executor.h) for the calls that do not recurse:
+//       the product then is exactly the backend's own classical GEMM with
+//       the caller's alpha and beta, and needs no shared per-handle state.
+//   Status begin();
+//       called once before anything that uses the backend's shared state
+//       (constants for beta = 0 and 1, workspace, stream order); the CUDA
+//       hooks enter the call guard here.
+//   Backend &backend();
+//       executor primitives for the recursion (valid after begin()).
+//   Status find_negative(MatView<const T> A, MatView<const T> B, bool *found);
+//       whether op(A) or op(B) has an entry < 0 (NaN is not negative).
+//   T *workspace(index_t elems);
+//       `elems` elements of scratch memory, or nullptr when they cannot be
+//       had (the call then runs with fewer levels, down to the classical
+//       product: it never fails for lack of scratch memory).
+#pragma once
+
+#include "core/executor.h"
+#include "core/options.h"
+#include "core/plan.h"
+#include "core/schedule.h"
+#include "core/types.h"
+#include "core/view.h"
+#include "numerics/elementwise.h"
+
+namespace xn {
+
+// What a call did: xnGetLastLevels, xnGetNonNegFallbackCount and the tests
+// read it.
+struct GemmReport {
+  int levels = 0;          // recursion levels run (0: the classical product)
+  bool fell_back = false;  // a negative entry sent it to the classical product
+  bool t_normal = false;   // recursed with op(B) transposed and T stored normal
+};
+
+// One call C = alpha op(A) op(B) + beta C of schedule `sched`.
+// `beta` is what is known of beta on the host (User when it is only known
+// on the device); `alpha_zero` whether alpha is known to be 0. `levels` < 0
+// lets the options choose the depth (tests force one).
+template <class T, class Hooks>
+Status gemm_driver(Hooks &hooks, const Schedule &sched, MatView<const T> A,
+                   MatView<const T> B, MatView<T> C, ScalarKind beta, bool alpha_zero,
+                   const Options &opt, int levels, GemmReport *report) {
+  *report = GemmReport{};
+  const index_t m = C.rows, n = C.cols, k = A.cols;
+  if (m == 0 || n == 0) return Status::Ok;
+  const bool is_double = sizeof(T) == sizeof(double);
+  // BLAS quick return: alpha == 0 or k == 0 only scales C (A, B unread).
+  const bool quick = k == 0 || alpha_zero;
+  if (quick) levels = 0;
+  if (levels < 0)
+    levels = choose_levels(m, n, k, opt.leaf_for(is_double), int(opt.max_levels),
+                           opt.min_size_for(is_double));
+
+  // Below the crossover, and for the quick return, the call is exactly one
+  // classical GEMM (or one scaling pass) with the caller's own scalars: no
+  // workspace and no shared state, so nothing is added to the backend's cost.
+  if (levels == 0 && !opt.check_nonneg)
+    return quick ? hooks.plain().scale(C, beta)
+                 : hooks.plain().gemm(A, B, ScalarKind::User, C);
+
+  Status s = hooks.begin();
+  if (s != Status::Ok) return s;
+  auto &be = hooks.backend();
+  if (quick) return be.scale(C, beta);
+  if (opt.check_nonneg) {
+    bool negative = false;
+    s = hooks.find_negative(A, B, &negative);
+    if (s != Status::Ok) return s;
+    if (negative) {
+      report->fell_back = true;
+      return be.gemm(A, B, beta, C);
+    }
+  }
+  const bool t_normal = stores_t_normal(opt.normal_b_temps, is_double, A.trans, B.trans);
+  T *ws = nullptr;
+  bool pack = false;
+  const int run = choose_workspace(
+      m, n, k, levels, A.trans, B.trans, t_normal,
+      [&](index_t elems) { return (ws = hooks.workspace(elems)) != nullptr; }, &pack);
+  report->levels = run;
+  report->t_normal = t_normal && run > 0;
+  return recursive_gemm<T>(be, sched, run, A, B, beta, C, ws, opt.kchain_for(is_double),
+                           t_normal, pack);
+}
+
+}  // namespace xn
