@@ -564,16 +564,16 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 // small n: a ring block streams at most ~35-40 GB/s, so its last wave is
 // long (docs/performance.md, SYMV run 3). It is the default kernel in both
 // precisions at every order (symv_default_variant): 0.88-0.94 of the read
-// floor at n >= 12288 on the H200 (run 10).
+// floor at n >= 12288 on the H200.
 //
 // Warp w holds the CW = NB / W consecutive tile columns w CW .. w CW + CW - 1.
 // In a tile inside the matrix with 16-byte aligned columns, lane l holds the
-// TU = NB / 32 consecutive rows l TU .., read by wide loads; in any other
-// tile (cut by the matrix edge, or with unaligned columns: odd lda in
-// double, for instance) lane l holds the rows l, l + 32, .., read one
-// element per lane, so that each warp load still reads consecutive
-// elements of a column (a single-element read of l TU .. would take four
-// times the sectors per request: 1.1-1.4 TB/s at odd lda before run 11).
+// TU = NB / 32 consecutive rows l TU .., read by wide loads; inside the
+// matrix off the diagonal with unaligned columns (odd lda, for instance),
+// pairs of rows by two-element loads (symv_regs_tile_pairs); in any other
+// tile (cut by the matrix edge, or an unaligned diagonal tile) lane l holds
+// the rows l, l + 32, .., read one element per lane, so that each warp load
+// still reads consecutive elements of a column.
 // Row sums (the tile's own partial of y_p) are added over the warps in
 // shared memory in warp order, column sums (its cross partial of y_q) over
 // the lanes by the reduce-scatter. A diagonal tile loads its stored
@@ -586,8 +586,10 @@ __global__ void __launch_bounds__(32 * symv::tile_warps(NB, TV, P), MINB)
 
 // How the register kernel reads a tile: inside the matrix with aligned
 // columns by wide loads, off the diagonal (kRegsFull) or its stored
-// triangle on it (kRegsDiagonal); any other tile by guarded single-element
-// loads, off the diagonal (kRegsClipped) or on it (kRegsClippedDiagonal).
+// triangle on it (kRegsDiagonal); inside the matrix off the diagonal with
+// unaligned columns by two-element loads (symv_regs_tile_pairs); any other
+// tile by guarded single-element loads, off the diagonal (kRegsClipped) or
+// on it (kRegsClippedDiagonal).
 enum RegsTileMode { kRegsFull, kRegsDiagonal, kRegsClipped, kRegsClippedDiagonal };
 
 // The work of one tile (p, q) in the register kernel, up to the row sums:
@@ -703,6 +705,146 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
   }
 }
 
+// An inner off-diagonal tile whose columns are not 16-byte aligned (odd lda,
+// or A itself), read by loads of two elements: in single precision a warp
+// load then moves 256 bytes instead of the 128 of a clipped tile's
+// single-element loads, in double 512 instead of 256. Single-element loads
+// cap near 3.2 TB/s in single and 3.6-3.8 in double on the H200, whatever
+// the alignment (docs/performance.md, SYMV). A column starting on a
+// two-element boundary ("even") is read as the row pairs 2l + 64k + {0, 1}
+// by lane l; an odd one from its second row on, pairs 1 + 2l + 64k + {0, 1},
+// with row 0 read by lane 0 alone and row NB (the next tile's, inside the
+// matrix: read, never used) dropped. Row sums are kept per parity and added
+// as even, then odd, in shared memory; column sums take the x of each
+// parity's rows. Every element of the tile is read once. The parity of
+// column j is P0 ^ (ALT && j odd), known when the code is compiled, so every
+// column's loads and sums are straight-line code.
+template <class T>
+struct Pair;
+template <>
+struct Pair<float> {
+  using type = float2;
+};
+template <>
+struct Pair<double> {
+  using type = double2;
+};
+
+template <class T, int NB, int W, int P0, bool ALT>
+__device__ __forceinline__ void symv_regs_tile_pairs(const SymvTileArgs<T> &a,
+                                                     std::int64_t p, std::int64_t q,
+                                                     T (*rowsum)[NB]) {
+  constexpr int CW = NB / W, TU = NB / 32, K = TU / 2;  // K pairs per lane
+  constexpr int H = Log2<CW>::value;
+  // Columns loaded at a time: at most 64 registers of elements in flight.
+  // (128 registers measured 3-5 % slower in double: fewer blocks resident.)
+  constexpr int G =
+      CW * TU * int(sizeof(T)) / 4 <= 64 ? CW : 64 * 4 / (TU * int(sizeof(T)));
+  static_assert(TU % 2 == 0 && CW % G == 0, "a lane holds whole pairs");
+  const symv::Layout &L = a.L;
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const int v0 = w * CW;
+  const std::int64_t row0 = p * NB, col0 = q * NB;
+  auto odd = [](int j) { return (P0 ^ (ALT ? j & 1 : 0)) != 0; };
+  // The lane's rows of parity o: o + 2 lane + 64 k + h (h = 0, 1).
+  auto row_of = [&](int o, int k, int h) { return o + 2 * lane + 64 * k + h; };
+  const T *col = a.A + (col0 + v0) * a.lda + row0;
+  T xe[TU], xo[TU];
+  T rs_even[TU], rs_odd[TU], rs_first = T(0), part[CW];
+#pragma unroll
+  for (int k = 0; k < TU; ++k) rs_even[k] = rs_odd[k] = T(0);
+  T x_first = T(0);
+  // An odd column's last pair runs one row past the tile (lane 31's last
+  // element): never added, not even as a zero product (0 * Inf).
+  const bool past = lane == 31;
+#pragma unroll
+  for (int g = 0; g < CW; g += G) {
+    T e[G][TU], first[G];
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const T *base = col + (g + j) * a.lda + (odd(g + j) ? 1 : 0) + 2 * lane;
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const auto v =
+            __ldcs(reinterpret_cast<const typename Pair<T>::type *>(base + 64 * k));
+        e[j][2 * k] = v.x;
+        e[j][2 * k + 1] = v.y;
+      }
+      if (odd(g + j)) first[j] = lane == 0 ? __ldcs(col + (g + j) * a.lda) : T(0);
+    }
+    if (g == 0) {  // x after the first loads of A: they go out first
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          xe[2 * k + h] = a.xs[row0 + row_of(0, k, h)];
+          const int r = row_of(1, k, h);
+          xo[2 * k + h] = r < NB ? a.xs[row0 + r] : T(0);
+        }
+      x_first = a.xs[row0];
+    }
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const T xq = a.xs[col0 + v0 + g + j];
+      T c = T(0);
+#pragma unroll
+      for (int k = 0; k < TU; ++k) {
+        if (odd(g + j)) {
+          const bool used = !(past && k == TU - 1);
+          rs_odd[k] = used ? rs_odd[k] + e[j][k] * xq : rs_odd[k];
+          c = used ? c + e[j][k] * xo[k] : c;
+        } else {
+          rs_even[k] += e[j][k] * xq;
+          c += e[j][k] * xe[k];
+        }
+      }
+      if (odd(g + j) && lane == 0) {
+        rs_first += first[j] * xq;
+        c += first[j] * x_first;
+      }
+      part[g + j] = c;
+    }
+  }
+  // Row sums: the even set, then the odd set and row 0 added.
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) rowsum[w][row_of(0, k, h)] = rs_even[2 * k + h];
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row_of(1, k, h);
+      if (r < NB) rowsum[w][r] += rs_odd[2 * k + h];
+    }
+  __syncwarp();
+  if (lane == 0 && (P0 || ALT)) rowsum[w][0] += rs_first;
+  warp_reduce_scatter<T, CW>(part, lane);
+  if ((lane & ((1 << (5 - H)) - 1)) == 0)
+    a.slots[symv::tile_cross_slot(L, p, q) * NB + v0 + (lane >> (5 - H))] = part[0];
+}
+
+// The pair tile, out of line (see below), for the parity of the warp's first
+// column and whether lda alternates it.
+template <class T, int NB, int W>
+__device__ __noinline__ void symv_regs_tile_pairs_out_of_line(const SymvTileArgs<T> a,
+                                                              std::int64_t p,
+                                                              std::int64_t q,
+                                                              T (*rowsum)[NB]) {
+  const T *col = a.A + (q * NB + (threadIdx.x >> 5) * (NB / W)) * a.lda + p * NB;
+  const bool p0 = (reinterpret_cast<std::uintptr_t>(col) / sizeof(T)) & 1,
+             alt = a.lda & 1;
+  if (!p0 && !alt)
+    symv_regs_tile_pairs<T, NB, W, 0, false>(a, p, q, rowsum);
+  else if (!p0)
+    symv_regs_tile_pairs<T, NB, W, 0, true>(a, p, q, rowsum);
+  else if (!alt)
+    symv_regs_tile_pairs<T, NB, W, 1, false>(a, p, q, rowsum);
+  else
+    symv_regs_tile_pairs<T, NB, W, 1, true>(a, p, q, rowsum);
+}
+
 // Every tile but an inner off-diagonal one out of line: their guards, their
 // predicates and the clipped tiles' per-element addresses would otherwise
 // raise the register count of the whole kernel, which is at its limit
@@ -733,10 +875,12 @@ __global__ void __launch_bounds__(32 * W, MINB) symv_tile_regs_kernel(SymvTileAr
   // A device alpha of zero: no tile is read; the reduction only scales y.
   if (a.alpha.dev && *a.alpha.dev == T(0)) return;
   const std::int64_t p = tile.p, q = tile.q;
-  const bool wide =
-      a.aligned && symv::block_extent(L, p) == NB && symv::block_extent(L, q) == NB;
+  const bool inner = symv::block_extent(L, p) == NB && symv::block_extent(L, q) == NB;
+  const bool wide = a.aligned && inner;
   if (p != q && wide)
     symv_regs_tile<T, NB, W, kRegsFull>(a, p, q, rowsum, colsum);
+  else if (p != q && inner)
+    symv_regs_tile_pairs_out_of_line<T, NB, W>(a, p, q, rowsum);
   else if (p != q)
     symv_regs_tile_out_of_line<T, NB, W, kRegsClipped>(a, p, q, rowsum, colsum);
   else if (wide)
