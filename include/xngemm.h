@@ -140,7 +140,7 @@ typedef struct {
 cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info);
 
 /* ------------------------------------------------------------------------ */
-/* SYMV: Nath et al., SC'11, algorithm 2, deterministic                                */
+/* SYMV: Nath et al., SC'11, algorithm 2, deterministic                     */
 /* ------------------------------------------------------------------------ */
 
 /**
@@ -212,10 +212,10 @@ typedef enum {
    *  product if a negative entry is found (XN_CHECK_NONNEG). On the GPU the
    *  scan costs one read of A and B and one stream synchronisation. */
   XN_OPT_CHECK_NONNEG = 3,
-  /** Largest workspace, in bytes, the library may allocate by itself for a
-   *  handle, for every routine; -1 = no limit (XN_WORKSPACE_LIMIT). A call
-   *  that would need more runs with fewer levels (xnSngemm/xnDngemm), in
-   *  smaller blocks (xnExdgemm) or returns ALLOC_FAILED (xnSsymv/xnDsymv). */
+  /** Largest workspace, in bytes, the library may allocate by itself for
+   *  the recursion of xnSngemm/xnDngemm; -1 = no limit (XN_WORKSPACE_LIMIT).
+   *  A call that would need more runs with fewer levels. (xnExdgemm has its
+   *  own budget, XN_OPT_EXDGEMM_WORKSPACE_LIMIT; SYMV needs what it needs.) */
   XN_OPT_WORKSPACE_LIMIT = 4,
   /** Longest stretch of k a leaf GEMM may sum in one chain when the call
    *  recurses: a leaf with a longer k runs as ceil(k / this) GEMMs over
@@ -276,7 +276,8 @@ cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *va
 /* Workspace. Each handle has one device workspace that every routine uses
  * (calls on one handle are serialised, so they can share it). By default the
  * library owns it: allocated on the call's stream when a call first needs
- * more, kept for later calls, and capped by XN_OPT_WORKSPACE_LIMIT. Or the
+ * more, kept for later calls (what the xnSngemm/xnDngemm recursion may have
+ * allocated is capped by XN_OPT_WORKSPACE_LIMIT). Or the
  * caller supplies it (xnSetWorkspace). Each routine family has a query for
  * the bytes one call needs (get the size, supply it or let the library
  * allocate, run). When a call cannot have what it needs: xnSngemm/xnDngemm
@@ -344,7 +345,7 @@ cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels);
 cublasStatus_t xnRelease(cublasHandle_t handle);
 
 /* ------------------------------------------------------------------------ */
-/* Host API: BLAS extension (Badin et al., ICS'13, section 6)                           */
+/* Host API: BLAS extension (Badin et al., ICS'13, section 6)               */
 /* ------------------------------------------------------------------------ */
 
 /** Fortran 77 SNGEMM: argument list of SGEMM; reports errors via xerbla_. */

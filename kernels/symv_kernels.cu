@@ -713,7 +713,7 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
 // the alignment (docs/performance.md, SYMV). A column starting on a
 // two-element boundary ("even") is read as the row pairs 2l + 64k + {0, 1}
 // by lane l; an odd one from its second row on, pairs 1 + 2l + 64k + {0, 1},
-// with row 0 read by lane 0 alone and row NB (the next tile's, inside the
+// with row 0 read by lane 0 alone and row NB (below the tile, inside the
 // matrix: read, never used) dropped. Row sums are kept per parity and added
 // as even, then odd, in shared memory; column sums take the x of each
 // parity's rows. Every element of the tile is read once. The parity of

@@ -9,15 +9,6 @@ xn_add_test(test_ngemm_gpu LABELS gpu SOURCES test_ngemm_gpu.cpp)
 # The same suite under compute-sanitizer: memcheck on everything, racecheck on
 # the kernels' tests. Skipped (exit 77) where there is no device or no
 # sanitizer.
-foreach(tool memcheck racecheck)
-  if(tool STREQUAL memcheck)
-    set(filter "GpuNgemm.*:GpuHostApi.*")
-  else()
-    set(filter "GpuNgemm.AlphaBeta*:GpuNgemm.DevicePointer*:GpuNgemm.SizeTranspose*")
-  endif()
-  add_test(NAME gpu_sanitizer_${tool}
-    COMMAND ${PROJECT_SOURCE_DIR}/scripts/run_sanitizer.sh ${tool}
-            $<TARGET_FILE:test_ngemm_gpu> --gtest_filter=${filter})
-  set_tests_properties(gpu_sanitizer_${tool} PROPERTIES LABELS gpu
-    SKIP_RETURN_CODE 77 TIMEOUT 900)
-endforeach()
+xn_add_sanitizer_tests(gpu_sanitizer test_ngemm_gpu
+  MEMCHECK "GpuNgemm.*:GpuHostApi.*"
+  RACECHECK "GpuNgemm.AlphaBeta*:GpuNgemm.DevicePointer*:GpuNgemm.SizeTranspose*")

@@ -1,4 +1,4 @@
-// test_api_args.cpp - the pure argument checkers of src/core/args.h, table
+// test_api_args.cpp - the pure argument checkers of src/api/args.h, table
 // driven, and the NULL-handle path of the device entry points (the only part
 // of the device API that runs without a GPU).
 //

@@ -25,6 +25,16 @@ std::string read_file(const std::string &path) {
   return ss.str();
 }
 
+// An accepted value other than the default: the bound on the other side of
+// it, or the default plus one; the SYMV variant's next compiled id.
+std::int64_t another_valid_value(const xn::OptionSpec &s) {
+  for (std::int64_t v : {s.min, s.default_value + 1, s.max, std::int64_t(33)})
+    if (v != s.default_value && v >= s.min && v <= s.max && (!s.accept || s.accept(v)))
+      return v;
+  ADD_FAILURE() << s.name << " accepts only its default";
+  return s.default_value;
+}
+
 std::string readme_row(const xn::OptionSpec &s) {
   return "| `" + std::string(s.name) + "` | `" + s.env + "` | " +
          std::to_string(s.default_value) + " | " + s.doc + " |";
@@ -121,13 +131,42 @@ TEST(OptionTable, RangesAreEnforced) {
   EXPECT_FALSE(xn::apply_option(o, int(xn::option_count()), 0));
 }
 
+// The public calls go through the table: xnSetOption on the process-wide
+// defaults takes every entry's other accepted value, xnGetOption returns it,
+// out-of-range values are INVALID_VALUE and change nothing; restored after.
+TEST(OptionTable, PublicSetAndGetRoundTrip) {
+  for (std::size_t i = 0; i < xn::option_count(); ++i) {
+    const xn::OptionSpec &s = xn::option_table()[i];
+    const xnOption_t id = xnOption_t(s.id);
+    std::int64_t saved = 0, v = 0;
+    ASSERT_EQ(xnGetOption(nullptr, id, &saved), CUBLAS_STATUS_SUCCESS) << s.name;
+    const std::int64_t other = another_valid_value(s);
+    EXPECT_EQ(xnSetOption(nullptr, id, other), CUBLAS_STATUS_SUCCESS) << s.name;
+    ASSERT_EQ(xnGetOption(nullptr, id, &v), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(v, other) << s.name;
+    if (s.max < INT64_MAX) {
+      EXPECT_EQ(xnSetOption(nullptr, id, s.max + 1), CUBLAS_STATUS_INVALID_VALUE)
+          << s.name;
+    }
+    if (s.min > INT64_MIN) {
+      EXPECT_EQ(xnSetOption(nullptr, id, s.min - 1), CUBLAS_STATUS_INVALID_VALUE)
+          << s.name;
+    }
+    ASSERT_EQ(xnGetOption(nullptr, id, &v), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(v, other) << s.name << ": a rejected value changed the option";
+    ASSERT_EQ(xnSetOption(nullptr, id, saved), CUBLAS_STATUS_SUCCESS) << s.name;
+  }
+  std::int64_t v = 0;
+  EXPECT_EQ(xnGetOption(nullptr, xnOption_t(xn::option_count()), &v),
+            CUBLAS_STATUS_INVALID_VALUE);
+}
+
 // The environment is read through the table: a valid value is taken, a value
 // out of range or not an integer is ignored.
 TEST(OptionTable, EnvironmentGoesThroughTheTable) {
   for (std::size_t i = 0; i < xn::option_count(); ++i) {
     const xn::OptionSpec &s = xn::option_table()[i];
-    const std::int64_t valid = s.default_value != s.min ? s.min : s.default_value;
-    if (s.accept && !s.accept(valid)) continue;
+    const std::int64_t valid = another_valid_value(s);
     ASSERT_EQ(setenv(s.env, std::to_string(valid).c_str(), 1), 0);
     std::int64_t v = 0;
     ASSERT_TRUE(xn::read_option(xn::options_from_environment(), s.id, &v));

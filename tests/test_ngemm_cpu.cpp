@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -1026,6 +1027,34 @@ TEST(CpuAccuracy, TransposedBNeedsTheWorkspaceOfNNPlusAtMostThePackedQuadrant) {
 }
 
 // The option's range, its environment variable, its default and the rule.
+// A forced depth whose temporaries hold no element (a core thinner than
+// 2^levels, here m = n = 4 at 3 levels) needs no workspace: the result must
+// not depend on whether the thread already holds scratch memory (a fresh
+// thread has none).
+TEST(CpuAccuracy, ForcedDepthDoesNotDependOnTheThreadsScratch) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  const std::int64_t m = 4, n = 4, k = 5000;
+  std::vector<double> a(std::size_t(m * k)), b(std::size_t(k * n));
+  for (auto &x : a) x = double(rng() >> 11) * 0x1p-53;
+  for (auto &x : b) x = double(rng() >> 11) * 0x1p-53;
+  const xn::Options opt;
+  auto product = [&] {
+    std::vector<double> c(std::size_t(m * n), std::nan(""));
+    EXPECT_EQ(xn::cpu_ngemm<double>(false, false, m, n, k, 1.0, a.data(), m, b.data(), k,
+                                    0.0, c.data(), m, opt, 3),
+              xn::Status::Ok);
+    return c;
+  };
+  std::vector<double> fresh;
+  std::thread([&] { fresh = product(); }).join();
+  // This thread first grows its scratch memory with a recursing call.
+  std::vector<double> big(256 * 256, 1.0), out(256 * 256);
+  ASSERT_EQ(xn::cpu_ngemm<double>(false, false, 256, 256, 256, 1.0, big.data(), 256,
+                                  big.data(), 256, 0.0, out.data(), 256, opt, 2),
+            xn::Status::Ok);
+  EXPECT_TRUE(same_bits(product(), fresh));
+}
+
 TEST(CpuAccuracy, NonTransposedBTempsOptionValuesAndEnvironment) {
   EXPECT_EQ(xn::Options().normal_b_temps, -1);
   xn::Options o;

@@ -186,14 +186,23 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   union_masks(ma, 0, groups_a, all_a);
   union_masks(mb, 0, groups_b, all_b);
   const int s_all = popcount_mask(all_a), t_all = popcount_mask(all_b);
-  const Blocking blk =
-      choose_blocking(m, n, k, s_all, t_all, lim.workspace_bytes, lim.force_block);
-  if (blk.bm == 0) return Status::AllocFailed;
-  // The body follows the head in the handle's one workspace: growing it may
-  // move the head region (its contents kept), so the phase-1 arrays are
-  // placed again.
-  char *body = static_cast<char *>(be.body_space(blk.bytes - head));
-  if (!body) return Status::AllocFailed;
+  // The largest blocking within the budget; if its body cannot be had after
+  // all (memory taken since the budget was read), the largest one below it,
+  // down to the smallest block.
+  std::size_t budget = lim.workspace_bytes;
+  Blocking blk;
+  char *body = nullptr;
+  for (;;) {
+    blk = choose_blocking(m, n, k, s_all, t_all, budget, lim.force_block);
+    if (blk.bm == 0) return Status::AllocFailed;
+    // The body follows the head in the handle's one workspace: growing it may
+    // move the head region (its contents kept), so the phase-1 arrays are
+    // placed again.
+    body = static_cast<char *>(be.body_space(blk.bytes - head));
+    if (body) break;
+    if (lim.force_block > 0 || blk.bytes <= head + 1) return Status::AllocFailed;
+    budget = blk.bytes - 1;
+  }
   place_head(static_cast<char *>(be.head_address()));
   double *a_slices = reinterpret_cast<double *>(body);
   double *b_slices =
@@ -274,10 +283,6 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   return s;
 }
 
-// Bytes a device backend keeps after the head region for its count of
-// entries summed by the wide accumulator (with padding).
-inline constexpr std::size_t kExdgemmCounterBytes = 256;
-
 // The workspace query (xnGetExdgemmWorkspaceSize): bytes an m x n x k call
 // uses when every row of op(A) and column of op(B) needs
 // exdgemm_typical_slices(k) slices (full 53-bit significands spread over at
@@ -302,7 +307,7 @@ inline std::size_t exdgemm_workspace_bytes(index_t m, index_t n, index_t k,
   // A budget below the smallest block: report what the smallest block needs
   // (the call itself would return ALLOC_FAILED).
   if (b.bm == 0) b = ex_detail::choose_blocking(m, n, k, s, s, SIZE_MAX, kGroupRows);
-  return b.bytes + kExdgemmCounterBytes;
+  return b.bytes;
 }
 
 // One call C = RN(alpha op(A) op(B) + beta C): the BLAS quick return, the

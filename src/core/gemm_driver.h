@@ -84,7 +84,12 @@ Status gemm_driver(Hooks &hooks, const Schedule &sched, MatView<const T> A,
   bool pack = false;
   const int run = choose_workspace(
       m, n, k, levels, A.trans, B.trans, t_normal,
-      [&](index_t elems) { return (ws = hooks.workspace(elems)) != nullptr; }, &pack);
+      [&](index_t elems) {
+        // Temporaries of no element (a core thinner than 2^levels) need no
+        // memory.
+        return (ws = hooks.workspace(elems)) != nullptr || elems == 0;
+      },
+      &pack);
   report->levels = run;
   report->t_normal = t_normal && run > 0;
   return recursive_gemm<T>(be, sched, run, A, B, beta, C, ws, opt.kchain_for(is_double),

@@ -16,6 +16,12 @@ const SymvVariant kCompiled[] = {XN_SYMV_DEFAULT_VARIANTS(XN_SYMV_ROW)
 
 constexpr std::size_t kCompiledCount = sizeof kCompiled / sizeof kCompiled[0];
 
+#define XN_SYMV_ROW(id, nb, cw, st, minb, chunk, pieces, tensor, regs) \
+  SymvVariant{id, nb, cw, st, minb, chunk, pieces, tensor, regs},
+const SymvVariant kListed[] = {XN_SYMV_DEFAULT_VARIANTS(XN_SYMV_ROW)
+                                   XN_SYMV_TUNING_VARIANTS(XN_SYMV_ROW)};
+#undef XN_SYMV_ROW
+
 // Ids are unique across both lists and kSymvMaxVariantId is the largest.
 #define XN_SYMV_ID(id, ...) id,
 constexpr int kAllIds[] = {XN_SYMV_DEFAULT_VARIANTS(XN_SYMV_ID)
@@ -53,6 +59,8 @@ const SymvVariant *find_compiled(int id) {
 
 }  // namespace
 
+std::size_t symv_listed_count() { return sizeof kListed / sizeof kListed[0]; }
+const SymvVariant &symv_listed_variant(std::size_t i) { return kListed[i]; }
 std::size_t symv_compiled_count() { return kCompiledCount; }
 const SymvVariant &symv_compiled_variant(std::size_t i) { return kCompiled[i]; }
 bool symv_variant_compiled(int id) { return find_compiled(id) != nullptr; }

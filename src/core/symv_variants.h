@@ -40,6 +40,7 @@ struct SymvVariant {
                       //    nb / cols_per_warp warps; stages, pieces, tensor unused)
 };
 
+// clang-format off
 // X(id, nb, cols_per_warp, stages, min_blocks, chunk, pieces, tensor, regs)
 //
 // The register tile kernel, one tile per block: the tuned defaults
@@ -51,43 +52,62 @@ struct SymvVariant {
 
 // The tuning sweep's other variants (XN_BUILD_TUNING=ON). Chunk 0 = one
 // thread block per block row (the layout of Nath et al.).
-#define XN_SYMV_TUNING_VARIANTS(X)                                                      \
-  /* The ring kernel: whole tiles per stage. */                                         \
-  X(1, 64, 8, 2, 3, 4, 1, 0, 0)                                                         \
-  X(2, 64, 8, 3, 2, 8, 1, 0, 0) X(3, 64, 8, 2, 3, 8, 1, 0, 0)                           \
-      X(4, 64, 8, 3, 2, 12, 1, 0, 0) X(5, 64, 8, 3, 2, 6, 1, 0, 0)                      \
-          X(6, 64, 16, 3, 2, 8, 1, 0, 0) X(7, 128, 16, 3, 1, 8, 1, 0, 0)                \
-              X(8, 64, 8, 3, 2, 0, 1, 0, 0) X(9, 64, 8, 2, 3, 6, 1, 0, 0)               \
-                  X(10, 128, 8, 3, 1, 8, 1, 0, 0) X(11, 128, 16, 3, 1, 4, 1, 0, 0)      \
-                      X(12, 64, 16, 2, 3, 6, 1, 0,                                      \
-                        0) /* Tiles in pieces: nb 128 with two (single: ~97 KiB, 2      \
-                              blocks/SM) or four                                        \
-                              (~66 KiB, 3 blocks/SM) pieces; nb 64 with two. */         \
-      X(13, 128, 4, 3, 2, 8, 2, 0, 0) X(14, 128, 4, 3, 2, 4, 2, 0, 0)                   \
-          X(15, 128, 4, 3, 2, 6, 2, 0, 0) X(16, 128, 8, 3, 2, 6, 2, 0, 0)               \
-              X(17, 128, 4, 4, 3, 6, 4, 0, 0) X(18, 128, 4, 4, 3, 3, 4, 0, 0)           \
-                  X(19, 64, 4, 4, 3, 6, 2, 0, 0) X(20, 64, 8, 4, 3, 6, 2, 0, 0)         \
-                      X(21, 128, 8, 3, 2, 2, 2, 0, 0) X(22, 128, 8, 3, 2, 3, 2, 0, 0)   \
-                          X(23, 128, 8, 3, 2, 4, 2, 0,                                  \
-                            0) /* Tensor copies (one per warp and stage) instead of one \
-                                  per column. */                                        \
-      X(24, 128, 8, 3, 1, 8, 1, 1, 0) X(25, 128, 16, 3, 1, 8, 1, 1, 0)                  \
-          X(26, 128, 8, 3, 2, 3, 2, 1, 0) X(27, 128, 8, 3, 2, 6, 2, 1, 0)               \
-              X(28, 64, 8, 2, 3, 6, 1, 1, 0) X(29, 64, 8, 2, 3, 4, 1, 1, 0)             \
-                  X(30, 64, 16, 3, 2, 8, 1, 1, 0) X(31, 64, 8, 3, 2, 8, 1, 1, 0)        \
-                      X(32, 128, 4, 4, 3, 6, 4, 1,                                      \
-                        0) /* The register kernel at three blocks per SM. */            \
-      X(36, 128, 32, 0, 3, 1, 1, 0,                                                     \
-        1) /* Ring, single precision, after the split diagonal tile: pieces of 64       \
-              columns, per-column bulk copies, chunks of 5 and 8; and chunks of 5 at    \
-              three blocks per SM. */                                                   \
-      X(37, 128, 8, 3, 2, 5, 2, 0, 0) X(38, 128, 8, 3, 2, 8, 2, 0, 0)                   \
-          X(39, 128, 8, 2, 3, 5, 2, 0, 0)
+#define XN_SYMV_TUNING_VARIANTS(X)                                             \
+  /* The ring kernel: whole tiles per stage. */                                \
+  X(1, 64, 8, 2, 3, 4, 1, 0, 0)                                                \
+  X(2, 64, 8, 3, 2, 8, 1, 0, 0)                                                \
+  X(3, 64, 8, 2, 3, 8, 1, 0, 0)                                                \
+  X(4, 64, 8, 3, 2, 12, 1, 0, 0)                                               \
+  X(5, 64, 8, 3, 2, 6, 1, 0, 0)                                                \
+  X(6, 64, 16, 3, 2, 8, 1, 0, 0)                                               \
+  X(7, 128, 16, 3, 1, 8, 1, 0, 0)                                              \
+  X(8, 64, 8, 3, 2, 0, 1, 0, 0)                                                \
+  X(9, 64, 8, 2, 3, 6, 1, 0, 0)                                                \
+  X(10, 128, 8, 3, 1, 8, 1, 0, 0)                                              \
+  X(11, 128, 16, 3, 1, 4, 1, 0, 0)                                             \
+  X(12, 64, 16, 2, 3, 6, 1, 0, 0)                                              \
+  /* Tiles in pieces: nb 128 with two (single: ~97 KiB, 2 blocks/SM) or */     \
+  /* four (~66 KiB, 3 blocks/SM) pieces; nb 64 with two. */                    \
+  X(13, 128, 4, 3, 2, 8, 2, 0, 0)                                              \
+  X(14, 128, 4, 3, 2, 4, 2, 0, 0)                                              \
+  X(15, 128, 4, 3, 2, 6, 2, 0, 0)                                              \
+  X(16, 128, 8, 3, 2, 6, 2, 0, 0)                                              \
+  X(17, 128, 4, 4, 3, 6, 4, 0, 0)                                              \
+  X(18, 128, 4, 4, 3, 3, 4, 0, 0)                                              \
+  X(19, 64, 4, 4, 3, 6, 2, 0, 0)                                               \
+  X(20, 64, 8, 4, 3, 6, 2, 0, 0)                                               \
+  X(21, 128, 8, 3, 2, 2, 2, 0, 0)                                              \
+  X(22, 128, 8, 3, 2, 3, 2, 0, 0)                                              \
+  X(23, 128, 8, 3, 2, 4, 2, 0, 0)                                              \
+  /* Tensor copies (one per warp and stage) instead of one per column. */      \
+  X(24, 128, 8, 3, 1, 8, 1, 1, 0)                                              \
+  X(25, 128, 16, 3, 1, 8, 1, 1, 0)                                             \
+  X(26, 128, 8, 3, 2, 3, 2, 1, 0)                                              \
+  X(27, 128, 8, 3, 2, 6, 2, 1, 0)                                              \
+  X(28, 64, 8, 2, 3, 6, 1, 1, 0)                                               \
+  X(29, 64, 8, 2, 3, 4, 1, 1, 0)                                               \
+  X(30, 64, 16, 3, 2, 8, 1, 1, 0)                                              \
+  X(31, 64, 8, 3, 2, 8, 1, 1, 0)                                               \
+  X(32, 128, 4, 4, 3, 6, 4, 1, 0)                                              \
+  /* The register kernel at three blocks per SM. */                            \
+  X(36, 128, 32, 0, 3, 1, 1, 0, 1)                                             \
+  /* Ring, single precision, after the split diagonal tile: pieces of 64 */    \
+  /* columns, per-column bulk copies, chunks of 5 and 8; and chunks of 5 at */ \
+  /* three blocks per SM. */                                                   \
+  X(37, 128, 8, 3, 2, 5, 2, 0, 0)                                              \
+  X(38, 128, 8, 3, 2, 8, 2, 0, 0)                                              \
+  X(39, 128, 8, 2, 3, 5, 2, 0, 0)
+
+// clang-format on
 
 // The largest variant id of either list: XN_OPT_SYMV_VARIANT's range is
 // 0 .. this (0 = the tuned default).
 inline constexpr int kSymvMaxVariantId = 39;
 
+// Every variant of both lists, whatever the build (their layouts are data:
+// the host tests check them all).
+std::size_t symv_listed_count();
+const SymvVariant &symv_listed_variant(std::size_t i);
 // The variants compiled into this build, in table order.
 std::size_t symv_compiled_count();
 const SymvVariant &symv_compiled_variant(std::size_t i);

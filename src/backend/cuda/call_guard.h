@@ -45,7 +45,6 @@ class CallGuard {
   // The handle's device resources (constants, event) and the stream order
   // after its previous call; once per call, later calls return at once.
   Status enter();
-  bool entered() const { return entered_; }
   // Records the end of an entered call on its stream. Returns `s`, or the
   // recording's failure when `s` is Ok.
   Status finish(Status s);

@@ -158,9 +158,15 @@ class CudaGemmHooks {
     return Status::Ok;
   }
 
+  // XN_OPT_WORKSPACE_LIMIT caps what the recursion may have the library
+  // allocate (a supplied workspace is used as far as it goes).
   T *workspace(index_t elems) {
-    return static_cast<T *>(
-        acquire_workspace(g_.state(), std::size_t(elems) * sizeof(T), g_.stream()));
+    HandleState &st = g_.state();
+    const std::size_t bytes = std::size_t(elems) * sizeof(T);
+    if (st.ws_owned && st.opt.workspace_limit >= 0 &&
+        bytes > std::size_t(st.opt.workspace_limit))
+      return nullptr;
+    return static_cast<T *>(acquire_workspace(st, bytes, g_.stream()));
   }
 
  private:

@@ -25,31 +25,26 @@ class CudaExBackend {
                 const double *alpha, const double *beta)
       : h_(h), s_(s), st_(st), dev_(dev_scalars), alpha_(alpha), beta_(beta) {}
 
-  // The handle's one workspace holds [head | wide-path counter | body]; the
-  // counter (256 bytes with its padding) counts the entries summed by the
-  // wide accumulator.
+  // The handle's one workspace holds [head | body]; the count of entries
+  // summed by the wide accumulator lives beside the handle's constants.
   void *head_space(std::size_t bytes) {
-    char *p = static_cast<char *>(acquire_workspace(st_, bytes + kCounterBytes, s_));
+    char *p = static_cast<char *>(acquire_workspace(st_, bytes, s_));
     if (!p) return nullptr;
     head_ = bytes;
-    wide_ = reinterpret_cast<unsigned long long *>(p + bytes);
-    if (cudaMemsetAsync(wide_, 0, sizeof *wide_, s_) != cudaSuccess) return nullptr;
+    if (cudaMemsetAsync(st_.wide_count(), 0, sizeof(unsigned long long), s_) !=
+        cudaSuccess)
+      return nullptr;
+    wide_ = st_.wide_count();
     return p;
   }
   void *body_space(std::size_t bytes) {
-    const std::size_t front = head_ + kCounterBytes;
-    char *p = static_cast<char *>(acquire_workspace(st_, front + bytes, s_, front));
-    if (!p) return nullptr;
-    wide_ = reinterpret_cast<unsigned long long *>(p + head_);
-    return p + front;
+    char *p = static_cast<char *>(acquire_workspace(st_, head_ + bytes, s_, head_));
+    return p ? p + head_ : nullptr;
   }
   void *head_address() const { return st_.ws; }
   unsigned long long *wide_counter() const { return wide_; }
   // The budget can be no larger than the workspace the handle can have.
-  std::size_t workspace_cap() const {
-    const std::size_t cap = xn::workspace_cap(st_);
-    return cap > kCounterBytes ? cap - kCounterBytes : 0;
-  }
+  std::size_t workspace_cap() const { return xn::workspace_cap(st_); }
 
   Status scan_rows(MatView<const double> X, exact::VectorInfo *info) {
     return ok(launch_ex_scan_rows(s_, view(X), info));
@@ -179,7 +174,6 @@ class CudaExBackend {
   HandleState &st_;
   bool dev_;
   const double *alpha_, *beta_;
-  static constexpr std::size_t kCounterBytes = kExdgemmCounterBytes;
   std::size_t head_ = 0;
   unsigned long long *wide_ = nullptr;
 };

@@ -26,14 +26,16 @@ struct HandleState {
   Options opt;
 
   // The handle's one workspace, shared by every routine (calls on a handle
-  // are serialised): owned (allocated here, grown in stream order, capped by
-  // XN_OPT_WORKSPACE_LIMIT) or supplied by the user (xnSetWorkspace).
+  // are serialised): owned (allocated here, grown in stream order) or
+  // supplied by the user (xnSetWorkspace).
   void *ws = nullptr;
   std::size_t ws_bytes = 0;
   bool ws_owned = true;
 
   // {0.f, 1.f} then {0.0, 1.0} in device memory: the 0 and 1 betas of the
-  // schedule's leaf GEMMs under CUBLAS_POINTER_MODE_DEVICE.
+  // schedule's leaf GEMMs under CUBLAS_POINTER_MODE_DEVICE; at byte 32,
+  // xnExdgemm's count of entries summed by the wide accumulator, which the
+  // handle's workspace cannot hold (later calls of other routines reuse it).
   void *consts = nullptr;
   // The non-negative scan's flag: device word and its pinned host mirror.
   int *neg_flag_dev = nullptr;
@@ -62,6 +64,9 @@ struct HandleState {
   const double *zero_one_d() const {
     return reinterpret_cast<const double *>(static_cast<const char *>(consts) + 16);
   }
+  unsigned long long *wide_count() const {
+    return reinterpret_cast<unsigned long long *>(static_cast<char *>(consts) + 32);
+  }
 };
 
 // The state of `handle`, created (from the process-wide defaults) if absent.
@@ -82,7 +87,7 @@ Status order_after_last_call(HandleState &st, cudaStream_t stream);
 Status mark_call_done(HandleState &st, cudaStream_t stream);
 
 // The handle's workspace, at least `bytes`, or nullptr if that cannot be had
-// (the user's is smaller, the limit is lower, or the allocation failed): the
+// (the user's is smaller, or the allocation failed): the
 // caller then runs with fewer levels, smaller blocks, or returns
 // ALLOC_FAILED before touching its output. Grows an owned workspace with
 // stream-ordered allocation, never with a device-wide synchronisation; the
@@ -90,7 +95,7 @@ Status mark_call_done(HandleState &st, cudaStream_t stream);
 void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
                         std::size_t keep = 0);
 // The most bytes acquire_workspace can give the handle: the user's
-// workspace, else the limit (SIZE_MAX for none).
+// workspace, else SIZE_MAX.
 std::size_t workspace_cap(const HandleState &st);
 // Supplies the user's workspace (ptr, bytes), or returns to an owned one
 // (nullptr, 0). An owned workspace is freed first, outside any call: after
