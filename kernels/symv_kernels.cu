@@ -719,14 +719,20 @@ __device__ __forceinline__ void symv_regs_tile(const SymvTileArgs<T> &a, std::in
 // parity's rows. Every element of the tile is read once. The parity of
 // column j is P0 ^ (ALT && j odd), known when the code is compiled, so every
 // column's loads and sums are straight-line code.
-template <class T>
-struct Pair;
+// The vector type of N elements of T (a pair for the unaligned tiles, 16
+// bytes for the reduction).
+template <class T, int N>
+struct VecOf;
 template <>
-struct Pair<float> {
+struct VecOf<float, 2> {
   using type = float2;
 };
 template <>
-struct Pair<double> {
+struct VecOf<float, 4> {
+  using type = float4;
+};
+template <>
+struct VecOf<double, 2> {
   using type = double2;
 };
 
@@ -766,7 +772,7 @@ __device__ __forceinline__ void symv_regs_tile_pairs(const SymvTileArgs<T> &a,
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         const auto v =
-            __ldcs(reinterpret_cast<const typename Pair<T>::type *>(base + 64 * k));
+            __ldcs(reinterpret_cast<const typename VecOf<T, 2>::type *>(base + 64 * k));
         e[j][2 * k] = v.x;
         e[j][2 * k + 1] = v.y;
       }
@@ -904,18 +910,6 @@ struct SymvReduceArgs {
   std::int64_t incy;
 };
 
-// 16 bytes of T, for the reduction's vector loads.
-template <class T>
-struct Vec16;
-template <>
-struct Vec16<double> {
-  using type = double2;
-};
-template <>
-struct Vec16<float> {
-  using type = float4;
-};
-
 // y_b = alpha * (sum of block b's slots) + beta * y_b. Thread (t, r) holds
 // the V = 16 / sizeof(T) elements t V .. t V + V - 1 of the y block; the RY
 // groups r take interleaved logical slots, each thread with U running sums
@@ -928,7 +922,7 @@ __global__ void __launch_bounds__(1024) symv_reduce_kernel(SymvReduceArgs<T> a) 
   constexpr int U = int(symv::reduce_unroll(sizeof(T)));
   constexpr int RY = int(symv::reduce_groups(NB, sizeof(T)));
   static_assert(NB % V == 0 && (NB / V) * RY <= 1024, "bad reduction shape");
-  using Vec = typename Vec16<T>::type;
+  using Vec = typename VecOf<T, 16 / int(sizeof(T))>::type;
   __shared__ T partial[RY][NB];
   // Launched as a programmatic dependent of the tile kernel: wait until that
   // grid has completed and its slots are visible (no-op otherwise).
