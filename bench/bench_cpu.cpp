@@ -207,7 +207,7 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   const bool t_normal = xn::stores_t_normal(opt.normal_b_temps, is_d, c.ta, c.tb);
   bool pack = false;
   levels = xn::choose_workspace(
-      m, n, k, levels, c.ta, c.tb, t_normal,
+      xn::nonneg_winograd_algorithm(), true, m, n, k, levels, c.ta, c.tb, t_normal,
       [&](std::int64_t e) {
         return opt.workspace_limit < 0 ||
                e * std::int64_t(sizeof(T)) <= opt.workspace_limit;

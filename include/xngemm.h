@@ -84,6 +84,72 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
                         int ldb, const double *beta, double *C, int ldc);
 
 /**
+ * STRASSEN AND WINOGRAD GEMM FOR GENERAL INPUTS. C = alpha * op(A) * op(B) +
+ * beta * C by Strassen's algorithm (xnSgemmStrassen, xnDgemmStrassen) or by
+ * Winograd's variant of it (xnSgemmWinograd, xnDgemmWinograd), applied
+ * recursively over cuBLAS leaf products (Li, Ranka, Sahni, ICPADS'11):
+ * about 7/8 of the classical product's multiplications per level of
+ * recursion, for any signs of A and B. Parameters, pointer modes, stream and
+ * status codes exactly as cublasSgemm/cublasDgemm; beta = 0 never reads C;
+ * C is untouched on a bad argument.
+ *
+ * ACCURACY. These are fast algorithms, not the classical one: the error is
+ * bounded normwise, max|C - C^| <= f * u * max|A| * max|B| (+ O(u^2)), with
+ * f = (n/n0)^log2(12) (n0^2 + 5 n0) - 5n for Strassen and
+ * (n/n0)^log2(18) (n0^2 + 6 n0) - 6n for Winograd (n0 the leaf size;
+ * Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section
+ * 23.2.2), not componentwise: an entry much smaller than the others of its
+ * row of A and column of B may lose all its digits. In practice the maximum
+ * error is 1-2 orders of magnitude above cuBLAS's at the sizes where these
+ * routines are faster (docs/accuracy.md). Use them where speed matters more
+ * than the last digits; for non-negative data xnSngemm/xnDngemm are faster
+ * still and more accurate than cuBLAS.
+ *
+ * Depth: a level of recursion is taken while the product's dimensions stay
+ * above the leaf size (XN_OPT_STRASSEN_LEAF_* / XN_OPT_WINOGRAD_LEAF_*) and
+ * (m n k)^(1/3) is at least the crossover (..._MIN_SIZE_*); below it the call
+ * is exactly cuBLAS's GEMM, bit for bit. Odd and rectangular sizes are
+ * peeled (the recursion runs on the largest part whose dimensions are
+ * multiples of 2^levels, thin cuBLAS products finish the rest).
+ *
+ * Workspace (xnGetFastGemmWorkspaceSize): with beta = 0 two temporaries per
+ * level, at most 2 n^2 / 3 elements for square n (quadrants of C serve as
+ * scratch); with beta != 0, and always under CUBLAS_POINTER_MODE_DEVICE (the
+ * value of beta is then not known on the host), the top level keeps C's
+ * quadrants for their final sums and uses three temporaries of a quadrant
+ * each: 11 n^2 / 12 in all. A call that cannot have its workspace runs fewer
+ * levels, down to plain cuBLAS: it never fails for lack of memory.
+ *
+ * NaN and Inf in A or B reach every entry the classical product would make
+ * non-finite, and may spread to others (Inf - Inf in the pre-additions);
+ * the pre-additions may overflow for entries above a quarter of the largest
+ * finite value.
+ */
+cublasStatus_t xnSgemmStrassen(cublasHandle_t handle, cublasOperation_t transa,
+                               cublasOperation_t transb, int m, int n, int k,
+                               const float *alpha, const float *A, int lda,
+                               const float *B, int ldb, const float *beta, float *C,
+                               int ldc);
+/** Double precision Strassen; stands beside cublasDgemm. */
+cublasStatus_t xnDgemmStrassen(cublasHandle_t handle, cublasOperation_t transa,
+                               cublasOperation_t transb, int m, int n, int k,
+                               const double *alpha, const double *A, int lda,
+                               const double *B, int ldb, const double *beta, double *C,
+                               int ldc);
+/** Single precision Winograd variant; stands beside cublasSgemm. */
+cublasStatus_t xnSgemmWinograd(cublasHandle_t handle, cublasOperation_t transa,
+                               cublasOperation_t transb, int m, int n, int k,
+                               const float *alpha, const float *A, int lda,
+                               const float *B, int ldb, const float *beta, float *C,
+                               int ldc);
+/** Double precision Winograd variant; stands beside cublasDgemm. */
+cublasStatus_t xnDgemmWinograd(cublasHandle_t handle, cublasOperation_t transa,
+                               cublasOperation_t transb, int m, int n, int k,
+                               const double *alpha, const double *A, int lda,
+                               const double *B, int ldb, const double *beta, double *C,
+                               int ldc);
+
+/**
  * CORRECTLY ROUNDED DGEMM. C = alpha * op(A) * op(B) + beta * C where every
  * entry is the exact value of that expression rounded once to the nearest
  * double (ties to even), for any alpha and beta, including subnormal results
@@ -261,7 +327,25 @@ typedef enum {
    *  computes a deterministic result, but different variants sum in
    *  different orders. A variant that does not fit a precision's shared
    *  memory runs as 0. See docs/design.md, "SYMV". */
-  XN_OPT_SYMV_VARIANT = 12
+  XN_OPT_SYMV_VARIANT = 12,
+  /** xnSgemmStrassen: leaf size, as XN_OPT_LEAF_SIZE_S
+   *  (XN_STRASSEN_LEAF_S). */
+  XN_OPT_STRASSEN_LEAF_S = 13,
+  /** xnDgemmStrassen: leaf size (XN_STRASSEN_LEAF_D). */
+  XN_OPT_STRASSEN_LEAF_D = 14,
+  /** xnSgemmStrassen: no recursion for m*n*k below this value cubed, as
+   *  XN_OPT_MIN_SIZE_S (XN_STRASSEN_MIN_SIZE_S). */
+  XN_OPT_STRASSEN_MIN_SIZE_S = 15,
+  /** xnDgemmStrassen: crossover (XN_STRASSEN_MIN_SIZE_D). */
+  XN_OPT_STRASSEN_MIN_SIZE_D = 16,
+  /** xnSgemmWinograd: leaf size (XN_WINOGRAD_LEAF_S). */
+  XN_OPT_WINOGRAD_LEAF_S = 17,
+  /** xnDgemmWinograd: leaf size (XN_WINOGRAD_LEAF_D). */
+  XN_OPT_WINOGRAD_LEAF_D = 18,
+  /** xnSgemmWinograd: crossover (XN_WINOGRAD_MIN_SIZE_S). */
+  XN_OPT_WINOGRAD_MIN_SIZE_S = 19,
+  /** xnDgemmWinograd: crossover (XN_WINOGRAD_MIN_SIZE_D). */
+  XN_OPT_WINOGRAD_MIN_SIZE_D = 20
 } xnOption_t;
 
 /**
@@ -296,6 +380,24 @@ cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *va
 cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
                                   cublasOperation_t transa, cublasOperation_t transb,
                                   int m, int n, int k, size_t *bytes);
+
+/** The general-input recursive GEMMs, for xnGetFastGemmWorkspaceSize. */
+typedef enum { XN_FAST_GEMM_STRASSEN = 0, XN_FAST_GEMM_WINOGRAD = 1 } xnFastGemm_t;
+
+/**
+ * Bytes of workspace xn?gemmStrassen (algorithm XN_FAST_GEMM_STRASSEN) or
+ * xn?gemmWinograd (XN_FAST_GEMM_WINOGRAD), precision 's' or 'd', uses with
+ * these arguments at the depth the handle's options choose (handle NULL:
+ * the process-wide ones), before any limit or supplied workspace makes it
+ * run fewer levels. beta_is_zero: nonzero for a call with a host beta of 0
+ * (two temporaries per level), 0 for any other beta or device-pointer
+ * scalars (one more quadrant at the top level). 0 when the call would not
+ * recurse. Returns INVALID_VALUE for bad arguments.
+ */
+cublasStatus_t xnGetFastGemmWorkspaceSize(cublasHandle_t handle, xnFastGemm_t algorithm,
+                                          char precision, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          int beta_is_zero, size_t *bytes);
 
 /**
  * Bytes of workspace xnExdgemm uses with these arguments and the handle's
@@ -332,7 +434,8 @@ cublasStatus_t xnGetWorkspaceHeld(cublasHandle_t handle, size_t *bytes);
 cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count);
 
 /**
- * Recursion levels the last xnSngemm/xnDngemm call on this handle ran: 0 for
+ * Recursion levels the last recursive GEMM (xnSngemm/xnDngemm,
+ * xn?gemmStrassen, xn?gemmWinograd) on this handle ran: 0 for
  * the classical (cuBLAS) product, -1 before any call. Useful to see the effect
  * of the leaf size, the workspace limit and the non-negative check.
  */
@@ -380,6 +483,46 @@ void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k, float
 void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                   const double *A, int lda, const double *B, int ldb, double beta,
                   double *C, int ldc);
+
+/** Fortran 77 SSTGEMM / DSTGEMM: xnSgemmStrassen / xnDgemmStrassen from host
+ *  memory, argument list of SGEMM / DGEMM (GPU when present, CPU
+ *  otherwise, as sngemm_); errors via xerbla_ with the name "SSTGEMM" /
+ *  "DSTGEMM". The names follow the BLAS extension above: precision, then
+ *  the algorithm (ST = Strassen, WI = Winograd), then GEMM; they collide with
+ *  no BLAS, LAPACK or vendor routine (IBM ESSL's Strassen is SGEMMS/DGEMMS,
+ *  with another argument list). */
+void sstgemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const float *alpha, const float *a, const int *lda,
+              const float *b, const int *ldb, const float *beta, float *c,
+              const int *ldc);
+void dstgemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const double *alpha, const double *a, const int *lda,
+              const double *b, const int *ldb, const double *beta, double *c,
+              const int *ldc);
+/** Fortran 77 SWIGEMM / DWIGEMM: xnSgemmWinograd / xnDgemmWinograd from host
+ *  memory (see sstgemm_). */
+void swigemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const float *alpha, const float *a, const int *lda,
+              const float *b, const int *ldb, const float *beta, float *c,
+              const int *ldc);
+void dwigemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const double *alpha, const double *a, const int *lda,
+              const double *b, const int *ldb, const double *beta, double *c,
+              const int *ldc);
+/** CBLAS-style SSTGEMM, DSTGEMM, SWIGEMM, DWIGEMM, both layouts; see
+ *  cblas_sngemm for the conventions. */
+void cblas_sstgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                   int ldc);
+void cblas_dstgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                   const double *A, int lda, const double *B, int ldb, double beta,
+                   double *C, int ldc);
+void cblas_swigemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                   int ldc);
+void cblas_dwigemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                   const double *A, int lda, const double *B, int ldb, double beta,
+                   double *C, int ldc);
 
 /** Fortran 77 EXDGEMM: argument list of DGEMM, correctly rounded result (see
  *  xnExdgemm); reports errors via xerbla_ with the name "EXDGEMM". */

@@ -1,8 +1,9 @@
-// elementwise_kernels.cu - the add/sub, fold, scale and sign-scan kernels of
-// the CUDA backend (Badin et al., ICS'13, section 5: "custom CUDA kernels for assignment,
-// addition and subtraction"), and the transposing add/sub that forms a
-// non-transposed T from a transposed op(B). The arithmetic is
-// src/numerics/elementwise.h.
+// elementwise_kernels.cu - the fused elementwise step (combine), scale and
+// sign-scan kernels of the CUDA backend (Badin et al., ICS'13, section 5:
+// "custom CUDA kernels for assignment, addition and subtraction"; Li, Ranka,
+// Sahni, ICPADS'11, Figure 11: steps fused so that each operand is read
+// once), and the transposing add/sub that forms a non-transposed T from a
+// transposed op(B). The arithmetic is src/numerics/elementwise.h.
 //
 // Geometry: blockIdx.y walks columns, threads walk rows; each thread owns V
 // consecutive rows of a column. When every pointer is 16-byte aligned and
@@ -67,71 +68,64 @@ __device__ __forceinline__ void store(T *p, const Pack<T, V> &r, idx rows_left,
   }
 }
 
-// Each thread loads the packs of kColUnroll columns before it stores any, so
-// 2 * kColUnroll independent 16-byte loads are in flight per thread. This is
-// also what makes in-place steps (S = S - A11) safe: every element is read
-// before the same thread writes it, and no other thread touches it.
-template <class T, int V>
+// One fused step of a schedule: `NS` sources, `ND` targets, `U` columns per
+// thread per iteration. Each thread loads the packs of its U columns from
+// every source (and the old targets that beta multiplies) before it stores
+// any, so U * NS independent 16-byte loads are in flight per thread. This is
+// also what makes in-place steps (T1 = T1 - A11, C21 = C11 - C21) safe:
+// every element is read before the same thread writes it, and no other
+// thread touches it. The coefficients are copied into registers once (an
+// array of the argument indexed through a pointer would be copied to local
+// memory by every thread).
+template <class T, int V, int NS, int ND, int U>
 __global__ void __launch_bounds__(kThreads)
-    add_sub_kernel(idx rows, idx cols, T *d, idx ldd, const T *x, idx ldx, const T *y,
-                   idx ldy, bool subtract, bool vector_ok) {
+    combine_kernel(CombineArgs<T> a, bool vector_ok) {
   const idx i = (idx(blockIdx.x) * kThreads + threadIdx.x) * V;
-  if (i >= rows) return;
-  const idx left = rows - i;
-  for (idx j0 = idx(blockIdx.y) * kColUnroll; j0 < cols;
-       j0 += idx(gridDim.y) * kColUnroll) {
-    Pack<T, V> a[kColUnroll], b[kColUnroll];
+  if (i >= a.rows) return;
+  const idx left = a.rows - i;
+  signed char coef[ND][NS];
+  bool beta_old[ND], read_old[ND];
+  bool any_beta = false;
 #pragma unroll
-    for (int u = 0; u < kColUnroll; ++u)
-      if (j0 + u < cols) {
-        a[u] = load<T, V>(x + i + (j0 + u) * ldx, left, vector_ok);
-        b[u] = load<T, V>(y + i + (j0 + u) * ldy, left, vector_ok);
-      }
+  for (int d = 0; d < ND; ++d) {
 #pragma unroll
-    for (int u = 0; u < kColUnroll; ++u) {
-      if (j0 + u >= cols) break;
-      Pack<T, V> r;
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        r.v[e] = subtract ? ew_sub(a[u].v[e], b[u].v[e]) : ew_add(a[u].v[e], b[u].v[e]);
-      store<T, V>(d + i + (j0 + u) * ldd, r, left, vector_ok);
-    }
+    for (int s = 0; s < NS; ++s) coef[d][s] = a.coef[d][s];
+    beta_old[d] = a.beta_old[d];
+    any_beta |= beta_old[d];
   }
-}
-
-// One read of X feeds one or two targets ("C12 = U, C22 = U" of Table 1).
-template <class T, int V>
-__global__ void __launch_bounds__(kThreads)
-    fold_kernel(idx rows, idx cols, T *d0, idx ldd0, T *d1, idx ldd1, const T *x, idx ldx,
-                ScalarArg<T> beta_arg, bool vector_ok) {
-  const idx i = (idx(blockIdx.x) * kThreads + threadIdx.x) * V;
-  if (i >= rows) return;
-  const idx left = rows - i;
-  const T beta = read_scalar(beta_arg);
-  const bool read_d = beta != T(0);  // beta == 0 never reads C (BLAS)
-  for (idx j0 = idx(blockIdx.y) * kColUnroll; j0 < cols;
-       j0 += idx(gridDim.y) * kColUnroll) {
-    Pack<T, V> a[kColUnroll], c0[kColUnroll], c1[kColUnroll];
+  const T beta = any_beta ? read_scalar(a.beta) : T(0);
 #pragma unroll
-    for (int u = 0; u < kColUnroll; ++u)
-      if (j0 + u < cols) {
-        a[u] = load<T, V>(x + i + (j0 + u) * ldx, left, vector_ok);
-        if (read_d) {
-          c0[u] = load<T, V>(d0 + i + (j0 + u) * ldd0, left, vector_ok);
-          if (d1) c1[u] = load<T, V>(d1 + i + (j0 + u) * ldd1, left, vector_ok);
+  for (int d = 0; d < ND; ++d) read_old[d] = beta_old[d] && beta != T(0);  // BLAS
+  for (idx j0 = idx(blockIdx.y) * U; j0 < a.cols; j0 += idx(gridDim.y) * U) {
+    Pack<T, V> v[U][NS], old[U][ND];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (j0 + u < a.cols) {
+#pragma unroll
+        for (int s = 0; s < NS; ++s)
+          v[u][s] = load<T, V>(a.src[s] + i + (j0 + u) * a.lds[s], left, vector_ok);
+#pragma unroll
+        for (int d = 0; d < ND; ++d)
+          if (read_old[d])
+            old[u][d] = load<T, V>(a.dst[d] + i + (j0 + u) * a.ldd[d], left, vector_ok);
+      }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (j0 + u >= a.cols) break;
+#pragma unroll
+      for (int d = 0; d < ND; ++d) {
+        Pack<T, V> r;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          T vals[NS];
+#pragma unroll
+          for (int s = 0; s < NS; ++s) vals[s] = v[u][s].v[e];
+          T x = ew_combine(vals, coef[d], NS);
+          if (beta_old[d]) x = ew_fold(x, beta, read_old[d] ? old[u][d].v[e] : T(0));
+          r.v[e] = x;
         }
+        store<T, V>(a.dst[d] + i + (j0 + u) * a.ldd[d], r, left, vector_ok);
       }
-#pragma unroll
-    for (int u = 0; u < kColUnroll; ++u) {
-      if (j0 + u >= cols) break;
-      Pack<T, V> r0, r1;
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        r0.v[e] = ew_fold(a[u].v[e], beta, read_d ? c0[u].v[e] : T(0));
-        r1.v[e] = ew_fold(a[u].v[e], beta, read_d && d1 ? c1[u].v[e] : T(0));
-      }
-      store<T, V>(d0 + i + (j0 + u) * ldd0, r0, left, vector_ok);
-      if (d1) store<T, V>(d1 + i + (j0 + u) * ldd1, r1, left, vector_ok);
     }
   }
 }
@@ -343,26 +337,65 @@ dim3 grid_for(idx rows, idx cols) {
 
 }  // namespace
 
-template <class T>
-cudaError_t launch_add_sub(cudaStream_t stream, idx rows, idx cols, T *d, idx ldd,
-                           const T *x, idx ldx, const T *y, idx ldy, bool subtract) {
-  if (rows <= 0 || cols <= 0) return cudaSuccess;
+// Columns per thread and iteration for a step of NS sources: about 12
+// loads in flight per thread, as many as the fold with two targets had
+// (at most 4 columns).
+template <int NS>
+constexpr int combine_unroll() {
+  return NS >= 12 ? 1 : (12 / NS > 4 ? 4 : 12 / NS);
+}
+
+template <class T, int NS, int ND>
+cudaError_t launch_combine_n(cudaStream_t stream, const CombineArgs<T> &a, bool vec) {
   constexpr int V = VecWidth<T>::value;
-  const bool vec = vector_ok<T>({{d, ldd}, {x, ldx}, {y, ldy}});
-  add_sub_kernel<T, V><<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(
-      rows, cols, d, ldd, x, ldx, y, ldy, subtract, vec);
+  constexpr int U = combine_unroll<NS>();
+  const idx per_block = idx(kThreads) * V;
+  const idx gx = (a.rows + per_block - 1) / per_block;
+  const idx gy = std::min<idx>((a.cols + U - 1) / U, kMaxGridY);
+  combine_kernel<T, V, NS, ND, U>
+      <<<dim3(unsigned(gx), unsigned(gy), 1), kThreads, 0, stream>>>(a, vec);
   return cudaGetLastError();
 }
 
+template <class T, int ND>
+cudaError_t launch_combine_d(cudaStream_t stream, const CombineArgs<T> &a, bool vec) {
+  switch (a.nsrc) {
+    case 1:
+      return launch_combine_n<T, 1, ND>(stream, a, vec);
+    case 2:
+      return launch_combine_n<T, 2, ND>(stream, a, vec);
+    case 3:
+      return launch_combine_n<T, 3, ND>(stream, a, vec);
+    case 4:
+      return launch_combine_n<T, 4, ND>(stream, a, vec);
+    case 5:
+      return launch_combine_n<T, 5, ND>(stream, a, vec);
+    case 6:
+      return launch_combine_n<T, 6, ND>(stream, a, vec);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
 template <class T>
-cudaError_t launch_fold(cudaStream_t stream, idx rows, idx cols, T *d0, idx ldd0, T *d1,
-                        idx ldd1, const T *x, idx ldx, ScalarArg<T> beta) {
-  if (rows <= 0 || cols <= 0) return cudaSuccess;
-  constexpr int V = VecWidth<T>::value;
-  const bool vec = vector_ok<T>({{d0, ldd0}, {d1, ldd1}, {x, ldx}});
-  fold_kernel<T, V><<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(
-      rows, cols, d0, ldd0, d1, ldd1, x, ldx, beta, vec);
-  return cudaGetLastError();
+cudaError_t launch_combine(cudaStream_t stream, const CombineArgs<T> &a) {
+  static_assert(kCombineMaxSrc == 6 && kCombineMaxDst == 4, "dispatch below");
+  if (a.rows <= 0 || a.cols <= 0) return cudaSuccess;
+  bool vec = true;
+  for (int s = 0; s < a.nsrc; ++s) vec &= vector_ok<T>({{a.src[s], a.lds[s]}});
+  for (int d = 0; d < a.ndst; ++d) vec &= vector_ok<T>({{a.dst[d], a.ldd[d]}});
+  switch (a.ndst) {
+    case 1:
+      return launch_combine_d<T, 1>(stream, a, vec);
+    case 2:
+      return launch_combine_d<T, 2>(stream, a, vec);
+    case 3:
+      return launch_combine_d<T, 3>(stream, a, vec);
+    case 4:
+      return launch_combine_d<T, 4>(stream, a, vec);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 template <class T>
@@ -415,10 +448,7 @@ cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst) {
 }
 
 #define XN_INSTANTIATE(T)                                                                \
-  template cudaError_t launch_add_sub<T>(cudaStream_t, idx, idx, T *, idx, const T *,    \
-                                         idx, const T *, idx, bool);                     \
-  template cudaError_t launch_fold<T>(cudaStream_t, idx, idx, T *, idx, T *, idx,        \
-                                      const T *, idx, ScalarArg<T>);                     \
+  template cudaError_t launch_combine<T>(cudaStream_t, const CombineArgs<T> &);          \
   template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>);  \
   template cudaError_t launch_find_negative<T>(cudaStream_t, idx, idx, const T *, idx,   \
                                                int *);                                   \

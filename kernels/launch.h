@@ -19,19 +19,31 @@ struct ScalarArg {
   const T *dev;
 };
 
-// D = X + Y or X - Y. D may alias X or Y.
+// One fused elementwise step of a recursive schedule (core/executor.h,
+// CombineOp) over rows x cols stored elements, every operand with its own
+// leading dimension and the same orientation:
+//   dst[d] = ew_combine(src values, coef[d])                (in source order)
+//   dst[d] = ew_fold(that, beta, old dst[d])   when beta_old[d] (beta == 0
+//                                              never reads the old value)
+// Each source is read once, and every source is read before any target is
+// written at the same position, so a target may be a source.
+constexpr int kCombineMaxDst = 4;
+constexpr int kCombineMaxSrc = 6;
 template <class T>
-cudaError_t launch_add_sub(cudaStream_t stream, std::int64_t rows, std::int64_t cols,
-                           T *d, std::int64_t ldd, const T *x, std::int64_t ldx,
-                           const T *y, std::int64_t ldy, bool subtract);
+struct CombineArgs {
+  std::int64_t rows, cols;
+  int ndst, nsrc;
+  T *dst[kCombineMaxDst];
+  std::int64_t ldd[kCombineMaxDst];
+  const T *src[kCombineMaxSrc];
+  std::int64_t lds[kCombineMaxSrc];
+  signed char coef[kCombineMaxDst][kCombineMaxSrc];
+  bool beta_old[kCombineMaxDst];
+  ScalarArg<T> beta;
+};
 
-// Di = X + beta * Di for D0 and, if d1 != nullptr, D1, in one pass over X
-// (the "write one result into two quadrants" steps of Badin et al., ICS'13, Table 1).
-// beta == 0 never reads Di.
 template <class T>
-cudaError_t launch_fold(cudaStream_t stream, std::int64_t rows, std::int64_t cols, T *d0,
-                        std::int64_t ldd0, T *d1, std::int64_t ldd1, const T *x,
-                        std::int64_t ldx, ScalarArg<T> beta);
+cudaError_t launch_combine(cudaStream_t stream, const CombineArgs<T> &args);
 
 // C = beta * C; beta == 0 writes zeros without reading C.
 template <class T>
@@ -53,7 +65,7 @@ cudaError_t launch_find_negative(cudaStream_t stream, std::int64_t rows,
 // alias a non-transposed operand, never a transposed one. y == nullptr (with
 // y_trans false) makes it a copy, D = op(X) (the packed quadrant of op(B),
 // src/core/plan.h). At least one operand must be transposed (else
-// cudaErrorInvalidValue: that is launch_add_sub's job).
+// cudaErrorInvalidValue: that is launch_combine's job).
 template <class T>
 cudaError_t launch_transpose_add_sub(cudaStream_t stream, std::int64_t rows,
                                      std::int64_t cols, T *d, std::int64_t ldd,

@@ -606,15 +606,30 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
     xnOption_t opt;
     std::int64_t value;
   };
-  const Valid valid[] = {{XN_OPT_LEAF_SIZE_S, 1},     {XN_OPT_LEAF_SIZE_S, 333},
-                         {XN_OPT_LEAF_SIZE_D, 7},     {XN_OPT_MAX_LEVELS, 0},
-                         {XN_OPT_MAX_LEVELS, 3},      {XN_OPT_CHECK_NONNEG, 1},
-                         {XN_OPT_CHECK_NONNEG, 0},    {XN_OPT_WORKSPACE_LIMIT, -1},
-                         {XN_OPT_WORKSPACE_LIMIT, 0}, {XN_OPT_WORKSPACE_LIMIT, 1 << 20},
-                         {XN_OPT_LEAF_KCHAIN_S, 0},   {XN_OPT_LEAF_KCHAIN_D, 512},
-                         {XN_OPT_MIN_SIZE_S, 0},      {XN_OPT_MIN_SIZE_D, 9000},
+  const Valid valid[] = {{XN_OPT_LEAF_SIZE_S, 1},
+                         {XN_OPT_LEAF_SIZE_S, 333},
+                         {XN_OPT_LEAF_SIZE_D, 7},
+                         {XN_OPT_MAX_LEVELS, 0},
+                         {XN_OPT_MAX_LEVELS, 3},
+                         {XN_OPT_CHECK_NONNEG, 1},
+                         {XN_OPT_CHECK_NONNEG, 0},
+                         {XN_OPT_WORKSPACE_LIMIT, -1},
+                         {XN_OPT_WORKSPACE_LIMIT, 0},
+                         {XN_OPT_WORKSPACE_LIMIT, 1 << 20},
+                         {XN_OPT_LEAF_KCHAIN_S, 0},
+                         {XN_OPT_LEAF_KCHAIN_D, 512},
+                         {XN_OPT_MIN_SIZE_S, 0},
+                         {XN_OPT_MIN_SIZE_D, 9000},
                          {XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 1 << 30},
-                         {XN_OPT_EXDGEMM_BLOCK, 128}};
+                         {XN_OPT_EXDGEMM_BLOCK, 128},
+                         {XN_OPT_STRASSEN_LEAF_S, 64},
+                         {XN_OPT_STRASSEN_LEAF_D, 1000},
+                         {XN_OPT_STRASSEN_MIN_SIZE_S, 0},
+                         {XN_OPT_STRASSEN_MIN_SIZE_D, 5000},
+                         {XN_OPT_WINOGRAD_LEAF_S, 3},
+                         {XN_OPT_WINOGRAD_LEAF_D, 8192},
+                         {XN_OPT_WINOGRAD_MIN_SIZE_S, 1},
+                         {XN_OPT_WINOGRAD_MIN_SIZE_D, 20000}};
   for (const Valid &v : valid) {
     std::int64_t got = -99;
     EXPECT_EQ(xnSetOption(nullptr, v.opt, v.value), CUBLAS_STATUS_SUCCESS)
@@ -623,12 +638,25 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
     EXPECT_EQ(got, v.value) << "option " << v.opt;
   }
 
-  const Valid invalid[] = {
-      {XN_OPT_LEAF_SIZE_S, 0},      {XN_OPT_LEAF_SIZE_D, 0},    {XN_OPT_LEAF_SIZE_D, -8},
-      {XN_OPT_MAX_LEVELS, -1},      {XN_OPT_CHECK_NONNEG, 2},   {XN_OPT_CHECK_NONNEG, -1},
-      {XN_OPT_WORKSPACE_LIMIT, -2}, {XN_OPT_LEAF_KCHAIN_S, -1}, {XN_OPT_MIN_SIZE_D, -5},
-      {XN_OPT_EXDGEMM_WORKSPACE_LIMIT, -1}, {XN_OPT_EXDGEMM_BLOCK, -1},
-      {XN_OPT_SYMV_VARIANT, -1}, {XN_OPT_SYMV_VARIANT, 100000}};
+  const Valid invalid[] = {{XN_OPT_LEAF_SIZE_S, 0},
+                           {XN_OPT_LEAF_SIZE_D, 0},
+                           {XN_OPT_LEAF_SIZE_D, -8},
+                           {XN_OPT_MAX_LEVELS, -1},
+                           {XN_OPT_CHECK_NONNEG, 2},
+                           {XN_OPT_CHECK_NONNEG, -1},
+                           {XN_OPT_WORKSPACE_LIMIT, -2},
+                           {XN_OPT_LEAF_KCHAIN_S, -1},
+                           {XN_OPT_MIN_SIZE_D, -5},
+                           {XN_OPT_EXDGEMM_WORKSPACE_LIMIT, -1},
+                           {XN_OPT_EXDGEMM_BLOCK, -1},
+                           {XN_OPT_SYMV_VARIANT, -1},
+                           {XN_OPT_SYMV_VARIANT, 100000},
+                           {XN_OPT_STRASSEN_LEAF_S, 0},
+                           {XN_OPT_STRASSEN_LEAF_D, -1},
+                           {XN_OPT_STRASSEN_MIN_SIZE_S, -1},
+                           {XN_OPT_WINOGRAD_LEAF_D, 0},
+                           {XN_OPT_WINOGRAD_MIN_SIZE_S, -3},
+                           {XN_OPT_WINOGRAD_MIN_SIZE_D, (1LL << 31) + 1}};
   for (const Valid &v : invalid) {
     std::int64_t before = 0, after = 0;
     ASSERT_EQ(xnGetOption(nullptr, v.opt, &before), CUBLAS_STATUS_SUCCESS);
@@ -640,7 +668,7 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
 
   // Unknown options, and a NULL output pointer.
   std::int64_t v = 42;
-  for (int bad : {-1, XN_OPT_SYMV_VARIANT + 1, 99}) {
+  for (int bad : {-1, XN_OPT_WINOGRAD_MIN_SIZE_D + 1, 99}) {
     EXPECT_EQ(xnSetOption(nullptr, xnOption_t(bad), 1), CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(xnGetOption(nullptr, xnOption_t(bad), &v), CUBLAS_STATUS_INVALID_VALUE);
   }

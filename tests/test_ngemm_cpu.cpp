@@ -823,10 +823,12 @@ class RecordingBackend {
     if (B.trans && caller) ++trans_b_from_caller;
     return cpu_.gemm(A, B, beta, C);
   }
-  xn::Status add_sub(xn::MatView<T> D, xn::MatView<const T> X, xn::MatView<const T> Y,
-                     bool subtract) {
-    if (X.trans != D.trans || Y.trans != D.trans) ++mixed_add_subs;
-    return cpu_.add_sub(D, X, Y, subtract);
+  xn::Status combine(const xn::CombineOp<T> &op) {
+    for (int i = 0; i < op.nsrc; ++i)
+      if (op.src[i].trans != op.dst[0].trans) ++mixed_add_subs;
+    for (int i = 0; i < op.ndst; ++i)
+      if (op.dst[i].trans != op.dst[0].trans) ++mixed_add_subs;
+    return cpu_.combine(op);
   }
   xn::Status transpose_add_sub(xn::MatView<T> D, xn::MatView<const T> X,
                                xn::MatView<const T> Y, bool subtract) {
@@ -838,10 +840,6 @@ class RecordingBackend {
     ++packs;
     if (D.trans || !X.trans || X.p < b_ || X.p >= b_end_) ++bad_packs;
     return cpu_.transpose_copy(D, X);
-  }
-  xn::Status fold(xn::MatView<T> D0, xn::MatView<T> D1, xn::MatView<const T> X,
-                  xn::ScalarKind beta) {
-    return cpu_.fold(D0, D1, X, beta);
   }
   xn::Status scale(xn::MatView<T> C, xn::ScalarKind beta) { return cpu_.scale(C, beta); }
 
@@ -885,7 +883,7 @@ void executor_counts(std::uint64_t seed, int &packed_runs) {
             const xn::MatView<const T> Bv{p.B.data(), p.k, p.n, p.ldb, tb};
             const xn::MatView<T> Cv{C.data(), p.m, p.n, p.ldc, false};
             ASSERT_EQ(
-                xn::recursive_gemm<T>(be, xn::winograd_nonneg_schedule(), levels, Av, Bv,
+                xn::recursive_gemm<T>(be, xn::nonneg_winograd_algorithm(), levels, Av, Bv,
                                       xn::ScalarKind::Zero, Cv, ws.data(), 0, t_normal),
                 xn::Status::Ok);
             const std::string what = p.describe() + " levels=" + std::to_string(levels) +

@@ -12,6 +12,7 @@
 #include "core/executor.h"
 #include "core/plan.h"
 #include "core/schedule.h"
+#include "support/schedule_symbolic.h"
 #include "support/test_support.h"
 
 namespace {
@@ -19,115 +20,37 @@ namespace {
 using xn::Operand;
 using xn::StepKind;
 
-// A linear form over the four quadrants of A (or of B).
-using Lin = std::array<int, 4>;
-// A bilinear form: coefficient of A_p * B_q.
-using Bil = std::array<std::array<int, 4>, 4>;
-
-int quad_index(Operand o) {
-  const int v = static_cast<int>(o);
-  if (xn::is_a_quadrant(o)) return v - static_cast<int>(Operand::A11);
-  if (xn::is_b_quadrant(o)) return v - static_cast<int>(Operand::B11);
-  return v - static_cast<int>(Operand::C11);
-}
-
-struct Symbolic {
-  Lin S{}, T{};
-  Bil U{};
-  std::array<Bil, 4> C{};
-
-  Lin lin(Operand o) const {
-    if (o == Operand::S) return S;
-    if (o == Operand::T) return T;
-    Lin l{};
-    l[quad_index(o)] = 1;
-    return l;
-  }
-  Bil &bil(Operand o) { return o == Operand::U ? U : C[quad_index(o)]; }
-};
-
-// Runs a table on formal quadrants; returns the four C quadrants as forms.
-std::array<Bil, 4> evaluate(const xn::Schedule &s) {
-  Symbolic st;
-  for (std::size_t i = 0; i < s.count; ++i) {
-    const xn::Step &step = s.steps[i];
-    switch (step.kind) {
-      case StepKind::Sum:
-      case StepKind::Diff: {
-        const Lin x = st.lin(step.x), y = st.lin(step.y);
-        Lin r{};
-        for (int p = 0; p < 4; ++p)
-          r[p] = step.kind == StepKind::Sum ? x[p] + y[p] : x[p] - y[p];
-        (step.dst == Operand::S ? st.S : st.T) = r;
-        break;
-      }
-      case StepKind::Product: {
-        const Lin x = st.lin(step.x), y = st.lin(step.y);
-        Bil &d = st.bil(step.dst);
-        for (int p = 0; p < 4; ++p)
-          for (int q = 0; q < 4; ++q)
-            d[p][q] = (step.accumulate ? d[p][q] : 0) + x[p] * y[q];
-        break;
-      }
-      case StepKind::Store: {
-        const Bil u = st.U;
-        for (Operand dst : {step.dst, step.dst2}) {
-          if (dst == Operand::None) continue;
-          Bil &d = st.bil(dst);
-          for (int p = 0; p < 4; ++p)
-            for (int q = 0; q < 4; ++q)
-              d[p][q] = (step.accumulate ? d[p][q] : 0) + u[p][q];
-        }
-        break;
-      }
-    }
-  }
-  return st.C;
-}
-
-const xn::Schedule *all_schedules[] = {&xn::winograd_nonneg_schedule()};
-
-TEST(ScheduleTable, IsWellFormed) {
-  for (const xn::Schedule *s : all_schedules)
-    EXPECT_TRUE(xn::schedule_is_well_formed(*s)) << s->name;
-}
-
-TEST(ScheduleTable, SymbolicallyEqualsClassicalProduct) {
-  // Quadrant index p = 2 * row + col; C_ij = sum_l A_il B_lj.
-  for (const xn::Schedule *s : all_schedules) {
-    const std::array<Bil, 4> c = evaluate(*s);
+TEST(ScheduleTable, NonNegWinogradEqualsClassicalProductWithBeta) {
+  // Badin et al.'s table runs at every level, with any beta.
+  const xn::Schedule &s = xn::winograd_nonneg_schedule();
+  EXPECT_TRUE(s.any_beta);
+  EXPECT_EQ(s.products, 7);
+  for (bool beta : {false, true}) {
+    const std::array<xn_test::Form, 4> c = xn_test::evaluate(s, beta);
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j) {
-        Bil expected{};
-        for (int l = 0; l < 2; ++l) expected[2 * i + l][2 * l + j] = 1;
-        EXPECT_EQ(c[2 * i + j], expected) << s->name << " quadrant C" << i + 1 << j + 1;
-      }
+      for (int j = 0; j < 2; ++j)
+        EXPECT_EQ(c[2 * i + j], xn_test::classical_quadrant(i, j, beta))
+            << s.name << " quadrant C" << i + 1 << j + 1 << " beta " << beta;
   }
 }
 
 TEST(ScheduleTable, WinogradWritesCOnlyByAssignmentOrAddition) {
-  // Badin et al., ICS'13, section 4.2: no Diff step ever targets C or U, and every Store
-  // into C adds U (never subtracts). Structural, as the table allows no
-  // "C -= ...": a Store/Product into C is "=" or "+=" by construction; what
-  // must also hold is that the bilinear form stored in U is never negated.
+  // Badin et al., ICS'13, section 4.2: C and U are only ever assigned or
+  // added to (never subtracted from, never fed a difference), and only the
+  // pre-additions into S and T subtract.
   const xn::Schedule &s = xn::winograd_nonneg_schedule();
-  for (std::size_t i = 0; i < s.count; ++i) {
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
     const xn::Step &st = s.steps[i];
-    if (st.kind == StepKind::Sum || st.kind == StepKind::Diff) {
-      EXPECT_TRUE(st.dst == Operand::S || st.dst == Operand::T) << "step " << i;
+    for (int d = 0; d < st.ndst; ++d) {
+      const bool c_or_u = xn::is_c_quadrant(st.dst[d]) || st.dst[d] == Operand::U;
+      if (st.kind == StepKind::Combine && c_or_u) {
+        for (int r = 0; r < st.nsrc; ++r) EXPECT_GE(st.coef[d][r], 0) << "step " << i;
+      }
+      if (st.kind == StepKind::Combine && st.role != xn::Role::C) {
+        EXPECT_TRUE(st.dst[d] == Operand::S || st.dst[d] == Operand::T) << "step " << i;
+      }
     }
   }
-  EXPECT_EQ(s.products, 7);
-}
-
-TEST(ScheduleTable, MalformedTablesAreRejected) {
-  // Accumulating into C before assigning it, and reading U before writing it.
-  const xn::Step bad1[] = {
-      {StepKind::Product, Operand::C11, Operand::A11, Operand::B11, true, Operand::None}};
-  const xn::Step bad2[] = {
-      {StepKind::Store, Operand::C11, Operand::U, Operand::None, false, Operand::None}};
-  EXPECT_FALSE(xn::schedule_is_well_formed({"bad1", bad1, 1, 1}));
-  EXPECT_FALSE(xn::schedule_is_well_formed({"bad2", bad2, 1, 0}));
 }
 
 // The executor on integer matrices: with small integers every operation is

@@ -8,8 +8,10 @@
 #include "api/args.h"
 #include "api/internal.h"
 #include "backend/cuda/call_guard.h"
+#include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/plan.h"
+#include "core/schedule.h"
 #include "xngemm.h"
 
 using namespace xn;
@@ -34,9 +36,13 @@ cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *va
                                        : CUBLAS_STATUS_INVALID_VALUE;
 }
 
-cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
-                                  cublasOperation_t transa, cublasOperation_t transb,
-                                  int m, int n, int k, size_t *bytes) {
+namespace {
+
+// The bytes a recursive GEMM of `algo` plans for (gemm_driver.h).
+cublasStatus_t recursive_gemm_workspace(cublasHandle_t handle, const GemmAlgorithm &algo,
+                                        char precision, cublasOperation_t transa,
+                                        cublasOperation_t transb, int m, int n, int k,
+                                        bool beta_nonzero, size_t *bytes) {
   if (!bytes || (precision != 's' && precision != 'd'))
     return CUBLAS_STATUS_INVALID_VALUE;
   cublasStatus_t cs = check_gemm_query_args(transa, transb, m, n, k);
@@ -44,14 +50,32 @@ cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
   if (cs == CUBLAS_STATUS_SUCCESS) cs = options_of(handle, &o);
   if (cs != CUBLAS_STATUS_SUCCESS) return cs;
   const bool is_double = precision == 'd';
-  const int levels = choose_levels(m, n, k, o.leaf_for(is_double), int(o.max_levels),
-                                   o.min_size_for(is_double));
-  const bool ta = is_trans(op_of(transa)), tb = is_trans(op_of(transb));
-  *bytes = std::size_t(call_workspace_elems(
-               m, n, k, levels, ta, tb,
-               stores_t_normal(o.normal_b_temps, is_double, ta, tb))) *
+  *bytes = std::size_t(planned_workspace_elems(algo, o, is_double, beta_nonzero, m, n, k,
+                                               is_trans(op_of(transa)),
+                                               is_trans(op_of(transb)))) *
            (is_double ? sizeof(double) : sizeof(float));
   return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
+                                  cublasOperation_t transa, cublasOperation_t transb,
+                                  int m, int n, int k, size_t *bytes) {
+  return recursive_gemm_workspace(handle, nonneg_winograd_algorithm(), precision, transa,
+                                  transb, m, n, k, true, bytes);
+}
+
+cublasStatus_t xnGetFastGemmWorkspaceSize(cublasHandle_t handle, xnFastGemm_t algorithm,
+                                          char precision, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          int beta_is_zero, size_t *bytes) {
+  if (algorithm != XN_FAST_GEMM_STRASSEN && algorithm != XN_FAST_GEMM_WINOGRAD)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  return recursive_gemm_workspace(
+      handle,
+      algorithm == XN_FAST_GEMM_STRASSEN ? strassen_algorithm() : winograd_algorithm(),
+      precision, transa, transb, m, n, k, beta_is_zero == 0, bytes);
 }
 
 cublasStatus_t xnSetWorkspace(cublasHandle_t handle, void *ptr, size_t bytes) {

@@ -1,5 +1,7 @@
 // host_api.cpp - the BLAS extension of Badin et al., ICS'13, section 6: sngemm_/dngemm_
-// (Fortran 77, SGEMM/DGEMM argument list) and cblas_sngemm/cblas_dngemm.
+// (Fortran 77, SGEMM/DGEMM argument list) and cblas_sngemm/cblas_dngemm; in
+// the same spirit sstgemm_/dstgemm_ (Strassen), swigemm_/dwigemm_
+// (Winograd) and exdgemm_ (correctly rounded), with their cblas_ forms.
 //
 // Host memory in and out. With a GPU (XN_DEVICE=auto or gpu) the operands are
 // copied to it, multiplied by the device routine and C copied back, as NVBLAS
@@ -98,13 +100,19 @@ thread_local ThreadGpu t_gpu;
 // Copy in, multiply on the GPU, copy out. False if the GPU path could not run
 // (no memory, no handle): the caller then computes on the CPU. C is written
 // only after the device result is complete.
-// Which routine a host call runs: the non-negative product or (double only)
-// the correctly rounded one.
-enum class HostRoutine { Ngemm, Exdgemm };
+// Which routine a host call runs: a recursive GEMM (non-negative, Strassen,
+// Winograd) or (double only) the correctly rounded product.
+enum class HostRoutine { Ngemm, Strassen, Winograd, Exdgemm };
+
+const GemmAlgorithm &algorithm_of(HostRoutine r) {
+  return r == HostRoutine::Strassen   ? strassen_algorithm()
+         : r == HostRoutine::Winograd ? winograd_algorithm()
+                                      : nonneg_winograd_algorithm();
+}
 
 template <class T>
-bool gpu_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
-               const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
+              const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   if (!t_gpu.ready()) return false;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
   const std::size_t rb = tb ? n : k, cb = tb ? k : n;
@@ -151,9 +159,9 @@ bool gpu_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
         set_host_exdgemm_info(info);
     }
   }
-  if (routine == HostRoutine::Ngemm)
-    st = device_ngemm<T>(t_gpu.handle, opa, opb, m, n, k, &alpha, dA, ldda, dB, lddb,
-                         &beta, dC, std::max(1, m));
+  if (routine != HostRoutine::Exdgemm)
+    st = device_recursive_gemm<T>(algorithm_of(routine), t_gpu.handle, opa, opb, m, n, k,
+                                  &alpha, dA, ldda, dB, lddb, &beta, dC, std::max(1, m));
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
     return false;
@@ -169,15 +177,15 @@ bool gpu_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
 }
 
 template <class T>
-void host_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
-                const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
+               const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   if (m == 0 || n == 0) return;
   const HostDevice where = host_device_from_environment();
   const bool big = 2.0 * m * n * k >= kGpuMinFlops;
   const bool quick = k == 0 || alpha == T(0);  // only scales C
   if (!quick && where != HostDevice::Cpu && gpu_present() &&
       (where == HostDevice::Gpu || big) &&
-      gpu_ngemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+      gpu_gemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
   if constexpr (std::is_same_v<T, double>) {
     if (routine == HostRoutine::Exdgemm) {
@@ -190,30 +198,31 @@ void host_ngemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T al
     }
   }
   bool fell_back = false;
-  cpu_ngemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, default_options(),
-               -1, CpuLeaf::OpenBlas, &fell_back);
+  cpu_recursive_gemm<T>(algorithm_of(routine), ta, tb, m, n, k, alpha, A, lda, B, ldb,
+                        beta, C, ldc, default_options(), -1, CpuLeaf::OpenBlas,
+                        &fell_back);
   if (fell_back) ++g_host_fallbacks;
 }
 
 template <class T>
-void fortran_ngemm(HostRoutine routine, const char *name, const char *transa,
-                   const char *transb, const int *m, const int *n, const int *k,
-                   const T *alpha, const T *a, const int *lda, const T *b, const int *ldb,
-                   const T *beta, T *c, const int *ldc) {
+void fortran_gemm(HostRoutine routine, const char *name, const char *transa,
+                  const char *transb, const int *m, const int *n, const int *k,
+                  const T *alpha, const T *a, const int *lda, const T *b, const int *ldb,
+                  const T *beta, T *c, const int *ldc) {
   const int info =
       check_gemm_fortran_args(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
   if (info != 0) {
     report(name, info);
     return;
   }
-  host_ngemm<T>(routine, fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k,
-                *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
+  host_gemm<T>(routine, fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k,
+               *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
 }
 
 template <class T>
-void cblas_ngemm(HostRoutine routine, const char *name, int layout, int transa,
-                 int transb, int m, int n, int k, T alpha, const T *A, int lda,
-                 const T *B, int ldb, T beta, T *C, int ldc) {
+void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int transa,
+                      int transb, int m, int n, int k, T alpha, const T *A, int lda,
+                      const T *B, int ldb, T beta, T *C, int ldc) {
   const int pos = check_gemm_cblas_args(layout, transa, transb, m, n, k, lda, ldb, ldc);
   if (pos != 0) {
     report(name, pos);
@@ -221,9 +230,9 @@ void cblas_ngemm(HostRoutine routine, const char *name, int layout, int transa,
   }
   const bool ta = transa != XnNoTrans, tb = transb != XnNoTrans;
   if (layout == XnColMajor)
-    host_ngemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    host_gemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   else  // row-major C is column-major C^T = op(B)^T op(A)^T
-    host_ngemm<T>(routine, tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
+    host_gemm<T>(routine, tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
 }
 
 }  // namespace
@@ -240,45 +249,105 @@ void sngemm_(const char *transa, const char *transb, const int *m, const int *n,
              const int *k, const float *alpha, const float *a, const int *lda,
              const float *b, const int *ldb, const float *beta, float *c,
              const int *ldc) {
-  fortran_ngemm<float>(HostRoutine::Ngemm, "SNGEMM", transa, transb, m, n, k, alpha, a,
-                       lda, b, ldb, beta, c, ldc);
+  fortran_gemm<float>(HostRoutine::Ngemm, "SNGEMM", transa, transb, m, n, k, alpha, a,
+                      lda, b, ldb, beta, c, ldc);
 }
 
 void dngemm_(const char *transa, const char *transb, const int *m, const int *n,
              const int *k, const double *alpha, const double *a, const int *lda,
              const double *b, const int *ldb, const double *beta, double *c,
              const int *ldc) {
-  fortran_ngemm<double>(HostRoutine::Ngemm, "DNGEMM", transa, transb, m, n, k, alpha, a,
-                        lda, b, ldb, beta, c, ldc);
+  fortran_gemm<double>(HostRoutine::Ngemm, "DNGEMM", transa, transb, m, n, k, alpha, a,
+                       lda, b, ldb, beta, c, ldc);
 }
 
 void cblas_sngemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc) {
-  cblas_ngemm<float>(HostRoutine::Ngemm, "cblas_sngemm", layout, transa, transb, m, n, k,
-                     alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_gemm_entry<float>(HostRoutine::Ngemm, "cblas_sngemm", layout, transa, transb, m,
+                          n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void cblas_dngemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                   const double *A, int lda, const double *B, int ldb, double beta,
                   double *C, int ldc) {
-  cblas_ngemm<double>(HostRoutine::Ngemm, "cblas_dngemm", layout, transa, transb, m, n, k,
-                      alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_gemm_entry<double>(HostRoutine::Ngemm, "cblas_dngemm", layout, transa, transb, m,
+                           n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void sstgemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const float *alpha, const float *a, const int *lda,
+              const float *b, const int *ldb, const float *beta, float *c,
+              const int *ldc) {
+  fortran_gemm<float>(HostRoutine::Strassen, "SSTGEMM", transa, transb, m, n, k, alpha, a,
+                      lda, b, ldb, beta, c, ldc);
+}
+
+void dstgemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const double *alpha, const double *a, const int *lda,
+              const double *b, const int *ldb, const double *beta, double *c,
+              const int *ldc) {
+  fortran_gemm<double>(HostRoutine::Strassen, "DSTGEMM", transa, transb, m, n, k, alpha,
+                       a, lda, b, ldb, beta, c, ldc);
+}
+
+void swigemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const float *alpha, const float *a, const int *lda,
+              const float *b, const int *ldb, const float *beta, float *c,
+              const int *ldc) {
+  fortran_gemm<float>(HostRoutine::Winograd, "SWIGEMM", transa, transb, m, n, k, alpha, a,
+                      lda, b, ldb, beta, c, ldc);
+}
+
+void dwigemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const double *alpha, const double *a, const int *lda,
+              const double *b, const int *ldb, const double *beta, double *c,
+              const int *ldc) {
+  fortran_gemm<double>(HostRoutine::Winograd, "DWIGEMM", transa, transb, m, n, k, alpha,
+                       a, lda, b, ldb, beta, c, ldc);
+}
+
+void cblas_sstgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                   int ldc) {
+  cblas_gemm_entry<float>(HostRoutine::Strassen, "cblas_sstgemm", layout, transa, transb,
+                          m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void cblas_dstgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                   const double *A, int lda, const double *B, int ldb, double beta,
+                   double *C, int ldc) {
+  cblas_gemm_entry<double>(HostRoutine::Strassen, "cblas_dstgemm", layout, transa, transb,
+                           m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void cblas_swigemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                   int ldc) {
+  cblas_gemm_entry<float>(HostRoutine::Winograd, "cblas_swigemm", layout, transa, transb,
+                          m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void cblas_dwigemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                   const double *A, int lda, const double *B, int ldb, double beta,
+                   double *C, int ldc) {
+  cblas_gemm_entry<double>(HostRoutine::Winograd, "cblas_dwigemm", layout, transa, transb,
+                           m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void exdgemm_(const char *transa, const char *transb, const int *m, const int *n,
               const int *k, const double *alpha, const double *a, const int *lda,
               const double *b, const int *ldb, const double *beta, double *c,
               const int *ldc) {
-  fortran_ngemm<double>(HostRoutine::Exdgemm, "EXDGEMM", transa, transb, m, n, k, alpha,
-                        a, lda, b, ldb, beta, c, ldc);
+  fortran_gemm<double>(HostRoutine::Exdgemm, "EXDGEMM", transa, transb, m, n, k, alpha, a,
+                       lda, b, ldb, beta, c, ldc);
 }
 
 void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                    const double *A, int lda, const double *B, int ldb, double beta,
                    double *C, int ldc) {
-  cblas_ngemm<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb, m, n,
-                      k, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_gemm_entry<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb,
+                           m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // extern "C"

@@ -10,6 +10,7 @@
 #include "api/args.h"
 #include "backend/cuda/call_guard.h"
 #include "core/exdgemm.h"
+#include "core/schedule.h"
 #include "core/types.h"
 #include "numerics/elementwise.h"
 #include "xngemm.h"
@@ -74,12 +75,14 @@ cublasStatus_t gemm_entry(cublasHandle_t handle, cublasOperation_t transa,
   return run(guard);
 }
 
-// The device ?ngemm for T = float or double (argument checks included).
+// The device recursive GEMM of `algo` (xn?ngemm, xn?gemmStrassen,
+// xn?gemmWinograd) for T = float or double, argument checks included.
 template <class T>
-cublasStatus_t device_ngemm(cublasHandle_t handle, cublasOperation_t transa,
-                            cublasOperation_t transb, int m, int n, int k, const T *alpha,
-                            const T *A, int lda, const T *B, int ldb, const T *beta, T *C,
-                            int ldc);
+cublasStatus_t device_recursive_gemm(const GemmAlgorithm &algo, cublasHandle_t handle,
+                                     cublasOperation_t transa, cublasOperation_t transb,
+                                     int m, int n, int k, const T *alpha, const T *A,
+                                     int lda, const T *B, int ldb, const T *beta, T *C,
+                                     int ldc);
 
 // The device exdgemm (argument checks included), and the per-thread report
 // of the host exdgemm (xnGetLastExdgemmInfo(NULL, ...)).

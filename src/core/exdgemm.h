@@ -58,8 +58,6 @@ struct ExdgemmLimits {
 
 namespace ex_detail {
 
-inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
-
 inline int popcount_mask(const std::uint64_t *m) {
   int c = 0;
   for (int w = 0; w < exact::kMaskWords; ++w) c += __builtin_popcountll(m[w]);

@@ -9,21 +9,18 @@
 //       C = alpha * A * B + beta * C with the call's alpha (products are
 //       linear, so alpha folds into every leaf) and beta as given. A and B
 //       may be transposed views; C never is. beta == Zero never reads C.
-//   Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
-//                  bool subtract);
-//       D = X + Y or X - Y, elementwise over the stored arrays (all three have
-//       the same orientation and shape; D may alias X or Y).
+//   Status combine(const CombineOp<T> &op);
+//       The fused elementwise step of a schedule (CombineOp below): every
+//       operand has the same orientation and stored shape; each source is
+//       read once and every source is read before any target is written at
+//       the same position, so targets may be sources.
 //   Status transpose_add_sub(MatView<T> D, MatView<const T> X,
 //                            MatView<const T> Y, bool subtract);
-//       The same for a non-transposed D and X, Y of either orientation (at
-//       least one transposed): D = op(X) +/- op(Y) read from the stored
-//       arrays. D may alias a non-transposed X or Y, never a transposed one.
+//       D = op(X) +/- op(Y) for a non-transposed D and X, Y of either
+//       orientation (at least one transposed), read from the stored arrays.
+//       D may alias a non-transposed X or Y, never a transposed one.
 //   Status transpose_copy(MatView<T> D, MatView<const T> X);
 //       D = op(X) for a non-transposed D and a transposed X (exact copy).
-//   Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
-//               ScalarKind beta);
-//       Di = X + beta * Di for D0 and, when D1.p != nullptr, D1
-//       (ew_fold in src/numerics/elementwise.h).
 //   Status scale(MatView<T> C, ScalarKind beta);
 //       C = beta * C (ew_scale).
 #pragma once
@@ -37,6 +34,21 @@
 #include "numerics/elementwise.h"
 
 namespace xn {
+
+// One fused elementwise step, at every position of the targets:
+//   dst[d] = sum_s coef[d][s] * src[s]          (ew_combine: in source order)
+//   dst[d] = ew_fold(that, beta, old dst[d])    when beta_old[d]
+// beta_old marks the first write of a quadrant of C under the caller's beta
+// (beta == 0 never reads the old value).
+template <class T>
+struct CombineOp {
+  int ndst = 0, nsrc = 0;
+  MatView<T> dst[kMaxDst];
+  MatView<const T> src[kMaxSrc];
+  signed char coef[kMaxDst][kMaxSrc] = {};
+  bool beta_old[kMaxDst] = {};
+  ScalarKind beta = ScalarKind::Zero;
+};
 
 // A leaf product C = alpha A B + beta C as GEMMs over consecutive chunks of
 // k no longer than `kchain` (0: one GEMM), the first with beta and the
@@ -66,117 +78,86 @@ Status leaf_gemm(Backend &be, index_t kchain, MatView<const T> A, MatView<const 
 template <class T, class Backend>
 class ScheduleExecutor {
  public:
+  // `plan`: each level's offset in the workspace (workspace_plan).
   // `t_normal`: store T non-transposed even when B is transposed (plan.h,
   // stores_t_normal). `packed`: room for one quadrant of op(B) of the top
   // level (plan.h, packed_b_elems), or nullptr.
-  ScheduleExecutor(Backend &backend, const Schedule &schedule, int levels,
-                   index_t kchain = 0, bool t_normal = false, T *packed = nullptr)
+  ScheduleExecutor(Backend &backend, const GemmAlgorithm &algo, int levels,
+                   const WorkspacePlan &plan, index_t kchain = 0, bool t_normal = false,
+                   T *packed = nullptr)
       : be_(backend),
-        sched_(schedule),
+        algo_(algo),
         levels_(levels),
+        plan_(plan),
         kchain_(kchain),
         t_normal_(t_normal),
         packed_(packed) {}
 
-  // C = alpha * A * B + beta * C over `levels` levels of the schedule below
-  // this one; every dimension must be divisible by 2^(levels - level).
-  // `ws` holds workspace_elems(...) elements for the remaining levels (T
-  // transposed exactly when B is and !t_normal: the same at every level).
+  // C = alpha * A * B + beta * C over the levels below `level`; every
+  // dimension must be divisible by 2^(levels - level). The level runs the
+  // algorithm's table for its beta; `ws` is the call's workspace
+  // (workspace_plan(...).base[levels] elements).
   Status run(int level, MatView<const T> A, MatView<const T> B, ScalarKind beta,
              MatView<T> C, T *ws) const {
     if (level == levels_) return leaf_gemm<T>(be_, kchain_, A, B, beta, C);
 
+    const Schedule &tab = algo_.table_for(beta != ScalarKind::Zero);
     const bool t_trans = B.trans && !t_normal_;
-    const TempLayout lay = temp_layout(C.rows, C.cols, A.cols, A.trans, t_trans);
-    const MatView<T> S{ws + lay.s_off, A.rows / 2, A.cols / 2, lay.s_ld, A.trans};
-    const MatView<T> Tm{ws + lay.t_off, B.rows / 2, B.cols / 2, lay.t_ld, t_trans};
-    const MatView<T> U{ws + lay.u_off, C.rows / 2, C.cols / 2, lay.u_ld, false};
-    T *const deeper = ws + lay.elems;
+    const LevelLayout lay = level_layout(tab, C.rows, C.cols, A.cols, A.trans, t_trans);
+    const RoleShapes &sh = lay.shapes;
+    T *const base = ws + plan_.base[level];
 
-    // Every operand of the table, as a view of this level.
-    auto writable = [&](Operand o) -> MatView<T> {
-      switch (o) {
-        case Operand::C11:
-          return C.quad(0, 0);
-        case Operand::C12:
-          return C.quad(0, 1);
-        case Operand::C21:
-          return C.quad(1, 0);
-        case Operand::C22:
-          return C.quad(1, 1);
-        case Operand::S:
-          return S;
-        case Operand::T:
-          return Tm;
-        case Operand::U:
-          return U;
-        default:
-          return MatView<T>{};
-      }
+    // Every operand, as a view of the role the step reads or writes it in.
+    auto shaped = [&](T *p, index_t ld, Role r) {
+      return MatView<T>{p, sh.rows[int(r)], sh.cols[int(r)], ld, sh.trans[int(r)]};
     };
-    auto readable = [&](Operand o) -> MatView<const T> {
-      switch (o) {
-        case Operand::A11:
-          return A.quad(0, 0);
-        case Operand::A12:
-          return A.quad(0, 1);
-        case Operand::A21:
-          return A.quad(1, 0);
-        case Operand::A22:
-          return A.quad(1, 1);
-        case Operand::B11:
-          return B.quad(0, 0);
-        case Operand::B12:
-          return B.quad(0, 1);
-        case Operand::B21:
-          return B.quad(1, 0);
-        case Operand::B22:
-          return B.quad(1, 1);
-        default:
-          return writable(o).as_const();
+    auto writable = [&](Operand o, Role r) -> MatView<T> {
+      if (is_temporary(o))
+        return shaped(base + lay.temp_off[temp_index(o)], sh.ld[int(r)], r);
+      const int q = c_index(o);
+      const MatView<T> quad = C.quad(q / 2, q % 2);
+      if (r == Role::C) return quad;
+      // C as scratch (beta = 0 tables only): in place at C's leading
+      // dimension when the value fits the quadrant, else in its spare.
+      if (lay.spare_roles[q] & role_bit(r))
+        return shaped(base + lay.spare_off[q], sh.ld[int(r)], r);
+      return shaped(quad.p, C.ld, r);
+    };
+    auto readable = [&](Operand o, Role r) -> MatView<const T> {
+      if (is_a_quadrant(o)) {
+        const int q = int(o) - int(Operand::A11);
+        return A.quad(q / 2, q % 2);
       }
+      if (is_b_quadrant(o)) {
+        const int q = int(o) - int(Operand::B11);
+        return B.quad(q / 2, q % 2);
+      }
+      return writable(o, r).as_const();
     };
 
-    for (std::size_t i = 0; i < sched_.count; ++i) {
-      const Step &st = sched_.steps[i];
-      // beta is the caller's at the (single) assignment to a quadrant of C,
-      // 0 at an assignment to a temporary, 1 at every accumulation.
-      const ScalarKind step_beta =
-          st.accumulate ? ScalarKind::One
-                        : (is_c_quadrant(st.dst) ? beta : ScalarKind::Zero);
+    for (const Step &st : tab.steps) {
       Status s = Status::Ok;
-      switch (st.kind) {
-        case StepKind::Sum:
-        case StepKind::Diff: {
-          const MatView<T> D = writable(st.dst);
-          const MatView<const T> X = readable(st.x), Y = readable(st.y);
-          const bool subtract = st.kind == StepKind::Diff;
-          // A non-transposed T from transposed B quadrants (T1..T4 of seed
-          // 000 Table 1 under t_normal) is a transposing pass; every other
-          // step reads and writes one orientation.
-          s = X.trans == D.trans && Y.trans == D.trans
-                  ? be_.add_sub(D, X, Y, subtract)
-                  : be_.transpose_add_sub(D, X, Y, subtract);
-          break;
+      if (st.kind == StepKind::Combine) {
+        s = combine(st, beta, writable, readable);
+      } else {
+        // beta is the caller's at the first write of a quadrant of C, 1 at
+        // an accumulation, 0 at any other assignment.
+        const ScalarKind step_beta = st.accumulate   ? ScalarKind::One
+                                     : st.c_first[0] ? beta
+                                                     : ScalarKind::Zero;
+        MatView<const T> Y = readable(st.src[1], Role::B);
+        // A transposed quadrant of op(B) itself (only at the top level, as
+        // every deeper B is then non-transposed): packed non-transposed so
+        // that the product recurses as NN/TN (plan.h).
+        if (packed_ && Y.trans && is_b_quadrant(st.src[1])) {
+          const MatView<T> P{packed_, Y.rows, Y.cols, std::max<index_t>(Y.rows, 1),
+                             false};
+          s = be_.transpose_copy(P, Y);
+          Y = P.as_const();
         }
-        case StepKind::Product: {
-          MatView<const T> Y = readable(st.y);
-          // A transposed quadrant of op(B) itself (M1..M3 of Table 1; only at
-          // the top level, as every deeper B is then non-transposed): packed
-          // non-transposed so that the product recurses as NN/TN (plan.h).
-          if (packed_ && Y.trans && is_b_quadrant(st.y)) {
-            const MatView<T> P{packed_, Y.rows, Y.cols, std::max<index_t>(Y.rows, 1),
-                               false};
-            s = be_.transpose_copy(P, Y);
-            Y = P.as_const();
-          }
-          if (s == Status::Ok)
-            s = run(level + 1, readable(st.x), Y, step_beta, writable(st.dst), deeper);
-          break;
-        }
-        case StepKind::Store:
-          s = be_.fold(writable(st.dst), writable(st.dst2), readable(st.x), step_beta);
-          break;
+        if (s == Status::Ok)
+          s = run(level + 1, readable(st.src[0], Role::A), Y, step_beta,
+                  writable(st.dst[0], Role::C), ws);
       }
       if (s != Status::Ok) return s;
     }
@@ -184,31 +165,60 @@ class ScheduleExecutor {
   }
 
  private:
+  template <class Writable, class Readable>
+  Status combine(const Step &st, ScalarKind beta, Writable &&writable,
+                 Readable &&readable) const {
+    CombineOp<T> op;
+    op.ndst = st.ndst;
+    op.nsrc = st.nsrc;
+    op.beta = beta;
+    bool same_orientation = true;
+    for (int d = 0; d < st.ndst; ++d) {
+      op.dst[d] = writable(st.dst[d], st.role);
+      op.beta_old[d] = st.c_first[d] && beta != ScalarKind::Zero;
+      for (int s = 0; s < st.nsrc; ++s) op.coef[d][s] = st.coef[d][s];
+    }
+    for (int s = 0; s < st.nsrc; ++s) {
+      op.src[s] = readable(st.src[s], st.role);
+      same_orientation &= op.src[s].trans == op.dst[0].trans;
+    }
+    for (int d = 0; d < st.ndst; ++d)
+      same_orientation &= op.dst[d].trans == op.dst[0].trans;
+    if (same_orientation) return be_.combine(op);
+    // A non-transposed B-role value from transposed quadrants of op(B)
+    // (t_normal): a transposing pass, "D = X +/- Y" only.
+    if (op.ndst == 1 && op.nsrc == 2 && !op.beta_old[0] && op.coef[0][0] == 1 &&
+        op.coef[0][1] != 0 && !op.dst[0].trans)
+      return be_.transpose_add_sub(op.dst[0], op.src[0], op.src[1], op.coef[0][1] < 0);
+    return Status::Internal;
+  }
+
   Backend &be_;
-  const Schedule &sched_;
+  const GemmAlgorithm &algo_;
   int levels_;
+  const WorkspacePlan &plan_;
   index_t kchain_;
   bool t_normal_;
   T *packed_;
 };
 
 // C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
-// schedule on the largest part whose dimensions are multiples of 2^levels,
-// then thin leaf GEMMs for the peeled strips (docs/design.md,
+// algorithm's schedules on the largest part whose dimensions are multiples
+// of 2^levels, then thin leaf GEMMs for the peeled strips (docs/design.md,
 // "Views, orientation, peeling"). `ws` must hold
-// call_workspace_elems(m, n, k, levels, A.trans, B.trans, t_normal, pack)
-// elements.
+// call_workspace_elems(algo, beta != Zero, m, n, k, levels, A.trans, B.trans,
+// t_normal, pack) elements.
 // When levels > 0, every leaf product (recursion leaves and the peeled strips
 // alike) is split into chunks of k of at most `kchain` (leaf_gemm). With
 // `t_normal`, the B-side temporaries are stored non-transposed even when
 // op(B) is transposed (plan.h, stores_t_normal), and with `pack` the top
 // level's products with quadrants of op(B) run on a packed copy when the
-// bound allows it (packed_b_elems; `ws` then holds
-// call_workspace_elems(..., t_normal, pack) elements).
+// bound allows it (packed_b_elems).
 template <class T, class Backend>
-Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<const T> A,
-                      MatView<const T> B, ScalarKind beta, MatView<T> C, T *ws,
-                      index_t kchain = 0, bool t_normal = false, bool pack = true) {
+Status recursive_gemm(Backend &be, const GemmAlgorithm &algo, int levels,
+                      MatView<const T> A, MatView<const T> B, ScalarKind beta,
+                      MatView<T> C, T *ws, index_t kchain = 0, bool t_normal = false,
+                      bool pack = true) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   if (k == 0) return be.scale(C, beta);
@@ -216,13 +226,16 @@ Status recursive_gemm(Backend &be, const Schedule &sched, int levels, MatView<co
   // the library is cuBLAS / OpenBLAS, bit for bit).
   if (levels <= 0) return be.gemm(A, B, beta, C);
 
+  const bool nz = beta != ScalarKind::Zero;
   const CoreShape c = core_shape(m, n, k, levels);
+  const WorkspacePlan plan =
+      workspace_plan(algo, nz, m, n, k, levels, A.trans, B.trans && !t_normal);
   // The packed quadrant of op(B) follows the temporaries (plan.h).
   T *const packed =
-      pack && packed_b_elems(m, n, k, levels, A.trans, B.trans, t_normal) > 0
-          ? ws + call_workspace_elems(m, n, k, levels, A.trans, B.trans, t_normal, false)
+      pack && packed_b_elems(algo, nz, m, n, k, levels, A.trans, B.trans, t_normal) > 0
+          ? ws + plan.base[levels]
           : nullptr;
-  ScheduleExecutor<T, Backend> exec(be, sched, levels, kchain, t_normal, packed);
+  ScheduleExecutor<T, Backend> exec(be, algo, levels, plan, kchain, t_normal, packed);
   Status s = exec.run(0, A.block(0, 0, c.m, c.k), B.block(0, 0, c.k, c.n), beta,
                       C.block(0, 0, c.m, c.n), ws);
   // The k-strip adds to the core of C, which now holds beta*C + its product.

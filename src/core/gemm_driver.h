@@ -40,12 +40,30 @@ struct GemmReport {
   bool t_normal = false;   // recursed with op(B) transposed and T stored normal
 };
 
-// One call C = alpha op(A) op(B) + beta C of schedule `sched`.
+// The depth the options choose for an m x n x k call of `algo` (before any
+// workspace limit), and the elements of workspace it then uses: what the
+// workspace queries report (xnGetWorkspaceSize, xnGetFastGemmWorkspaceSize).
+inline int planned_levels(const GemmAlgorithm &algo, const Options &opt, bool is_double,
+                          index_t m, index_t n, index_t k) {
+  return choose_levels(m, n, k, opt.leaf_for(algo.kind, is_double), int(opt.max_levels),
+                       opt.min_size_for(algo.kind, is_double));
+}
+inline index_t planned_workspace_elems(const GemmAlgorithm &algo, const Options &opt,
+                                       bool is_double, bool beta_nonzero, index_t m,
+                                       index_t n, index_t k, bool a_trans, bool b_trans) {
+  return call_workspace_elems(
+      algo, beta_nonzero, m, n, k, planned_levels(algo, opt, is_double, m, n, k), a_trans,
+      b_trans, stores_t_normal(opt.normal_b_temps, is_double, a_trans, b_trans));
+}
+
+// One call C = alpha op(A) op(B) + beta C of the recursive algorithm
+// `algo` (its tables, its depth and crossover options; the non-negative
+// check only for the algorithm that has that contract).
 // `beta` is what is known of beta on the host (User when it is only known
 // on the device); `alpha_zero` whether alpha is known to be 0. `levels` < 0
 // lets the options choose the depth (tests force one).
 template <class T, class Hooks>
-Status gemm_driver(Hooks &hooks, const Schedule &sched, MatView<const T> A,
+Status gemm_driver(Hooks &hooks, const GemmAlgorithm &algo, MatView<const T> A,
                    MatView<const T> B, MatView<T> C, ScalarKind beta, bool alpha_zero,
                    const Options &opt, int levels, GemmReport *report) {
   *report = GemmReport{};
@@ -55,14 +73,13 @@ Status gemm_driver(Hooks &hooks, const Schedule &sched, MatView<const T> A,
   // BLAS quick return: alpha == 0 or k == 0 only scales C (A, B unread).
   const bool quick = k == 0 || alpha_zero;
   if (quick) levels = 0;
-  if (levels < 0)
-    levels = choose_levels(m, n, k, opt.leaf_for(is_double), int(opt.max_levels),
-                           opt.min_size_for(is_double));
+  if (levels < 0) levels = planned_levels(algo, opt, is_double, m, n, k);
+  const bool check_nonneg = algo.nonneg_contract && opt.check_nonneg;
 
   // Below the crossover, and for the quick return, the call is exactly one
   // classical GEMM (or one scaling pass) with the caller's own scalars: no
   // workspace and no shared state, so nothing is added to the backend's cost.
-  if (levels == 0 && !opt.check_nonneg)
+  if (levels == 0 && !check_nonneg)
     return quick ? hooks.plain().scale(C, beta)
                  : hooks.plain().gemm(A, B, ScalarKind::User, C);
 
@@ -70,7 +87,7 @@ Status gemm_driver(Hooks &hooks, const Schedule &sched, MatView<const T> A,
   if (s != Status::Ok) return s;
   auto &be = hooks.backend();
   if (quick) return be.scale(C, beta);
-  if (opt.check_nonneg) {
+  if (check_nonneg) {
     bool negative = false;
     s = hooks.find_negative(A, B, &negative);
     if (s != Status::Ok) return s;
@@ -82,8 +99,9 @@ Status gemm_driver(Hooks &hooks, const Schedule &sched, MatView<const T> A,
   const bool t_normal = stores_t_normal(opt.normal_b_temps, is_double, A.trans, B.trans);
   T *ws = nullptr;
   bool pack = false;
+  const bool beta_nonzero = beta != ScalarKind::Zero;
   const int run = choose_workspace(
-      m, n, k, levels, A.trans, B.trans, t_normal,
+      algo, beta_nonzero, m, n, k, levels, A.trans, B.trans, t_normal,
       [&](index_t elems) {
         // Temporaries of no element (a core thinner than 2^levels) need no
         // memory.
@@ -92,8 +110,8 @@ Status gemm_driver(Hooks &hooks, const Schedule &sched, MatView<const T> A,
       &pack);
   report->levels = run;
   report->t_normal = t_normal && run > 0;
-  return recursive_gemm<T>(be, sched, run, A, B, beta, C, ws, opt.kchain_for(is_double),
-                           t_normal, pack);
+  return recursive_gemm<T>(be, algo, run, A, B, beta, C, ws,
+                           opt.kchain_for(algo.kind, is_double), t_normal, pack);
 }
 
 }  // namespace xn

@@ -54,6 +54,22 @@ constexpr OptionSpec kOptionTable[] = {
    "with transb != N, store the B-side temporaries non-transposed and pack op(B)'s quadrants: -1 = double with transa = N, 0 = never, 1 = always"},
   {12, "XN_OPT_SYMV_VARIANT", "XN_SYMV_VARIANT", &Options::symv_variant, 0, kSymvMaxVariantId, 0, is_compiled_symv_variant,
    "xnSsymv/xnDsymv kernel variant (0 = the tuned default; others need XN_BUILD_TUNING)"},
+  {13, "XN_OPT_STRASSEN_LEAF_S", "XN_STRASSEN_LEAF_S", &Options::strassen_leaf_s, 1, kMaxI64, 2048, nullptr,
+   "xnSgemmStrassen: leaf size, as XN_OPT_LEAF_SIZE_S"},
+  {14, "XN_OPT_STRASSEN_LEAF_D", "XN_STRASSEN_LEAF_D", &Options::strassen_leaf_d, 1, kMaxI64, 4096, nullptr,
+   "xnDgemmStrassen: leaf size"},
+  {15, "XN_OPT_STRASSEN_MIN_SIZE_S", "XN_STRASSEN_MIN_SIZE_S", &Options::strassen_min_size_s, 0, kInt31, 14336, nullptr,
+   "xnSgemmStrassen: no recursion for (m n k)^(1/3) below this, as XN_OPT_MIN_SIZE_S"},
+  {16, "XN_OPT_STRASSEN_MIN_SIZE_D", "XN_STRASSEN_MIN_SIZE_D", &Options::strassen_min_size_d, 0, kInt31, 0, nullptr,
+   "xnDgemmStrassen: crossover"},
+  {17, "XN_OPT_WINOGRAD_LEAF_S", "XN_WINOGRAD_LEAF_S", &Options::winograd_leaf_s, 1, kMaxI64, 2048, nullptr,
+   "xnSgemmWinograd: leaf size"},
+  {18, "XN_OPT_WINOGRAD_LEAF_D", "XN_WINOGRAD_LEAF_D", &Options::winograd_leaf_d, 1, kMaxI64, 4096, nullptr,
+   "xnDgemmWinograd: leaf size"},
+  {19, "XN_OPT_WINOGRAD_MIN_SIZE_S", "XN_WINOGRAD_MIN_SIZE_S", &Options::winograd_min_size_s, 0, kInt31, 14336, nullptr,
+   "xnSgemmWinograd: crossover"},
+  {20, "XN_OPT_WINOGRAD_MIN_SIZE_D", "XN_WINOGRAD_MIN_SIZE_D", &Options::winograd_min_size_d, 0, kInt31, 0, nullptr,
+   "xnDgemmWinograd: crossover"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

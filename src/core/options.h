@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/types.h"
+
 namespace xn {
 
 // One field per option; every field's default comes from the table.
@@ -31,6 +33,9 @@ struct Options {
   std::int64_t exdgemm_workspace_limit;  // exdgemm budget, bytes; 0 = automatic
   std::int64_t exdgemm_block;            // forced block of C; 0 = automatic
   std::int64_t symv_variant;             // SYMV kernel variant; 0 = tuned default
+  // xn?gemmStrassen / xn?gemmWinograd: leaf sizes and crossovers, as above
+  std::int64_t strassen_leaf_s, strassen_leaf_d, strassen_min_size_s, strassen_min_size_d;
+  std::int64_t winograd_leaf_s, winograd_leaf_d, winograd_min_size_s, winograd_min_size_d;
 
   Options();  // the table's defaults
 
@@ -40,6 +45,32 @@ struct Options {
   }
   std::int64_t min_size_for(bool is_double) const {
     return is_double ? min_size_d : min_size_s;
+  }
+  // The same for each recursive GEMM. The general-input algorithms split no
+  // leaf along k: their error is that of the recursion (Li, Ranka, Sahni,
+  // ICPADS'11, section 8), which a longer leaf chain does not change.
+  std::int64_t leaf_for(GemmKind kind, bool is_double) const {
+    switch (kind) {
+      case GemmKind::Strassen:
+        return is_double ? strassen_leaf_d : strassen_leaf_s;
+      case GemmKind::Winograd:
+        return is_double ? winograd_leaf_d : winograd_leaf_s;
+      default:
+        return leaf_for(is_double);
+    }
+  }
+  std::int64_t min_size_for(GemmKind kind, bool is_double) const {
+    switch (kind) {
+      case GemmKind::Strassen:
+        return is_double ? strassen_min_size_d : strassen_min_size_s;
+      case GemmKind::Winograd:
+        return is_double ? winograd_min_size_d : winograd_min_size_s;
+      default:
+        return min_size_for(is_double);
+    }
+  }
+  std::int64_t kchain_for(GemmKind kind, bool is_double) const {
+    return kind == GemmKind::NonNegWinograd ? kchain_for(is_double) : 0;
   }
 };
 

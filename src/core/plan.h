@@ -1,13 +1,16 @@
 // plan.h - recursion depth, peeling and workspace layout for a recursive GEMM.
 //
 // One source of truth for the shapes: the workspace-size query, the
-// allocation and the executor all call temp_layout(), so they cannot disagree.
+// allocation and the executor all call level_layout() and workspace_plan(),
+// so they cannot disagree.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 
+#include "core/schedule.h"
 #include "core/view.h"
 
 namespace xn {
@@ -18,8 +21,6 @@ namespace xn {
 // coarser rounding costs small odd halves.
 constexpr index_t kTempAlign = 64;
 constexpr index_t kLdAlign = 16;
-
-inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
 
 // Largest L <= max_levels such that, halved L times, the two largest
 // dimensions are still at least `leaf` and the smallest at least leaf / 2.
@@ -60,44 +61,149 @@ inline CoreShape core_shape(index_t m, index_t n, index_t k, int levels) {
   return CoreShape{m & mask, n & mask, k & mask};
 }
 
-// Temporaries of one level of a 2x2 schedule whose product is m x n x k
-// (m, n, k even): S ~ a quadrant of op(A), stored with A's orientation;
-// T ~ a quadrant of op(B), stored transposed (hn x hk) when `t_trans`, else
-// hk x hn; U ~ a quadrant of C.
-struct TempLayout {
-  index_t s_ld, t_ld, u_ld;     // leading dimensions (elements)
-  index_t s_off, t_off, u_off;  // offsets from the level's base
-  index_t elems;                // this level's total, aligned
+// The shapes of the three roles (schedule.h) at one level of a 2x2 schedule
+// whose product is m x n x k (m, n, k even): a quadrant of op(A) (hm x hk,
+// stored with A's orientation), of op(B) (hk x hn, stored transposed when
+// `t_trans`) and of C (hm x hn). Stored rows and columns, orientation and
+// the leading dimension a temporary of that role uses.
+struct RoleShapes {
+  index_t rows[3], cols[3];  // logical rows and columns of op(role)
+  bool trans[3];
+  index_t ld[3];  // a temporary's: stored rows rounded up to kLdAlign
+
+  index_t stored_rows(Role r) const {
+    return trans[int(r)] ? cols[int(r)] : rows[int(r)];
+  }
+  index_t stored_cols(Role r) const {
+    return trans[int(r)] ? rows[int(r)] : cols[int(r)];
+  }
+  index_t elems(Role r) const { return ld[int(r)] * stored_cols(r); }
 };
 
-inline TempLayout temp_layout(index_t m, index_t n, index_t k, bool a_trans,
+inline RoleShapes role_shapes(index_t m, index_t n, index_t k, bool a_trans,
                               bool t_trans) {
   const index_t hm = m / 2, hn = n / 2, hk = k / 2;
-  TempLayout t{};
-  // stored shape of S: (hm x hk) or, transposed, (hk x hm)
-  const index_t s_rows = a_trans ? hk : hm, s_cols = a_trans ? hm : hk;
-  const index_t t_rows = t_trans ? hn : hk, t_cols = t_trans ? hk : hn;
-  t.s_ld = round_up(s_rows, kLdAlign);
-  t.t_ld = round_up(t_rows, kLdAlign);
-  t.u_ld = round_up(hm, kLdAlign);
-  t.s_off = 0;
-  t.t_off = round_up(t.s_off + t.s_ld * s_cols, kTempAlign);
-  t.u_off = round_up(t.t_off + t.t_ld * t_cols, kTempAlign);
-  t.elems = round_up(t.u_off + t.u_ld * hn, kTempAlign);
-  return t;
+  RoleShapes s{{hm, hk, hm}, {hk, hn, hn}, {a_trans, t_trans, false}, {0, 0, 0}};
+  for (Role r : {Role::A, Role::B, Role::C})
+    s.ld[int(r)] = round_up(s.stored_rows(r), kLdAlign);
+  return s;
+}
+
+// Where one level's values live: each temporary the table uses at an offset
+// from the level's base (sized for the largest role it takes), and for each
+// quadrant of C used as scratch, whether a role's value fits in the
+// quadrant itself (stored rows <= hm, columns <= hn, at C's leading
+// dimension) or goes to a spare buffer (shapes where k exceeds m or n).
+struct LevelLayout {
+  RoleShapes shapes;
+  index_t temp_off[kTempCount];  // -1: unused
+  index_t spare_off[4];          // -1: no spare for that quadrant
+  unsigned spare_roles[4];       // role_bit mask of the roles kept in the spare
+  index_t elems;                 // the level's total, aligned
+};
+
+inline LevelLayout level_layout(const Schedule &sched, index_t m, index_t n, index_t k,
+                                bool a_trans, bool t_trans) {
+  LevelLayout L{};
+  L.shapes = role_shapes(m, n, k, a_trans, t_trans);
+  const RoleShapes &sh = L.shapes;
+  index_t cursor = 0;
+  auto place = [&](unsigned roles) {
+    index_t size = 0;
+    for (Role r : {Role::A, Role::B, Role::C})
+      if (roles & role_bit(r)) size = std::max(size, sh.elems(r));
+    const index_t off = cursor;
+    cursor = round_up(off + size, kTempAlign);
+    return off;
+  };
+  for (int t = 0; t < kTempCount; ++t)
+    L.temp_off[t] = sched.temp_roles[t] ? place(sched.temp_roles[t]) : -1;
+  for (int q = 0; q < 4; ++q) {
+    unsigned spill = 0;
+    for (Role r : {Role::A, Role::B})
+      if ((sched.c_roles[q] & role_bit(r)) &&
+          (sh.stored_rows(r) > sh.rows[int(Role::C)] ||
+           sh.stored_cols(r) > sh.cols[int(Role::C)]))
+        spill |= role_bit(r);
+    L.spare_roles[q] = spill;
+    L.spare_off[q] = spill ? place(spill) : -1;
+  }
+  L.elems = cursor;
+  return L;
+}
+
+// Which tables can run at each level of `levels` for a call whose beta may
+// (`beta_nonzero`) or may not be nonzero: bit 0 set when one runs with
+// beta = 0 (algo.zero_beta), bit 1 when one may run with beta != 0
+// (algo.any_beta). A product runs the level below with beta = 1 when it
+// accumulates, with its level's beta when it is the first write of a
+// quadrant of C, else with 0.
+inline void level_beta_sets(const GemmAlgorithm &algo, bool beta_nonzero, int levels,
+                            unsigned *sets) {
+  if (levels <= 0) return;
+  sets[0] = beta_nonzero ? 2u : 1u;
+  for (int l = 1; l < levels; ++l) {
+    sets[l] = 0;
+    for (int nz = 0; nz < 2; ++nz) {
+      if (!(sets[l - 1] & (1u << nz))) continue;
+      for (const Step &st : algo.table_for(nz != 0).steps)
+        if (st.kind == StepKind::Product)
+          sets[l] |= (st.accumulate || (st.c_first[0] && nz)) ? 2u : 1u;
+    }
+  }
+}
+
+// Elements of workspace level `l` of a call needs: the largest layout of
+// the tables that can run there (level_beta_sets), on the core's dimensions.
+inline index_t level_elems(const GemmAlgorithm &algo, unsigned set, index_t m, index_t n,
+                           index_t k, bool a_trans, bool t_trans) {
+  index_t e = 0;
+  for (int nz = 0; nz < 2; ++nz)
+    if (set & (1u << nz))
+      e = std::max(
+          e, level_layout(algo.table_for(nz != 0), m, n, k, a_trans, t_trans).elems);
+  return e;
+}
+
+// Offsets of each level's temporaries in a call's workspace (levels run
+// nested, so each has its own region): base[l] for l < levels, base[levels]
+// the total. `max_levels` bounds the array.
+constexpr int kMaxRecursionLevels = 31;
+struct WorkspacePlan {
+  index_t base[kMaxRecursionLevels + 1] = {};
+};
+
+inline WorkspacePlan workspace_plan(const GemmAlgorithm &algo, bool beta_nonzero,
+                                    index_t m, index_t n, index_t k, int levels,
+                                    bool a_trans, bool t_trans) {
+  WorkspacePlan p;
+  if (levels <= 0) return p;
+  unsigned sets[kMaxRecursionLevels] = {};
+  level_beta_sets(algo, beta_nonzero, levels, sets);
+  const CoreShape c = core_shape(m, n, k, levels);
+  for (int l = 0; l < levels; ++l)
+    p.base[l + 1] = p.base[l] + level_elems(algo, sets[l], c.m >> l, c.n >> l, c.k >> l,
+                                            a_trans, t_trans);
+  return p;
 }
 
 // Elements of workspace for `levels` levels of recursion on the core of an
 // m x n x k product, with T stored transposed at every level when `t_trans`.
 // Levels run one after the other, so each level needs one set of
-// temporaries: sum over levels, about (mk + kn + mn) / 3 in all.
+// temporaries. For the non-negative schedule, about (mk + kn + mn) / 3 in
+// all; for the two-temporary schedules with beta = 0, at most 2 n^2 / 3 for
+// square n (Li, Ranka, Sahni, ICPADS'11, section 1).
+inline index_t workspace_elems(const GemmAlgorithm &algo, bool beta_nonzero, index_t m,
+                               index_t n, index_t k, int levels, bool a_trans,
+                               bool t_trans) {
+  if (levels <= 0) return 0;
+  return workspace_plan(algo, beta_nonzero, m, n, k, levels, a_trans, t_trans)
+      .base[levels];
+}
 inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool a_trans,
                                bool t_trans) {
-  const CoreShape c = core_shape(m, n, k, levels);
-  index_t total = 0;
-  for (int l = 0; l < levels; ++l)
-    total += temp_layout(c.m >> l, c.n >> l, c.k >> l, a_trans, t_trans).elems;
-  return total;
+  return workspace_elems(nonneg_winograd_algorithm(), true, m, n, k, levels, a_trans,
+                         t_trans);
 }
 
 // ---------------------------------------------------------------------------
@@ -131,12 +237,14 @@ inline bool stores_t_normal(std::int64_t option, bool is_double, bool a_trans,
 // stored non-transposed, or 0 when it packs nothing (no recursion, op(B) not
 // transposed, T transposed, or the half-of-A+B+C bound would be exceeded).
 // It follows the temporaries in the workspace.
-inline index_t packed_b_elems(index_t m, index_t n, index_t k, int levels, bool a_trans,
+inline index_t packed_b_elems(const GemmAlgorithm &algo, bool beta_nonzero, index_t m,
+                              index_t n, index_t k, int levels, bool a_trans,
                               bool b_trans, bool t_normal) {
   if (levels <= 0 || !b_trans || !t_normal) return 0;
   const CoreShape c = core_shape(m, n, k, levels);
   const index_t packed = (c.k / 2) * (c.n / 2);
-  const index_t temps = workspace_elems(m, n, k, levels, a_trans, false);
+  const index_t temps =
+      workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans, false);
   return 2 * (temps + packed) <= m * k + k * n + m * n ? packed : 0;
 }
 
@@ -145,12 +253,29 @@ inline index_t packed_b_elems(index_t m, index_t n, index_t k, int levels, bool 
 // With `t_normal`, T is stored non-transposed at every level, exactly as for
 // op(B) = B; with `pack` too, the packed B quadrant follows when the bound
 // allows it (packed_b_elems).
-inline index_t call_workspace_elems(index_t m, index_t n, index_t k, int levels,
+inline index_t call_workspace_elems(const GemmAlgorithm &algo, bool beta_nonzero,
+                                    index_t m, index_t n, index_t k, int levels,
                                     bool a_trans, bool b_trans, bool t_normal,
                                     bool pack = true) {
   if (levels <= 0) return 0;
-  return workspace_elems(m, n, k, levels, a_trans, b_trans && !t_normal) +
-         (pack ? packed_b_elems(m, n, k, levels, a_trans, b_trans, t_normal) : 0);
+  return workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans,
+                         b_trans && !t_normal) +
+         (pack ? packed_b_elems(algo, beta_nonzero, m, n, k, levels, a_trans, b_trans,
+                                t_normal)
+               : 0);
+}
+
+// The same for the ?ngemm algorithm (whose one table runs with any beta).
+inline index_t packed_b_elems(index_t m, index_t n, index_t k, int levels, bool a_trans,
+                              bool b_trans, bool t_normal) {
+  return packed_b_elems(nonneg_winograd_algorithm(), true, m, n, k, levels, a_trans,
+                        b_trans, t_normal);
+}
+inline index_t call_workspace_elems(index_t m, index_t n, index_t k, int levels,
+                                    bool a_trans, bool b_trans, bool t_normal,
+                                    bool pack = true) {
+  return call_workspace_elems(nonneg_winograd_algorithm(), true, m, n, k, levels, a_trans,
+                              b_trans, t_normal, pack);
 }
 
 // The depth a call runs when workspace may be refused: `acquire(elems)`
@@ -158,19 +283,22 @@ inline index_t call_workspace_elems(index_t m, index_t n, index_t k, int levels,
 // packed B quadrant is given up before the level (a level is worth more than
 // the packing); 0 levels need no workspace (acquire is not called). Sets
 // *pack to whether the workspace got includes the packed quadrant. One
-// fallback rule for both backends.
+// fallback rule for both backends and every algorithm.
 template <class Acquire>
-int choose_workspace(index_t m, index_t n, index_t k, int levels, bool a_trans,
-                     bool b_trans, bool t_normal, Acquire &&acquire, bool *pack) {
+int choose_workspace(const GemmAlgorithm &algo, bool beta_nonzero, index_t m, index_t n,
+                     index_t k, int levels, bool a_trans, bool b_trans, bool t_normal,
+                     Acquire &&acquire, bool *pack) {
   *pack = false;
   for (; levels > 0; --levels) {
-    if (packed_b_elems(m, n, k, levels, a_trans, b_trans, t_normal) > 0 &&
-        acquire(
-            call_workspace_elems(m, n, k, levels, a_trans, b_trans, t_normal, true))) {
+    if (packed_b_elems(algo, beta_nonzero, m, n, k, levels, a_trans, b_trans, t_normal) >
+            0 &&
+        acquire(call_workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans,
+                                     b_trans, t_normal, true))) {
       *pack = true;
       break;
     }
-    if (acquire(call_workspace_elems(m, n, k, levels, a_trans, b_trans, t_normal, false)))
+    if (acquire(call_workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans,
+                                     b_trans, t_normal, false)))
       break;
   }
   return levels;

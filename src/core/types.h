@@ -11,6 +11,9 @@ namespace xn {
 
 using index_t = std::int64_t;
 
+// x rounded up to a multiple of a (a > 0).
+inline index_t round_up(index_t x, index_t a) { return (x + a - 1) / a * a; }
+
 enum class Status {
   Ok = 0,
   InvalidValue,     // bad argument (never reaches the core from the API)
@@ -25,5 +28,10 @@ inline bool is_trans(Op op) { return op == Op::T; }
 
 // The stored triangle of a symmetric matrix.
 enum class Fill : unsigned char { Lower, Upper };
+
+// The recursive GEMMs: xn?ngemm (Winograd for non-negative inputs, Badin et
+// al.), xn?gemmStrassen and xn?gemmWinograd (Li, Ranka, Sahni). Each has its
+// own depth and crossover options.
+enum class GemmKind : unsigned char { NonNegWinograd, Strassen, Winograd };
 
 }  // namespace xn

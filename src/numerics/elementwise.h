@@ -41,6 +41,27 @@ XN_HD T ew_fold(T x, T beta, T d) {
   return xn_fma(beta, d, x);
 }
 
+// One target of a fused elementwise step (core/executor.h, CombineOp): the
+// signed sum of the n source values whose coefficient (+1 or -1) is
+// nonzero, added left to right in source order, the first term negated
+// exactly when its coefficient is -1 (so x - y is ew_sub(x, y) and x + y
+// ew_add(x, y), bit for bit). The schedule's order of summation is the
+// order its text writes each target's expression in (core/schedule.h).
+template <class T>
+XN_HD T ew_combine(const T *v, const signed char *coef, int n) {
+  T r = T(0);
+  bool started = false;
+  for (int s = 0; s < n; ++s) {
+    if (coef[s] == 0) continue;
+    if (!started)
+      r = coef[s] > 0 ? v[s] : -v[s];
+    else
+      r = coef[s] > 0 ? ew_add(r, v[s]) : ew_sub(r, v[s]);
+    started = true;
+  }
+  return r;
+}
+
 // d <- beta * d, the quick return for alpha == 0 or k == 0 (BLAS semantics:
 // beta == 0 sets d to zero without reading it).
 template <class T>

@@ -53,6 +53,9 @@ void fill(std::vector<T> &a, std::int64_t rows, std::int64_t cols, std::int64_t 
         case Dist::UniformPm1:
           v = T(2 * uniform01<T>(rng) - 1);
           break;
+        case Dist::SmallSignedInt:
+          v = T(std::int64_t(rng() % 17) - 8);  // -8..8
+          break;
         default:
           v = T(std::int64_t(rng() % 9));  // 0..8, exact products
       }

@@ -21,7 +21,9 @@ bool gpu_available();
 // set, so every run draws new inputs and a failure can be replayed.
 std::uint64_t fresh_seed();
 
-enum class Dist { Uniform01, UniformPm1, SmallInt };
+// SmallInt: 0..8; SmallSignedInt: -8..8 (products and sums of a few levels of
+// pre-additions stay exact in double).
+enum class Dist { Uniform01, UniformPm1, SmallInt, SmallSignedInt };
 
 // Fills a column-major rows x cols matrix with leading dimension ld; the
 // padding rows between `rows` and `ld` are set to `pad` (NaN by default, so a

@@ -61,32 +61,30 @@ Status CpuBackend<T>::gemm(MatView<const T> A, MatView<const T> B, ScalarKind be
   return Status::Ok;
 }
 
+// Column by column over the stored arrays: every source value of a
+// position is read before any target is written there (targets may be
+// sources), then each target is ew_combine of them, and ew_fold with beta
+// where the step adds beta * its old value.
 template <class T>
-Status CpuBackend<T>::add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y,
-                              bool subtract) {
-  const index_t rows = D.stored_rows(), cols = D.stored_cols();
+Status CpuBackend<T>::combine(const CombineOp<T> &op) {
+  const index_t rows = op.dst[0].stored_rows(), cols = op.dst[0].stored_cols();
+  const T beta = value(op.beta);
+  bool read_old[kMaxDst] = {};
+  for (int d = 0; d < op.ndst; ++d) read_old[d] = op.beta_old[d] && beta != T(0);
   for (index_t j = 0; j < cols; ++j) {
-    T *d = D.p + j * D.ld;
-    const T *x = X.p + j * X.ld, *y = Y.p + j * Y.ld;
-    if (subtract)
-      for (index_t i = 0; i < rows; ++i) d[i] = ew_sub(x[i], y[i]);
-    else
-      for (index_t i = 0; i < rows; ++i) d[i] = ew_add(x[i], y[i]);
-  }
-  return Status::Ok;
-}
-
-template <class T>
-Status CpuBackend<T>::fold(MatView<T> D0, MatView<T> D1, MatView<const T> X,
-                           ScalarKind beta_kind) {
-  const T beta = value(beta_kind);
-  const index_t rows = X.stored_rows(), cols = X.stored_cols();
-  for (MatView<T> D : {D0, D1}) {
-    if (D.p == nullptr) continue;
-    for (index_t j = 0; j < cols; ++j) {
-      T *d = D.p + j * D.ld;
-      const T *x = X.p + j * X.ld;
-      for (index_t i = 0; i < rows; ++i) d[i] = ew_fold(x[i], beta, d[i]);
+    const T *src[kMaxSrc];
+    T *dst[kMaxDst];
+    for (int s = 0; s < op.nsrc; ++s) src[s] = op.src[s].p + j * op.src[s].ld;
+    for (int d = 0; d < op.ndst; ++d) dst[d] = op.dst[d].p + j * op.dst[d].ld;
+    for (index_t i = 0; i < rows; ++i) {
+      T v[kMaxSrc], out[kMaxDst];
+      for (int s = 0; s < op.nsrc; ++s) v[s] = src[s][i];
+      for (int d = 0; d < op.ndst; ++d) {
+        out[d] = ew_combine(v, op.coef[d], op.nsrc);
+        if (op.beta_old[d])
+          out[d] = ew_fold(out[d], beta, read_old[d] ? dst[d][i] : T(0));
+      }
+      for (int d = 0; d < op.ndst; ++d) dst[d][i] = out[d];
     }
   }
   return Status::Ok;
@@ -202,34 +200,41 @@ class CpuGemmHooks {
 }  // namespace
 
 template <class T>
-Status cpu_ngemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
-                 std::int64_t k, T alpha, const T *A, std::int64_t lda, const T *B,
-                 std::int64_t ldb, T beta, T *C, std::int64_t ldc, const Options &opt,
-                 int levels, CpuLeaf leaf, bool *used_fallback, bool *t_normal) {
+Status cpu_recursive_gemm(const GemmAlgorithm &algo, bool trans_a, bool trans_b,
+                          std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                          const T *A, std::int64_t lda, const T *B, std::int64_t ldb,
+                          T beta, T *C, std::int64_t ldc, const Options &opt, int levels,
+                          CpuLeaf leaf, bool *used_fallback, bool *t_normal,
+                          int *levels_run) {
   const ScalarKind beta_kind = beta == T(0)   ? ScalarKind::Zero
                                : beta == T(1) ? ScalarKind::One
                                               : ScalarKind::User;
   CpuBackend<T> be(alpha, beta, leaf);
   CpuGemmHooks<T> hooks(be, opt);
   GemmReport report;
-  const Status s = gemm_driver<T>(
-      hooks, winograd_nonneg_schedule(), MatView<const T>{A, m, k, lda, trans_a},
-      MatView<const T>{B, k, n, ldb, trans_b}, MatView<T>{C, m, n, ldc, false}, beta_kind,
-      alpha == T(0), opt, levels, &report);
+  const Status s = gemm_driver<T>(hooks, algo, MatView<const T>{A, m, k, lda, trans_a},
+                                  MatView<const T>{B, k, n, ldb, trans_b},
+                                  MatView<T>{C, m, n, ldc, false}, beta_kind,
+                                  alpha == T(0), opt, levels, &report);
   if (used_fallback) *used_fallback = report.fell_back;
   if (t_normal) *t_normal = report.t_normal;
+  if (levels_run) *levels_run = report.levels;
   return s;
 }
 
 template class CpuBackend<float>;
 template class CpuBackend<double>;
-template Status cpu_ngemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                 float, const float *, std::int64_t, const float *,
-                                 std::int64_t, float, float *, std::int64_t,
-                                 const Options &, int, CpuLeaf, bool *, bool *);
-template Status cpu_ngemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
-                                  double, const double *, std::int64_t, const double *,
-                                  std::int64_t, double, double *, std::int64_t,
-                                  const Options &, int, CpuLeaf, bool *, bool *);
+template Status cpu_recursive_gemm<float>(const GemmAlgorithm &, bool, bool, std::int64_t,
+                                          std::int64_t, std::int64_t, float,
+                                          const float *, std::int64_t, const float *,
+                                          std::int64_t, float, float *, std::int64_t,
+                                          const Options &, int, CpuLeaf, bool *, bool *,
+                                          int *);
+template Status cpu_recursive_gemm<double>(const GemmAlgorithm &, bool, bool,
+                                           std::int64_t, std::int64_t, std::int64_t,
+                                           double, const double *, std::int64_t,
+                                           const double *, std::int64_t, double, double *,
+                                           std::int64_t, const Options &, int, CpuLeaf,
+                                           bool *, bool *, int *);
 
 }  // namespace xn

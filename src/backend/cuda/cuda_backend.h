@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backend/cuda/call_guard.h"
+#include "core/executor.h"
 #include "core/types.h"
 #include "core/view.h"
 #include "kernels/launch.h"
@@ -53,14 +54,26 @@ class CudaBackend {
     return st == CUBLAS_STATUS_SUCCESS ? Status::Ok : Status::ExecutionFailed;
   }
 
-  Status add_sub(MatView<T> D, MatView<const T> X, MatView<const T> Y, bool subtract) {
-    return ok(launch_add_sub<T>(s_, D.stored_rows(), D.stored_cols(), D.p, D.ld, X.p,
-                                X.ld, Y.p, Y.ld, subtract));
-  }
-
-  Status fold(MatView<T> D0, MatView<T> D1, MatView<const T> X, ScalarKind beta) {
-    return ok(launch_fold<T>(s_, X.stored_rows(), X.stored_cols(), D0.p, D0.ld, D1.p,
-                             D1.ld, X.p, X.ld, scalar(beta)));
+  Status combine(const CombineOp<T> &op) {
+    static_assert(kCombineMaxDst == kMaxDst && kCombineMaxSrc == kMaxSrc,
+                  "the kernel's argument holds a whole step");
+    CombineArgs<T> a{};
+    a.rows = op.dst[0].stored_rows();
+    a.cols = op.dst[0].stored_cols();
+    a.ndst = op.ndst;
+    a.nsrc = op.nsrc;
+    for (int d = 0; d < op.ndst; ++d) {
+      a.dst[d] = op.dst[d].p;
+      a.ldd[d] = op.dst[d].ld;
+      a.beta_old[d] = op.beta_old[d];
+      for (int s = 0; s < op.nsrc; ++s) a.coef[d][s] = op.coef[d][s];
+    }
+    for (int s = 0; s < op.nsrc; ++s) {
+      a.src[s] = op.src[s].p;
+      a.lds[s] = op.src[s].ld;
+    }
+    a.beta = scalar(op.beta);
+    return ok(launch_combine<T>(s_, a));
   }
 
   Status scale(MatView<T> C, ScalarKind beta) {

@@ -1,0 +1,412 @@
+// test_fastgemm_schedule.cpp - the schedule language and the general-input
+// tables (Strassen and Winograd, Li, Ranka, Sahni, ICPADS'11): the parser's
+// checks, every table symbolically against the classical product (with and
+// without beta), the workspace layout (two temporaries per level, C as
+// scratch, spares for shapes whose scratch does not fit), and the executor
+// exactly on small integer matrices at 1, 2 and 3 levels through both CPU
+// leaves, every transpose pair, odd and rectangular sizes, alpha and beta.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/executor.h"
+#include "core/plan.h"
+#include "core/schedule.h"
+#include "support/schedule_symbolic.h"
+#include "support/test_support.h"
+
+namespace {
+
+using xn::Operand;
+using xn::StepKind;
+
+const xn::GemmAlgorithm *const kAlgorithms[] = {&xn::nonneg_winograd_algorithm(),
+                                                &xn::strassen_algorithm(),
+                                                &xn::winograd_algorithm()};
+const xn::GemmAlgorithm *const kGeneral[] = {&xn::strassen_algorithm(),
+                                             &xn::winograd_algorithm()};
+
+bool parses(std::vector<const char *> lines, bool any_beta, std::string *why = nullptr) {
+  xn::Schedule s;
+  std::string error;
+  const bool ok =
+      xn::parse_schedule("test", lines.data(), lines.size(), any_beta, &s, &error);
+  if (why) *why = error;
+  return ok;
+}
+
+// A correct table to mutate: Strassen's seven products into C with S, T, U.
+std::vector<const char *> good_table() {
+  return {"S = A11 + A22",
+          "T = B11 + B22",
+          "U = S * T",
+          "(C11, C22) = U",
+          "S = A21 + A22",
+          "U = S * B11",
+          "(C21, C22) = (U, C22 - U)",
+          "T = B12 - B22",
+          "U = A11 * T",
+          "(C12, C22) = (U, C22 + U)",
+          "T = B21 - B11",
+          "U = A22 * T",
+          "(C11, C21) += U",
+          "S = A11 + A12",
+          "U = S * B22",
+          "(C11, C12) = (C11 - U, C12 + U)",
+          "S = A21 - A11",
+          "T = B11 + B12",
+          "U = S * T",
+          "C22 += U",
+          "S = A12 - A22",
+          "T = B21 + B22",
+          "U = S * T",
+          "C11 += U"};
+}
+
+TEST(ScheduleLanguage, TheTablesParseWithTheirRoles) {
+  for (const xn::GemmAlgorithm *a : kAlgorithms) {
+    EXPECT_EQ(a->zero_beta->products, 7) << a->name;
+    EXPECT_EQ(a->any_beta->products, 7) << a->name;
+    EXPECT_TRUE(a->any_beta->any_beta) << a->name;
+  }
+  // Li et al.'s tables use C12 and C21 (Strassen) as scratch and two
+  // temporaries, T1 and T2, each holding values of several roles.
+  const xn::Schedule &st = xn::strassen_schedule();
+  EXPECT_FALSE(st.any_beta);
+  EXPECT_EQ(st.c_roles[1], xn::role_bit(xn::Role::A) | xn::role_bit(xn::Role::C));
+  EXPECT_EQ(st.c_roles[2], xn::role_bit(xn::Role::B) | xn::role_bit(xn::Role::C));
+  int temps = 0;
+  for (unsigned r : st.temp_roles) temps += r != 0;
+  EXPECT_EQ(temps, 2);
+  const xn::Schedule &wi = xn::winograd_schedule();
+  temps = 0;
+  for (unsigned r : wi.temp_roles) temps += r != 0;
+  EXPECT_EQ(temps, 2);
+  for (int q = 0; q < 4; ++q) EXPECT_EQ(wi.c_roles[q], xn::role_bit(xn::Role::C)) << q;
+}
+
+TEST(ScheduleLanguage, MalformedTablesAreRejectedWithAReason) {
+  std::string why;
+  ASSERT_TRUE(parses(good_table(), true, &why)) << why;
+  struct Bad {
+    std::vector<const char *> lines;
+    bool any_beta;
+  };
+  std::vector<Bad> bad;
+  auto mutate = [&](std::size_t i, const char *line, bool any_beta = true) {
+    std::vector<const char *> t = good_table();
+    t[i] = line;
+    bad.push_back({t, any_beta});
+  };
+  mutate(0, "S = A11 + Q22");           // unknown operand
+  mutate(0, "S = A11 +");               // syntax
+  mutate(0, "S = A11 + A11");           // an operand twice in one expression
+  mutate(2, "U = T * S");               // B-role times A-role
+  mutate(2, "U = S * S");               // A-role times A-role
+  mutate(3, "(C11, C11) = U");          // a target twice
+  mutate(3, "(C11, C22) = (U, U, U)");  // three expressions, two targets
+  mutate(3, "C11 = U + C12");           // C12 read before it is written
+  mutate(3, "A11 = U");                 // writes an input
+  mutate(4, "S = A21 + B22");           // roles mixed in one step
+  mutate(12, "(C11, C21) = U");         // overwrites C11 (beta * C lost) ...
+  mutate(0, "C12 = A11 + A22");         // ... or uses C as scratch, with any beta
+  mutate(23, "C11 += S * T");           // an eighth product
+  bad.push_back({{"U = A11 * B11", "(C11, C12, C21, C22) = U"}, true});  // 1 product
+  for (std::size_t i = 0; i < bad.size(); ++i)
+    EXPECT_FALSE(parses(bad[i].lines, bad[i].any_beta, &why)) << "case " << i;
+  // The same scratch use is fine in a beta = 0 table.
+  std::vector<const char *> t = good_table();
+  t[0] = "C12 = A11 + A22";
+  t[2] = "U = C12 * T";
+  EXPECT_TRUE(parses(t, false, &why)) << why;
+  EXPECT_FALSE(parses(t, true));
+}
+
+TEST(ScheduleLanguage, EachTargetIsSummedInTheOrderWritten) {
+  // The sources of a fused step are ordered so that every target's terms
+  // come in the order its expression is written (they are summed in source
+  // order): Strassen's "(C11, C21, C22) = (C11 + T2, C21 + T2, C22 - C21)"
+  // needs C22 before C21 before T2.
+  const xn::Step *fused = nullptr;
+  for (const xn::Step &st : xn::strassen_schedule().steps)
+    if (st.kind == StepKind::Combine && st.ndst == 3 && st.dst[1] == Operand::C21)
+      fused = &st;
+  ASSERT_NE(fused, nullptr);
+  ASSERT_EQ(fused->nsrc, 4);
+  EXPECT_EQ(fused->src[0], Operand::C11);
+  EXPECT_EQ(fused->src[1], Operand::C22);
+  EXPECT_EQ(fused->src[2], Operand::C21);
+  EXPECT_EQ(fused->src[3], Operand::T2);
+  const signed char c22[4] = {0, 1, -1, 0};
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(fused->coef[2][s], c22[s]) << s;
+
+  xn::Schedule s;
+  std::string why;
+  std::vector<const char *> t = good_table();
+  t[15] = "(C12, C11) = (C11 + U + C12, C11 - C12)";
+  ASSERT_TRUE(xn::parse_schedule("order", t.data(), t.size(), false, &s, &why)) << why;
+  const xn::Step &st = s.steps[15];
+  ASSERT_EQ(st.nsrc, 3);
+  EXPECT_EQ(st.src[0], Operand::C11);
+  EXPECT_EQ(st.src[1], Operand::U);
+  EXPECT_EQ(st.src[2], Operand::C12);
+  EXPECT_EQ(st.coef[1][0], 1);
+  EXPECT_EQ(st.coef[1][1], 0);
+  EXPECT_EQ(st.coef[1][2], -1);
+  // Orders that no sequence satisfies are refused.
+  t[15] = "(C12, C11) = (C11 + U + C12, C12 + C11 - U)";
+  EXPECT_FALSE(parses(t, false, &why));
+  EXPECT_NE(why.find("order"), std::string::npos) << why;
+}
+
+TEST(ScheduleTable, EveryTableEqualsTheClassicalProduct) {
+  for (const xn::GemmAlgorithm *a : kAlgorithms)
+    for (const xn::Schedule *s : {a->zero_beta, a->any_beta})
+      for (bool beta : {false, true}) {
+        if (beta && !s->any_beta) continue;  // never run with beta != 0
+        const std::array<xn_test::Form, 4> c = xn_test::evaluate(*s, beta);
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j)
+            EXPECT_EQ(c[2 * i + j], xn_test::classical_quadrant(i, j, beta))
+                << s->name << " quadrant C" << i + 1 << j + 1 << " beta " << beta;
+      }
+}
+
+TEST(ScheduleTable, StrassenAndWinogradFormTheirOwnSevenProducts) {
+  // Strassen's products are (A11 + A22)(B11 + B22), ...: 12 of the 14
+  // factors are sums of two quadrants, Winograd's 8 are (S1..S4, S5..S8 are
+  // sums of 2, 3 or 4 quadrants). Count the factors that are sums.
+  auto sums_in_factors = [](const xn::Schedule &s) {
+    std::array<xn_test::Form, xn::kTempCount> t{};
+    std::array<xn_test::Form, 4> c{};
+    int sums = 0;
+    auto value = [&](Operand o) {
+      xn_test::Form f;
+      const int v = int(o);
+      if (xn::is_a_quadrant(o))
+        f.a[v - int(Operand::A11)] = 1;
+      else if (xn::is_b_quadrant(o))
+        f.b[v - int(Operand::B11)] = 1;
+      else if (xn::is_c_quadrant(o))
+        f = c[xn::c_index(o)];
+      else
+        f = t[xn::temp_index(o)];
+      return f;
+    };
+    for (const xn::Step &st : s.steps) {
+      std::array<xn_test::Form, xn::kMaxDst> out{};
+      if (st.kind == StepKind::Product) {
+        for (const xn_test::Form &f : {value(st.src[0]), value(st.src[1])}) {
+          int terms = 0;
+          for (int p = 0; p < 4; ++p) terms += f.a[p] != 0 || f.b[p] != 0;
+          sums += terms > 1;
+        }
+        continue;  // the product's value is not needed here
+      }
+      for (int d = 0; d < st.ndst; ++d)
+        for (int r = 0; r < st.nsrc; ++r) out[d].add(value(st.src[r]), st.coef[d][r]);
+      for (int d = 0; d < st.ndst; ++d)
+        (xn::is_c_quadrant(st.dst[d]) ? c[xn::c_index(st.dst[d])]
+                                      : t[xn::temp_index(st.dst[d])]) = out[d];
+    }
+    return sums;
+  };
+  EXPECT_EQ(sums_in_factors(xn::strassen_schedule()), 10);
+  EXPECT_EQ(sums_in_factors(xn::strassen_accumulate_schedule()), 10);
+  EXPECT_EQ(sums_in_factors(xn::winograd_schedule()), 8);
+  EXPECT_EQ(sums_in_factors(xn::winograd_accumulate_schedule()), 8);
+}
+
+// ---------------------------------------------------------------- workspace
+
+TEST(FastGemmPlan, TwoTemporariesPerLevelAtMostTwoThirdsOfNSquared) {
+  // Li, Ranka, Sahni, ICPADS'11, section 1: two temporaries of a quadrant
+  // per level, 2 n^2 / 3 in all; with beta != 0 the top level has three.
+  for (const xn::GemmAlgorithm *a : kGeneral)
+    for (int n : {1024, 4096, 4100, 32768})
+      for (int levels = 1; levels <= 4; ++levels) {
+        const double nn = double(n) * n;
+        const double zero =
+            double(xn::workspace_elems(*a, false, n, n, n, levels, false, false));
+        const double any =
+            double(xn::workspace_elems(*a, true, n, n, n, levels, false, false));
+        EXPECT_LE(zero, 2 * nn / 3) << a->name << " n " << n << " levels " << levels;
+        EXPECT_LE(any, 11 * nn / 12) << a->name << " n " << n << " levels " << levels;
+        // Exactly the two (three) quadrants per level when nothing is padded.
+        if (n % (16 << levels) == 0) {
+          double two = 0;
+          for (int l = 0; l < levels; ++l) two += 2 * std::pow(n >> (l + 1), 2);
+          EXPECT_EQ(zero, two) << a->name << " n " << n << " levels " << levels;
+          EXPECT_EQ(any, two + std::pow(n >> 1, 2))
+              << a->name << " " << n << " " << levels;
+        }
+        // Transposed operands store the same number of elements.
+        EXPECT_EQ(double(xn::workspace_elems(*a, false, n, n, n, levels, true, true)),
+                  zero);
+      }
+}
+
+TEST(FastGemmPlan, ScratchThatDoesNotFitAQuadrantOfCGoesToASpare) {
+  // Strassen keeps A-role sums in C12 (hm x hk) and B-role sums in C21
+  // (hk x hn): with k > n the first does not fit, with k > m the second.
+  const xn::Schedule &s = xn::strassen_schedule();
+  xn::LevelLayout L = xn::level_layout(s, 64, 64, 64, false, false);
+  for (int q = 0; q < 4; ++q) EXPECT_EQ(L.spare_off[q], -1) << q;
+  L = xn::level_layout(s, 128, 32, 256, false, false);
+  EXPECT_EQ(L.spare_roles[1], xn::role_bit(xn::Role::A));  // C12: 64 x 128 in 64 x 16
+  EXPECT_EQ(L.spare_roles[2], xn::role_bit(xn::Role::B));  // C21: 128 x 16 in 64 x 16
+  EXPECT_GE(L.spare_off[1], 0);
+  EXPECT_GE(L.spare_off[2], 0);
+  // A transposed A-role value is stored hk x hm: it fits when hk <= hm.
+  L = xn::level_layout(s, 64, 128, 32, true, false);
+  EXPECT_EQ(L.spare_off[1], -1);
+  L = xn::level_layout(s, 64, 128, 256, true, false);
+  EXPECT_GE(L.spare_off[1], 0);
+  // Winograd after Douglas et al. never uses C as scratch.
+  L = xn::level_layout(xn::winograd_schedule(), 128, 32, 256, false, false);
+  for (int q = 0; q < 4; ++q) EXPECT_EQ(L.spare_off[q], -1) << q;
+}
+
+// ---------------------------------------------------------------- executor
+
+// The executor on small signed integers: every operation is exact in double,
+// so the result must equal the classical product bit for bit.
+struct IntCase {
+  int m, n, k;
+  bool ta, tb;
+  int levels;
+  double alpha, beta;
+  int normal_b_temps = 0;
+  xn::CpuLeaf leaf = xn::CpuLeaf::PreloadLoop;
+};
+
+void run_integer_case(const xn::GemmAlgorithm &algo, const IntCase &c,
+                      std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int lda = (c.ta ? c.k : c.m) + 3, ldb = (c.tb ? c.n : c.k) + 2, ldc = c.m + 1;
+  const double nan = std::nan("");
+  std::vector<double> A, B, C, ref;
+  xn_test::fill(A, c.ta ? c.k : c.m, c.ta ? c.m : c.k, lda, xn_test::Dist::SmallSignedInt,
+                rng, nan);
+  xn_test::fill(B, c.tb ? c.n : c.k, c.tb ? c.k : c.n, ldb, xn_test::Dist::SmallSignedInt,
+                rng, nan);
+  // beta = 0 never reads C: it holds NaN then (the padding row -7 either way).
+  xn_test::fill(C, c.m, c.n, ldc, xn_test::Dist::SmallSignedInt, rng, -7.0);
+  ref = C;
+  if (c.beta == 0)
+    for (int j = 0; j < c.n; ++j)
+      for (int i = 0; i < c.m; ++i) C[i + std::size_t(j) * ldc] = nan;
+  for (int j = 0; j < c.n; ++j)
+    for (int i = 0; i < c.m; ++i) {
+      double s = 0;
+      for (int p = 0; p < c.k; ++p)
+        s += (c.ta ? A[p + i * lda] : A[i + p * lda]) *
+             (c.tb ? B[j + p * ldb] : B[p + j * ldb]);
+      double &r = ref[i + std::size_t(j) * ldc];
+      r = c.alpha * s + (c.beta == 0 ? 0.0 : c.beta * r);
+    }
+  xn::Options opt;
+  opt.normal_b_temps = c.normal_b_temps;
+  int ran = -1;
+  const xn::Status st = xn::cpu_recursive_gemm<double>(
+      algo, c.ta, c.tb, c.m, c.n, c.k, c.alpha, A.data(), lda, B.data(), ldb, c.beta,
+      C.data(), ldc, opt, c.levels, c.leaf, nullptr, nullptr, &ran);
+  ASSERT_EQ(st, xn::Status::Ok);
+  ASSERT_EQ(ran, c.levels);
+  for (std::size_t i = 0; i < C.size(); ++i)
+    ASSERT_EQ(C[i], ref[i]) << algo.name << " index " << i << " m=" << c.m << " n=" << c.n
+                            << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb
+                            << " levels=" << c.levels << " alpha=" << c.alpha
+                            << " beta=" << c.beta
+                            << " normal_b_temps=" << c.normal_b_temps << "; "
+                            << xn_test::describe_seed(seed);
+}
+
+TEST(FastGemmExecutor, IntegerMatricesExactAtOneTwoThreeLevels) {
+  for (const xn::GemmAlgorithm *a : kGeneral)
+    for (int levels = 1; levels <= 3; ++levels)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          for (double beta : {0.0, 1.0, -3.0}) {
+            const int s = 8 << levels;  // leaves of 8
+            const double alpha = beta == 1.0 ? -1.0 : 2.0;
+            run_integer_case(*a, {s, s, s, ta, tb, levels, alpha, beta},
+                             xn_test::fresh_seed());
+            // odd and rectangular: the peeling at every depth
+            run_integer_case(*a, {s + 5, s + 3, s + 7, ta, tb, levels, alpha, beta},
+                             xn_test::fresh_seed());
+            run_integer_case(
+                *a, {3 * s + 1, s - 1 + 8, 2 * s + 3, ta, tb, levels, alpha, beta},
+                xn_test::fresh_seed());
+            // k beyond m and n: C's quadrants cannot hold the pre-additions
+            run_integer_case(*a, {s, s + 2, 4 * s + 1, ta, tb, levels, alpha, beta},
+                             xn_test::fresh_seed());
+            // thin k
+            run_integer_case(*a, {2 * s, 2 * s + 1, s, ta, tb, levels, alpha, beta},
+                             xn_test::fresh_seed());
+          }
+}
+
+TEST(FastGemmExecutor, NonTransposedBTempsAndBothLeavesExact) {
+  for (const xn::GemmAlgorithm *a : kGeneral)
+    for (int levels = 1; levels <= 3; ++levels)
+      for (bool ta : {false, true})
+        for (int option : {1, 0})
+          for (xn::CpuLeaf leaf : {xn::CpuLeaf::PreloadLoop, xn::CpuLeaf::OpenBlas})
+            for (double beta : {0.0, 0.5}) {
+              const int s = 8 << levels;
+              run_integer_case(
+                  *a, {s + 5, s + 3, s + 7, ta, true, levels, 1.0, beta, option, leaf},
+                  xn_test::fresh_seed());
+              run_integer_case(*a,
+                               {s, s, 3 * s, ta, true, levels, 1.0, beta, option, leaf},
+                               xn_test::fresh_seed());
+            }
+}
+
+// Nothing is written past the workspace the plan gives, nor outside C's m x n
+// block, and every level's temporaries stay in their own region.
+TEST(FastGemmExecutor, StaysWithinItsWorkspaceAndC) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  constexpr double kGuard = -12345.0;
+  for (const xn::GemmAlgorithm *a : kGeneral)
+    for (bool beta_zero : {true, false})
+      for (bool tb : {false, true})
+        for (bool t_normal : {false, true})
+          for (const auto &shape : {std::array<int, 3>{64, 64, 64},
+                                    {72, 40, 136},
+                                    {67, 69, 71},
+                                    {40, 72, 24}})
+            for (int levels = 1; levels <= 3; ++levels) {
+              const int m = shape[0], n = shape[1], k = shape[2];
+              const int lda = m + 1, ldb = (tb ? n : k) + 1, ldc = m + 3;
+              std::vector<double> A, B, C;
+              xn_test::fill(A, m, k, lda, xn_test::Dist::UniformPm1, rng, kGuard);
+              xn_test::fill(B, tb ? n : k, tb ? k : n, ldb, xn_test::Dist::UniformPm1,
+                            rng, kGuard);
+              xn_test::fill(C, m, n, ldc, xn_test::Dist::UniformPm1, rng, kGuard);
+              const std::int64_t elems = xn::call_workspace_elems(
+                  *a, !beta_zero, m, n, k, levels, false, tb, t_normal);
+              std::vector<double> ws(std::size_t(elems) + 512, kGuard);
+              xn::CpuBackend<double> be(1.0, beta_zero ? 0.0 : 0.5);
+              const xn::Status st = xn::recursive_gemm<double>(
+                  be, *a, levels, {A.data(), m, k, lda, false}, {B.data(), k, n, ldb, tb},
+                  beta_zero ? xn::ScalarKind::Zero : xn::ScalarKind::User,
+                  {C.data(), m, n, ldc, false}, ws.data(), 0, t_normal);
+              ASSERT_EQ(st, xn::Status::Ok) << a->name;
+              for (std::size_t i = std::size_t(elems); i < ws.size(); ++i)
+                ASSERT_EQ(ws[i], kGuard)
+                    << a->name << " wrote past its workspace at " << i << " m=" << m
+                    << " n=" << n << " k=" << k << " levels=" << levels;
+              for (int j = 0; j < n; ++j)
+                for (int i = m; i < ldc; ++i)
+                  ASSERT_EQ(C[i + std::size_t(j) * ldc], kGuard)
+                      << a->name << " wrote C's padding";
+            }
+}
+
+}  // namespace
