@@ -14,20 +14,46 @@
 #include "bench_util.h"
 #include "xngemm.h"
 
+namespace xn {
+struct GemmAlgorithm;
+}
+
 namespace xnb {
 
 // ngemm: xnDngemm/xnSngemm (cblas_dngemm/_sngemm) against the vendor GEMM;
 // exdgemm: the correctly rounded xnExdgemm (cblas_exdgemm) against the
-// vendor DGEMM.
-enum class Routine { Ngemm, Exdgemm };
+// vendor DGEMM; strassen, winograd: the general-input recursive GEMMs
+// xn?gemmStrassen / xn?gemmWinograd (cblas_?stgemm / cblas_?wigemm) against
+// the vendor GEMM.
+enum class Routine { Ngemm, Exdgemm, Strassen, Winograd };
 // u01, upm1: uniform in [0,1) / [-1,1). phi: (u - 0.5) exp(phi randn) with
 // 53-bit u (tests/support/exdgemm_inputs.h); illcond: ill-conditioned dot products
-// (ex_fill_illcond). phi and illcond are exdgemm inputs only.
-enum class Dist { U01, Upm1, Phi, Illcond };
+// (ex_fill_illcond). phi and illcond are exdgemm inputs only. paper: the
+// test matrix of Li, Ranka, Sahni, ICPADS'11, section 8.1.2 (square only):
+// A = I + u v^T, B = I - u v^T / (1 + v^T u), exact product I.
+enum class Dist { U01, Upm1, Phi, Illcond, Paper };
 enum class CpuLeafKind { OpenBlas, Preload };
 
 const char *routine_name(Routine r);
 const char *dist_name(Dist d);
+
+// strassen and winograd: the recursive GEMMs for inputs of any sign.
+inline bool is_fast_gemm(Routine r) {
+  return r == Routine::Strassen || r == Routine::Winograd;
+}
+// The recursive GEMMs (ngemm, strassen, winograd): leaf, depth, workspace.
+inline bool is_recursive(Routine r) { return r != Routine::Exdgemm; }
+// The library's algorithm of a recursive GEMM (core/schedule.h).
+const xn::GemmAlgorithm &algorithm_of(Routine r);
+// The routine's own leaf-size and crossover options (XN_OPT_LEAF_SIZE_*,
+// XN_OPT_STRASSEN_* or XN_OPT_WINOGRAD_*); XN_OPT_MAX_LEVELS is shared.
+xnOption_t leaf_option(Routine r, bool is_double);
+xnOption_t min_size_option(Routine r, bool is_double);
+// A leaf size with which choose_levels(m, n, k, leaf, levels, 0) is exactly
+// `levels`: ceil(min(m, n, k) / 2^levels), made smaller where that falls
+// short (odd sizes). False when no leaf gives that depth.
+bool leaf_for_levels(std::int64_t m, std::int64_t n, std::int64_t k, int levels,
+                     std::int64_t *leaf);
 
 // One benchmark case: C = 1 * op(A) op(B) + 0 * C, column-major, lda/ldb/ldc
 // equal to the stored rows (no padding).
@@ -51,13 +77,27 @@ struct CaseSpec {
   std::int64_t ex_block = -1;      // XN_OPT_EXDGEMM_BLOCK; -1 = default
   bool baseline = true;
   CpuLeafKind cpu_leaf = CpuLeafKind::OpenBlas;  // CPU runner only
+  // --per-level: one row per depth L = level_lo..level_hi, each run with
+  // exactly L levels (leaf_for_levels); -1: one row with the options above.
+  int level_lo = -1, level_hi = -1;
+  // GPU runner only: the leaf-GEMM train (CaseResult::t_leaf), OpenBLAS on
+  // the host from the same inputs (CaseResult::cpu), and xn?ngemm on fresh
+  // uniform [0,1) inputs at the same depth (CaseResult::nn).
+  bool leaf_train = false, cpu_baseline = false, ngemm_u01 = false;
 };
 
 // Errors of one result against the double-double reference.
 struct ErrStats {
-  double max_rel = kNaN;       // max |c - ref| / |ref| over checked entries, ref != 0
-  double mean_rel = kNaN;      // mean of the same
-  double max_abs = kNaN;       // max |c - ref| over checked entries
+  double max_rel = kNaN;   // max |c - ref| / |ref| over checked entries, ref != 0
+  double mean_rel = kNaN;  // mean of the same
+  double max_abs = kNaN;   // max |c - ref| over checked entries
+  // max and mean of |c - ref| / mean |ref| over the checked entries: the
+  // normalized error of Li, Ranka, Sahni, ICPADS'11, Figure 44, meaningful
+  // for signed data where entries near zero make the relative error blow up.
+  double max_norm = kNaN, mean_norm = kNaN;
+  // --dist paper: max and mean of |c - I| over the checked entries (the
+  // paper's metric, section 8.1.2: the exact product of its A and B is I).
+  double max_id = kNaN, mean_id = kNaN;
   std::int64_t checked = 0;    // finite entries compared
   std::int64_t zero_ref = 0;   // entries with ref == 0 (no relative error)
   std::int64_t nonfinite = 0;  // NaN/Inf entries in the whole of C
@@ -89,6 +129,21 @@ struct CaseResult {
   std::uint64_t seed = 0;
   bool has_ex = false;  // exdgemm: `ex` holds xnGetLastExdgemmInfo's report
   xnExdgemmInfo_t ex{};
+  // --dist paper: max and mean of |ref - I| over the checked entries, what
+  // rounding A and B to the precision alone does to the product.
+  double ref_max_id = kNaN, ref_mean_id = kNaN;
+  int level_forced = -1;  // --per-level: the depth this row asked for
+  // --leaf-train: seconds of a back-to-back train of the leaf_calls = 7^L
+  // leaf GEMMs of the recursion (median of 3 trains).
+  double t_leaf = kNaN;
+  std::int64_t leaf_calls = 0;
+  bool has_cpu = false;  // --cpu-baseline: `cpu` holds OpenBLAS's errors
+  ErrStats cpu;
+  // --ngemm-u01: xn?ngemm (nn) and the vendor GEMM (nn_base) on fresh
+  // uniform [0,1) inputs, ngemm at nn_levels levels.
+  bool has_nn = false;
+  ErrStats nn, nn_base;
+  int nn_levels = -1;
 };
 
 // A runner executes cases on one processor.
@@ -103,7 +158,9 @@ class Runner {
   virtual bool is_gpu() const = 0;
   // Whether the reference covers every entry of this case.
   virtual bool full_reference(const CaseSpec &c) const = 0;
-  virtual CaseResult run(const CaseSpec &c) = 0;
+  // One result per row: one, or one per depth with --per-level (a failure
+  // ends the list with its error row).
+  virtual std::vector<CaseResult> run(const CaseSpec &c) = 0;
 };
 
 // nullptr and a reason when no CUDA device can be used.
@@ -113,9 +170,48 @@ std::unique_ptr<Runner> make_cpu_runner();
 int cuda_device_count();
 
 // Statistics of values[s] against ref_hi[s] + ref_lo[s]; `nonfinite` is the
-// count of NaN/Inf entries in the whole result (stored as is).
+// count of NaN/Inf entries in the whole result (stored as is). With `rows`
+// and `cols` (the entries' positions), also the errors against the identity
+// (ErrStats::max_id, mean_id).
 ErrStats error_stats(const std::vector<double> &ref_hi, const std::vector<double> &ref_lo,
-                     const std::vector<double> &values, std::int64_t nonfinite);
+                     const std::vector<double> &values, std::int64_t nonfinite,
+                     const std::vector<std::int64_t> *rows = nullptr,
+                     const std::vector<std::int64_t> *cols = nullptr);
+
+// --dist paper: r's ref_max_id and ref_mean_id from the reference at the
+// entries (rows[s], cols[s]).
+void reference_identity_errors(const std::vector<double> &ref_hi,
+                               const std::vector<double> &ref_lo,
+                               const std::vector<std::int64_t> &rows,
+                               const std::vector<std::int64_t> &cols, CaseResult *r);
+
+// The depths a case's rows ask for: {-1} (the options decide), or
+// level_lo..level_hi.
+std::vector<int> case_levels(const CaseSpec &c);
+// The options of a row asking for exactly `levels` levels: max levels =
+// levels, the leaf of leaf_for_levels, crossover 0 (levels < 0: c as it
+// is). When no leaf gives that depth, r becomes an error row.
+CaseSpec level_spec(const CaseSpec &c, int levels, CaseResult *r);
+
+// --dist paper: the n x n matrix A (which = 'A') or B ('B') of Li, Ranka,
+// Sahni, ICPADS'11, section 8.1.2, with u_i = 1/(n+1-i), v_i = sqrt(i),
+// computed in double and rounded once to T, stored with ld = n, transposed
+// when `trans` (so that op(A) or op(B) is the paper's matrix).
+template <class T>
+void make_paper_matrix(char which, std::int64_t n, bool trans, std::vector<T> *out);
+
+// The threads OpenBLAS uses (bench_cpu.cpp).
+int host_blas_threads();
+
+// OpenBLAS cblas_?gemm of the case's stored A and B (column-major, lda, ldb)
+// on the host, checked at the entries (rows[s], cols[s]) against the
+// reference; identity errors too for --dist paper (bench_cpu.cpp).
+template <class T>
+ErrStats host_blas_errors(const CaseSpec &c, const T *A, int lda, const T *B, int ldb,
+                          const std::vector<std::int64_t> &rows,
+                          const std::vector<std::int64_t> &cols,
+                          const std::vector<double> &ref_hi,
+                          const std::vector<double> &ref_lo);
 
 // Timed repetitions when CaseSpec::reps == 0: enough to fill `budget`
 // seconds given one call of each routine took `pair_seconds`, in [3, 25].

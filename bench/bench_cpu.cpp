@@ -1,7 +1,8 @@
-// bench_cpu.cpp - the CPU runner: cblas_dngemm/cblas_sngemm (host API, forced
-// onto the CPU with XN_DEVICE=cpu) against OpenBLAS cblas_dgemm/cblas_sgemm,
-// or, with --cpu-leaf preload, the recursion over the library's preload-loop
-// leaf against that loop alone (the accumulation order of a GPU GEMM); for
+// bench_cpu.cpp - the CPU runner: cblas_dngemm/cblas_sngemm, or for strassen
+// and winograd cblas_?stgemm/cblas_?wigemm (host API, forced onto the CPU
+// with XN_DEVICE=cpu), against OpenBLAS cblas_dgemm/cblas_sgemm, or, with
+// --cpu-leaf preload, the recursion over the library's preload-loop leaf
+// against that loop alone (the accumulation order of a GPU GEMM); for
 // exdgemm cases, cblas_exdgemm against OpenBLAS cblas_dgemm.
 #include <cblas.h>
 
@@ -18,8 +19,10 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "bench_common.h"
+#include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/plan.h"
+#include "core/schedule.h"
 #include "support/dd_reference.h"
 #include "xngemm.h"
 
@@ -58,12 +61,13 @@ std::uint64_t host_available_bytes() {
 
 // Calls `call` on C poisoned with NaN (so an entry left unwritten shows) and
 // compares the entries (rows[s], cols[s]) with the reference.
+// With `identity` (--dist paper), the errors against I too.
 template <class T, class Call>
 ErrStats accuracy_of(Call &&call, std::vector<T> &C, std::int64_t ldc,
                      const std::vector<std::int64_t> &rows,
                      const std::vector<std::int64_t> &cols,
-                     const std::vector<double> &ref_hi,
-                     const std::vector<double> &ref_lo) {
+                     const std::vector<double> &ref_hi, const std::vector<double> &ref_lo,
+                     bool identity = false) {
   std::fill(C.begin(), C.end(), std::numeric_limits<T>::quiet_NaN());
   call();
   std::int64_t bad = 0;
@@ -71,7 +75,8 @@ ErrStats accuracy_of(Call &&call, std::vector<T> &C, std::int64_t ldc,
   std::vector<double> vals(rows.size());
   for (std::size_t s = 0; s < rows.size(); ++s)
     vals[s] = double(C[std::size_t(rows[s] + cols[s] * ldc)]);
-  return error_stats(ref_hi, ref_lo, vals, bad);
+  return identity ? error_stats(ref_hi, ref_lo, vals, bad, &rows, &cols)
+                  : error_stats(ref_hi, ref_lo, vals, bad);
 }
 
 // The case's options on the process-wide defaults, which the host API uses.
@@ -86,13 +91,15 @@ bool set_host_options(const CaseSpec &c, CaseResult *r) {
     r->message = std::string("xnSetOption(") + name + ") rejected the value";
     return false;
   };
+  // The routine's own leaf and crossover options (MAX_LEVELS is shared).
+  const Routine rt = c.routine;
   if (c.levels >= 0 && !set(XN_OPT_MAX_LEVELS, c.levels, "MAX_LEVELS")) return false;
-  if (c.leaf > 0 && (!set(XN_OPT_LEAF_SIZE_D, c.leaf, "LEAF_SIZE") ||
-                     !set(XN_OPT_LEAF_SIZE_S, c.leaf, "LEAF_SIZE")))
+  if (c.leaf > 0 && (!set(leaf_option(rt, true), c.leaf, "LEAF_SIZE") ||
+                     !set(leaf_option(rt, false), c.leaf, "LEAF_SIZE")))
     return false;
   const std::int64_t min_size = c.min_size >= 0 ? c.min_size : (c.leaf > 0 ? 0 : -1);
-  if (min_size >= 0 && (!set(XN_OPT_MIN_SIZE_D, min_size, "MIN_SIZE") ||
-                        !set(XN_OPT_MIN_SIZE_S, min_size, "MIN_SIZE")))
+  if (min_size >= 0 && (!set(min_size_option(rt, true), min_size, "MIN_SIZE") ||
+                        !set(min_size_option(rt, false), min_size, "MIN_SIZE")))
     return false;
   if (c.ex_budget >= 0 &&
       !set(XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.ex_budget, "EXDGEMM_WORKSPACE_LIMIT"))
@@ -123,14 +130,35 @@ void blas_gemm(bool ta, bool tb, int m, int n, int k, const T *A, int lda, const
   else
     cblas_sgemm(CblasColMajor, oa, ob, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
+
+// The library's host API for routine r: cblas_?ngemm, cblas_?stgemm or
+// cblas_?wigemm.
 template <class T>
-void blas_ngemm(bool ta, bool tb, int m, int n, int k, const T *A, int lda, const T *B,
-                int ldb, T *C, int ldc) {
+void blas_ours(Routine r, bool ta, bool tb, int m, int n, int k, const T *A, int lda,
+               const T *B, int ldb, T *C, int ldc) {
   const int oa = ta ? XnTrans : XnNoTrans, ob = tb ? XnTrans : XnNoTrans;
-  if constexpr (std::is_same_v<T, double>)
-    cblas_dngemm(XnColMajor, oa, ob, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
-  else
-    cblas_sngemm(XnColMajor, oa, ob, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+  const int L = XnColMajor;
+  if constexpr (std::is_same_v<T, double>) {
+    if (r == Routine::Strassen)
+      cblas_dstgemm(L, oa, ob, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+    else if (r == Routine::Winograd)
+      cblas_dwigemm(L, oa, ob, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+    else
+      cblas_dngemm(L, oa, ob, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+  } else {
+    if (r == Routine::Strassen)
+      cblas_sstgemm(L, oa, ob, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    else if (r == Routine::Winograd)
+      cblas_swigemm(L, oa, ob, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    else
+      cblas_sngemm(L, oa, ob, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+  }
+}
+
+// "cblas_dstgemm" etc.
+std::string host_name(Routine r, char prec) {
+  const char *algo = r == Routine::Strassen ? "st" : r == Routine::Winograd ? "wi" : "n";
+  return std::string("cblas_") + prec + algo + "gemm";
 }
 
 class CpuRunner final : public Runner {
@@ -148,9 +176,9 @@ class CpuRunner final : public Runner {
   }
   std::string ours_name(const CaseSpec &c) const override {
     if (c.routine == Routine::Exdgemm) return "cblas_exdgemm";
-    return c.cpu_leaf == CpuLeafKind::Preload
-               ? std::string("winograd over preload-loop leaves (") + c.prec + ")"
-               : std::string("cblas_") + c.prec + "ngemm";
+    if (c.cpu_leaf != CpuLeafKind::Preload) return host_name(c.routine, c.prec);
+    return std::string(is_fast_gemm(c.routine) ? routine_name(c.routine) : "winograd") +
+           " over preload-loop leaves (" + c.prec + ")";
   }
   std::string base_name(const CaseSpec &c) const override {
     if (c.routine == Routine::Exdgemm) return "OpenBLAS cblas_dgemm";
@@ -164,31 +192,40 @@ class CpuRunner final : public Runner {
     return c.ref_samples <= 0 || c.m * c.n * c.k <= kCpuFullRefTerms ||
            c.ref_samples >= c.m * c.n;
   }
-  CaseResult run(const CaseSpec &c) override {
+  std::vector<CaseResult> run(const CaseSpec &c) override {
     preload_ = c.cpu_leaf == CpuLeafKind::Preload;
+    level_ = -1;
+    std::vector<CaseResult> rows;
     try {
-      if (c.routine == Routine::Exdgemm) return run_ex(c);
-      return c.prec == 'd' ? run_t<double>(c) : run_t<float>(c);
+      if (c.routine == Routine::Exdgemm)
+        rows.push_back(run_ex(c));
+      else if (c.prec == 'd')
+        run_t<double>(c, &rows);
+      else
+        run_t<float>(c, &rows);
     } catch (const std::bad_alloc &) {
       CaseResult r;
+      r.seed = c.seed;
+      r.level_forced = level_;
       r.status = "skipped";
       r.message = "out of host memory";
-      return r;
+      rows.push_back(r);
     }
+    return rows;
   }
 
  private:
   bool preload_ = false;
+  int level_ = -1;  // the --per-level depth being run
 
+  // Appends one result per row of the case (case_levels).
   template <class T>
-  CaseResult run_t(const CaseSpec &c);
+  void run_t(const CaseSpec &c, std::vector<CaseResult> *rows);
   CaseResult run_ex(const CaseSpec &c);
 };
 
 template <class T>
-CaseResult CpuRunner::run_t(const CaseSpec &c) {
-  CaseResult r;
-  r.seed = c.seed;
+void CpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
   const bool is_d = sizeof(T) == sizeof(double);
   const std::int64_t m = c.m, n = c.n, k = c.k;
   const std::int64_t ra = c.ta ? k : m, ca = c.ta ? m : k;  // stored A
@@ -196,50 +233,75 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   const int lda = int(std::max<std::int64_t>(1, ra));
   const int ldb = int(std::max<std::int64_t>(1, rb));
   const int ldc = int(std::max<std::int64_t>(1, m));
+  const xn::GemmAlgorithm &algo = algorithm_of(c.routine);
+  // ?ngemm's one table runs with any beta; the general-input algorithms
+  // run their beta = 0 tables (two temporaries per level) for beta = 0.
+  const bool beta_nonzero = !is_fast_gemm(c.routine);
+  const bool paper = c.dist == Dist::Paper;
 
-  if (!set_host_options(c, &r)) return r;
-  const xn::Options opt = xn::default_options();
-  r.leaf = opt.leaf_for(is_d);
-  r.max_levels = opt.max_levels;
-  // The depth cpu_ngemm picks (same rule, crossover and workspace limit).
-  int levels =
-      xn::choose_levels(m, n, k, r.leaf, int(opt.max_levels), opt.min_size_for(is_d));
-  const bool t_normal = xn::stores_t_normal(opt.normal_b_temps, is_d, c.ta, c.tb);
-  bool pack = false;
-  levels = xn::choose_workspace(
-      xn::nonneg_winograd_algorithm(), true, m, n, k, levels, c.ta, c.tb, t_normal,
-      [&](std::int64_t e) {
-        return opt.workspace_limit < 0 ||
-               e * std::int64_t(sizeof(T)) <= opt.workspace_limit;
-      },
-      &pack);
-  r.levels = levels;
-  // What the call uses: plan.h's size of the whole call at that depth.
-  r.ws_bytes = std::uint64_t(xn::call_workspace_elems(m, n, k, levels, c.ta, c.tb,
-                                                      t_normal, pack)) *
-               sizeof(T);
+  // The depth of a row: set its options, then the depth the host call picks
+  // (same rule, crossover and workspace limit) and the workspace it uses.
+  xn::Options opt;
+  auto plan_row = [&](const CaseSpec &s, CaseResult *r) {
+    if (!set_host_options(s, r)) return false;
+    opt = xn::default_options();
+    r->leaf = opt.leaf_for(algo.kind, is_d);
+    r->max_levels = opt.max_levels;
+    int levels = xn::planned_levels(algo, opt, is_d, m, n, k);
+    const bool t_normal = xn::stores_t_normal(opt.normal_b_temps, is_d, c.ta, c.tb);
+    bool pack = false;
+    levels = xn::choose_workspace(
+        algo, beta_nonzero, m, n, k, levels, c.ta, c.tb, t_normal,
+        [&](std::int64_t e) {
+          return opt.workspace_limit < 0 ||
+                 e * std::int64_t(sizeof(T)) <= opt.workspace_limit;
+        },
+        &pack);
+    r->levels = levels;
+    // What the call uses: plan.h's size of the whole call at that depth.
+    r->ws_bytes = std::uint64_t(xn::call_workspace_elems(
+                      algo, beta_nonzero, m, n, k, levels, c.ta, c.tb, t_normal, pack)) *
+                  sizeof(T);
+    return true;
+  };
 
-  if (skip_for_memory(std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T) + r.ws_bytes,
-                      &r))
-    return r;
+  const std::vector<int> levels = case_levels(c);
+  CaseResult first;
+  first.seed = c.seed;
+  level_ = levels.front();
+  const CaseSpec s0 = level_spec(c, levels.front(), &first);
+  if (first.status == "ok" && !plan_row(s0, &first)) {
+    rows->push_back(first);
+    return;
+  }
+  if (skip_for_memory(
+          std::uint64_t(ra * ca + rb * cb + m * n) * sizeof(T) + first.ws_bytes,
+          &first)) {
+    rows->push_back(first);
+    return;
+  }
 
-  std::vector<T> A(std::size_t(ra * ca)), B(std::size_t(rb * cb));
+  std::vector<T> A, B;
   std::vector<T> C(std::size_t(m * n));
-  {
+  if (paper) {
+    make_paper_matrix<T>('A', m, c.ta, &A);
+    make_paper_matrix<T>('B', m, c.tb, &B);
+  } else {
+    A.resize(std::size_t(ra * ca));
+    B.resize(std::size_t(rb * cb));
     std::mt19937_64 rng(c.seed);
     for (T &v : A) v = draw<T>(rng, c.dist);
     for (T &v : B) v = draw<T>(rng, c.dist);
   }
 
   // Reference at the sampled entries (every entry for small products).
-  r.ref_full = full_reference(c);
+  const bool ref_full = full_reference(c);
   std::vector<std::int64_t> si, sj;
-  choose_samples(m, n, r.ref_full, c.ref_samples, c.seed, &si, &sj);
+  choose_samples(m, n, ref_full, c.ref_samples, c.seed, &si, &sj);
   const std::int64_t S = std::int64_t(si.size());
-  r.ref_entries = S;
   const std::size_t nS = static_cast<std::size_t>(S);
   std::vector<double> ref_hi(nS), ref_lo(nS);
-  if (r.ref_full) {
+  if (ref_full) {
     // Rows of op(A) and columns of op(B) made contiguous, so every dot
     // product runs over unit strides.
     std::vector<T> Ar(std::size_t(m * k)), Bc(std::size_t(k * n));
@@ -277,32 +339,73 @@ CaseResult CpuRunner::run_t(const CaseSpec &c) {
   const int im = int(m), in = int(n), ik = int(k);
   auto call_ours = [&] {
     if (preload_) {
-      xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
-                       C.data(), ldc, opt, -1, xn::CpuLeaf::PreloadLoop);
+      xn::cpu_recursive_gemm<T>(algo, c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(),
+                                ldb, T(0), C.data(), ldc, opt, -1,
+                                xn::CpuLeaf::PreloadLoop);
     } else {
-      blas_ngemm<T>(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
+      blas_ours<T>(c.routine, c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb,
+                   C.data(), ldc);
     }
   };
   auto call_base = [&] {
     if (preload_) {
-      xn::cpu_ngemm<T>(c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
-                       C.data(), ldc, opt, 0, xn::CpuLeaf::PreloadLoop);
+      xn::cpu_recursive_gemm<T>(algo, c.ta, c.tb, m, n, k, T(1), A.data(), lda, B.data(),
+                                ldb, T(0), C.data(), ldc, opt, 0,
+                                xn::CpuLeaf::PreloadLoop);
     } else {
       blas_gemm<T>(c.ta, c.tb, im, in, ik, A.data(), lda, B.data(), ldb, C.data(), ldc);
     }
   };
 
-  r.ours = accuracy_of(call_ours, C, ldc, si, sj, ref_hi, ref_lo);
-  if (c.baseline) r.base = accuracy_of(call_base, C, ldc, si, sj, ref_hi, ref_lo);
-  time_interleaved(
-      c, [&] { return wall_seconds(call_ours); }, [&] { return wall_seconds(call_base); },
-      &r);
-  if (r.ours.nonfinite > 0 || r.base.nonfinite > 0) {
-    r.status = "error";
-    r.message = "non-finite entries in C (ours " + std::to_string(r.ours.nonfinite) +
-                ", baseline " + std::to_string(r.base.nonfinite) + ")";
+  // One row per depth; the baseline runs once, with the first row that
+  // runs, and its figures repeat on the others.
+  bool base_done = false;
+  CaseResult base;
+  for (std::size_t li = 0; li < levels.size(); ++li) {
+    CaseResult r;
+    CaseSpec s;
+    if (li == 0) {
+      r = first;
+      s = s0;
+    } else {
+      r.seed = c.seed;
+      level_ = levels[li];
+      s = level_spec(c, levels[li], &r);
+      if (r.status == "ok") plan_row(s, &r);
+    }
+    if (r.status != "ok") {
+      rows->push_back(r);
+      continue;
+    }
+    r.ref_full = ref_full;
+    r.ref_entries = S;
+    if (paper) reference_identity_errors(ref_hi, ref_lo, si, sj, &r);
+    r.ours = accuracy_of(call_ours, C, ldc, si, sj, ref_hi, ref_lo, paper);
+    CaseSpec timing = s;
+    if (c.baseline && !base_done)
+      base.base = accuracy_of(call_base, C, ldc, si, sj, ref_hi, ref_lo, paper);
+    else
+      timing.baseline = false;
+    time_interleaved(
+        timing, [&] { return wall_seconds(call_ours); },
+        [&] { return wall_seconds(call_base); }, &r);
+    if (c.baseline) {
+      if (!base_done) {
+        base.t_base = r.t_base;
+        base.t_base_min = r.t_base_min;
+        base_done = true;
+      }
+      r.base = base.base;
+      r.t_base = base.t_base;
+      r.t_base_min = base.t_base_min;
+    }
+    if (r.ours.nonfinite > 0 || r.base.nonfinite > 0) {
+      r.status = "error";
+      r.message = "non-finite entries in C (ours " + std::to_string(r.ours.nonfinite) +
+                  ", baseline " + std::to_string(r.base.nonfinite) + ")";
+    }
+    rows->push_back(r);
   }
-  return r;
 }
 
 CaseResult CpuRunner::run_ex(const CaseSpec &c) {
@@ -357,5 +460,35 @@ CaseResult CpuRunner::run_ex(const CaseSpec &c) {
 }  // namespace
 
 std::unique_ptr<Runner> make_cpu_runner() { return std::make_unique<CpuRunner>(); }
+
+int host_blas_threads() { return openblas_get_num_threads(); }
+
+template <class T>
+ErrStats host_blas_errors(const CaseSpec &c, const T *A, int lda, const T *B, int ldb,
+                          const std::vector<std::int64_t> &rows,
+                          const std::vector<std::int64_t> &cols,
+                          const std::vector<double> &ref_hi,
+                          const std::vector<double> &ref_lo) {
+  const int ldc = int(std::max<std::int64_t>(1, c.m));
+  std::vector<T> C(std::size_t(c.m * c.n));
+  return accuracy_of(
+      [&] {
+        blas_gemm<T>(c.ta, c.tb, int(c.m), int(c.n), int(c.k), A, lda, B, ldb, C.data(),
+                     ldc);
+      },
+      C, ldc, rows, cols, ref_hi, ref_lo, c.dist == Dist::Paper);
+}
+template ErrStats host_blas_errors<double>(const CaseSpec &, const double *, int,
+                                           const double *, int,
+                                           const std::vector<std::int64_t> &,
+                                           const std::vector<std::int64_t> &,
+                                           const std::vector<double> &,
+                                           const std::vector<double> &);
+template ErrStats host_blas_errors<float>(const CaseSpec &, const float *, int,
+                                          const float *, int,
+                                          const std::vector<std::int64_t> &,
+                                          const std::vector<std::int64_t> &,
+                                          const std::vector<double> &,
+                                          const std::vector<double> &);
 
 }  // namespace xnb

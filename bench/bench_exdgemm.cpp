@@ -62,6 +62,10 @@ void make_ex_inputs(const CaseSpec &c, ExInputs *in) {
       for (double &v : in->a) v = draw<double>(rng, c.dist);
       for (double &v : in->b) v = draw<double>(rng, c.dist);
       break;
+    case Dist::Paper:  // not offered for exdgemm (square shapes only)
+      make_paper_matrix<double>('A', m, c.ta, &in->a);
+      make_paper_matrix<double>('B', m, c.tb, &in->b);
+      break;
   }
 }
 

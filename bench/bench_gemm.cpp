@@ -1,7 +1,7 @@
 // bench_gemm.cpp - the gemm/exdgemm/demo commands of xnbench: the list of
 // cases, the runner (bench_gpu.cu or bench_cpu.cpp), and the columns of the
-// two tables (ngemm, exdgemm) and of the records they share, printed and
-// written by the reporter (report.h).
+// tables (the recursive GEMMs: ngemm, strassen, winograd; exdgemm) and of the
+// records they share, printed and written by the reporter (report.h).
 #include "bench_gemm.h"
 
 #include <cmath>
@@ -51,6 +51,10 @@ std::string dist_description(const CaseSpec &c) {
     case Dist::Illcond:
       return "ill-conditioned dot products (tests/support/exdgemm_inputs.h "
              "ex_fill_illcond)";
+    case Dist::Paper:
+      return "the test matrix of Li, Ranka, Sahni (ICPADS'11, section 8.1.2): A = I + "
+             "u v^T, B = I - u v^T / (1 + v^T u), u_i = 1/(n+1-i), v_i = sqrt(i), in "
+             "double, rounded to the precision (exact product of the unrounded ones: I)";
   }
   return "?";
 }
@@ -70,26 +74,66 @@ std::string ref_cell(const CaseResult &r) {
   return r.ref_full ? "all" : std::to_string(r.ref_entries);
 }
 
-// ngemm's table; a skipped or failed row prints prec, trans and the shape.
-const TableLayout kNgemmTable(
-    "prec:-4 trans:-5 m x n x k:-18 lvl:3 ws_MiB:9 ours_ms:10 base_ms:10 ours_TF:8 "
-    "base_TF:8 speedup:7 | ours_maxrel:11 ours_meanrel:11 ours_maxabs:11 | "
-    "base_maxrel:11 base_meanrel:11 base_maxabs:11 | acc_gain:8 ref:5",
-    3);
+// The table of the recursive GEMMs; a skipped or failed row prints prec,
+// trans and the shape. ngemm's columns, or for strassen and winograd
+// (`fast`) the normalized errors instead of the relative ones (the relative
+// error of entries near zero says nothing for signed data), then the
+// optional groups: the errors against I (--dist paper), OpenBLAS's errors
+// (--cpu-baseline), the leaf train (--leaf-train).
+struct GemmColumns {
+  bool fast = false, paper = false, cpu = false, train = false;
+};
 
-std::vector<std::string> ngemm_cells(const CaseSpec &c, const CaseResult &r) {
+TableLayout gemm_table(const GemmColumns &g) {
+  std::string cols =
+      "prec:-4 trans:-5 m x n x k:-18 lvl:3 ws_MiB:9 ours_ms:10 base_ms:10 ours_TF:8 "
+      "base_TF:8 speedup:7 | ";
+  cols += g.fast ? "ours_maxnorm:12 ours_meannorm:13 ours_maxabs:11 | base_maxnorm:12 "
+                   "base_meannorm:13 base_maxabs:11 | err_ratio:9 ref:5"
+                 : "ours_maxrel:11 ours_meanrel:11 ours_maxabs:11 | base_maxrel:11 "
+                   "base_meanrel:11 base_maxabs:11 | acc_gain:8 ref:5";
+  if (g.paper)
+    cols += " | ours_maxI:9 ours_meanI:10 base_maxI:9 base_meanI:10 ref_maxI:9";
+  if (g.cpu) {
+    cols +=
+        g.fast ? " | cpu_maxnorm:11 cpu_meannorm:12" : " | cpu_maxrel:10 cpu_meanrel:11";
+    if (g.paper) cols += " cpu_maxI:9 cpu_meanI:9";
+  }
+  if (g.train) cols += " | leaf_ms:10 outside:7";
+  return TableLayout(cols, 3);
+}
+
+std::vector<std::string> gemm_cells(const CaseSpec &c, const CaseResult &r,
+                                    const GemmColumns &g) {
   std::vector<std::string> v{std::string(1, c.prec), trans_str(c.ta, c.tb),
                              shape_str(c.m, c.n, c.k)};
   if (!ran_row(r)) return v;
+  auto e = [](double x) { return num(x, "%.2e"); };
   v.insert(v.end(),
            {std::to_string(r.levels), num(double(r.ws_bytes) / double(1 << 20), "%.1f"),
             num(r.t_ours * 1e3, "%.4g"), num(r.t_base * 1e3, "%.4g"),
             num(tflops(c, r.t_ours), "%.4g"), num(tflops(c, r.t_base), "%.4g"),
-            num(r.t_base / r.t_ours, "%.3fx"), num(r.ours.max_rel, "%.2e"),
-            num(r.ours.mean_rel, "%.2e"), num(r.ours.max_abs, "%.2e"),
-            num(r.base.max_rel, "%.2e"), num(r.base.mean_rel, "%.2e"),
-            num(r.base.max_abs, "%.2e"), num(r.base.max_rel / r.ours.max_rel, "%.2f"),
-            ref_cell(r)});
+            num(r.t_base / r.t_ours, "%.3fx")});
+  if (g.fast)
+    v.insert(v.end(), {e(r.ours.max_norm), e(r.ours.mean_norm), e(r.ours.max_abs),
+                       e(r.base.max_norm), e(r.base.mean_norm), e(r.base.max_abs),
+                       num(r.ours.max_norm / r.base.max_norm, "%.2f"), ref_cell(r)});
+  else
+    v.insert(v.end(), {e(r.ours.max_rel), e(r.ours.mean_rel), e(r.ours.max_abs),
+                       e(r.base.max_rel), e(r.base.mean_rel), e(r.base.max_abs),
+                       num(r.base.max_rel / r.ours.max_rel, "%.2f"), ref_cell(r)});
+  if (g.paper)
+    v.insert(v.end(), {e(r.ours.max_id), e(r.ours.mean_id), e(r.base.max_id),
+                       e(r.base.mean_id), e(r.ref_max_id)});
+  if (g.cpu) {
+    const ErrStats &x = r.has_cpu ? r.cpu : ErrStats{};
+    v.push_back(e(g.fast ? x.max_norm : x.max_rel));
+    v.push_back(e(g.fast ? x.mean_norm : x.mean_rel));
+    if (g.paper) v.insert(v.end(), {e(x.max_id), e(x.mean_id)});
+  }
+  if (g.train)
+    v.insert(v.end(),
+             {num(r.t_leaf * 1e3, "%.4g"), num(1 - r.t_leaf / r.t_ours, "%.3f")});
   return v;
 }
 
@@ -134,6 +178,9 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
   const bool ex = c.routine == Routine::Exdgemm;
   const bool ng = !ex;  // the recursion's fields
   const bool info = ran && r.has_ex;
+  const ErrStats cpu = r.has_cpu ? r.cpu : ErrStats{};
+  const ErrStats nn = r.has_nn ? r.nn : ErrStats{};
+  const ErrStats nn_base = r.has_nn ? r.nn_base : ErrStats{};
   return {
       {"routine", text(routine_name(c.routine))},
       {"ours", text(ours)},
@@ -187,6 +234,41 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"base_wrong", opt_int(ran && ex && c.baseline, r.base.wrong)},
       {"base_train_ms", number(r.t_base_train * 1e3)},
       {"model_train_ratio", number(info ? model_ratio(r, r.t_base_train) : kNaN)},
+      // Added with strassen and winograd, after the older fields so that
+      // their positions stay.
+      {"level_forced", opt_int(r.level_forced >= 0, r.level_forced)},
+      {"ours_maxnorm", number(r.ours.max_norm)},
+      {"ours_meannorm", number(r.ours.mean_norm)},
+      {"base_maxnorm", number(r.base.max_norm)},
+      {"base_meannorm", number(r.base.mean_norm)},
+      {"err_ratio", number(r.ours.max_norm / r.base.max_norm)},
+      {"ours_maxI", number(r.ours.max_id)},
+      {"ours_meanI", number(r.ours.mean_id)},
+      {"base_maxI", number(r.base.max_id)},
+      {"base_meanI", number(r.base.mean_id)},
+      {"ref_maxI", number(r.ref_max_id)},
+      {"ref_meanI", number(r.ref_mean_id)},
+      {"cpu_maxrel", number(cpu.max_rel)},
+      {"cpu_meanrel", number(cpu.mean_rel)},
+      {"cpu_maxabs", number(cpu.max_abs)},
+      {"cpu_maxnorm", number(cpu.max_norm)},
+      {"cpu_meannorm", number(cpu.mean_norm)},
+      {"cpu_maxI", number(cpu.max_id)},
+      {"cpu_meanI", number(cpu.mean_id)},
+      {"cpu_nonfinite", opt_int(r.has_cpu, cpu.nonfinite)},
+      {"nn_levels", opt_int(r.has_nn, r.nn_levels)},
+      {"nn_maxrel", number(nn.max_rel)},
+      {"nn_meanrel", number(nn.mean_rel)},
+      {"nn_maxabs", number(nn.max_abs)},
+      {"nn_maxnorm", number(nn.max_norm)},
+      {"nn_meannorm", number(nn.mean_norm)},
+      {"nn_base_maxrel", number(nn_base.max_rel)},
+      {"nn_base_meanrel", number(nn_base.mean_rel)},
+      {"nn_base_maxnorm", number(nn_base.max_norm)},
+      {"nn_base_meannorm", number(nn_base.mean_norm)},
+      {"leaf_calls", opt_int(r.leaf_calls > 0, r.leaf_calls)},
+      {"leaf_ms", number(r.t_leaf * 1e3)},
+      {"outside", number(1 - r.t_leaf / r.t_ours)},
   };
 }
 
@@ -259,6 +341,11 @@ CaseSpec base_spec(const GemmOptions &o) {
   c.ref_samples = o.ref_samples;
   c.baseline = o.baseline;
   c.cpu_leaf = o.cpu_leaf;
+  c.level_lo = o.level_lo;
+  c.level_hi = o.level_hi;
+  c.leaf_train = o.leaf_train;
+  c.cpu_baseline = o.cpu_baseline;
+  c.ngemm_u01 = o.ngemm_u01;
   return c;
 }
 
@@ -279,6 +366,8 @@ std::vector<Section> gemm_sections(const GemmOptions &o, bool gpu) {
     for (const Shape &sh : shapes)
       for (const auto &t : o.trans) {
         CaseSpec c = base_spec(o);
+        // What only the GPU runner does (the CPU header says so).
+        if (!gpu) c.leaf_train = c.cpu_baseline = c.ngemm_u01 = false;
         c.prec = p;
         c.m = sh.m;
         c.n = sh.n;
@@ -364,17 +453,43 @@ void print_settings(const GemmOptions &o, const Runner &runner,
                     ? " (set by xnbench; export OMP_WAIT_POLICY to choose)"
                     : "");
   }
-  bool any_ngemm = false, any_ex = false;
+  bool any_ngemm = false, any_ex = false, any_fast = false;
   for (const Section &s : sections)
     for (const CaseSpec &c : s.cases)
-      (c.routine == Routine::Exdgemm ? any_ex : any_ngemm) = true;
+      (c.routine == Routine::Exdgemm ? any_ex
+       : is_fast_gemm(c.routine)     ? any_fast
+                                     : any_ngemm) = true;
+  const std::string per_level = o.level_lo < 0
+                                    ? std::string()
+                                    : "; --per-level " + std::to_string(o.level_lo) +
+                                          ":" + std::to_string(o.level_hi) +
+                                          " (one row per depth L: max levels L, leaf "
+                                          "ceil(min(m,n,k)/2^L), crossover 0)";
   if (any_ngemm)
     std::printf(
         "library defaults: leaf d=%lld s=%lld, max levels %lld (XN_* environment "
-        "applied)%s%s\n",
+        "applied)%s%s%s\n",
         (long long)leaf_d, (long long)leaf_s, (long long)levels,
         o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
-        o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "");
+        o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "",
+        per_level.c_str());
+  if (any_fast) {
+    const Routine rt = o.routine;
+    std::int64_t fl_d = 0, fl_s = 0, fm_d = 0, fm_s = 0;
+    xnGetOption(nullptr, leaf_option(rt, true), &fl_d);
+    xnGetOption(nullptr, leaf_option(rt, false), &fl_s);
+    xnGetOption(nullptr, min_size_option(rt, true), &fm_d);
+    xnGetOption(nullptr, min_size_option(rt, false), &fm_s);
+    std::printf(
+        "library defaults (%s): leaf d=%lld s=%lld, crossover d=%lld s=%lld, max levels "
+        "%lld (XN_* environment applied)%s%s%s%s\n",
+        routine_name(rt), (long long)fl_d, (long long)fl_s, (long long)fm_d,
+        (long long)fm_s, (long long)levels,
+        o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
+        o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "",
+        o.min_size >= 0 ? ("; --min-size " + std::to_string(o.min_size)).c_str() : "",
+        per_level.c_str());
+  }
   if (any_ex) {
     std::int64_t ex_limit = 0, ex_block = 0;
     xnGetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, &ex_limit);
@@ -404,7 +519,7 @@ void print_settings(const GemmOptions &o, const Runner &runner,
       o.reps > 0 ? std::to_string(o.reps).c_str() : "3..25 (automatic)");
   const std::string samples =
       o.ref_samples > 0 ? std::to_string(o.ref_samples) : std::string("(all)");
-  if (any_ngemm)
+  if (any_ngemm || any_fast)
     std::printf(
         "reference: double-double dot products (tests/support/dd_reference.h) on %s, "
         "every entry when %s, else %s random entries\n",
@@ -416,6 +531,34 @@ void print_settings(const GemmOptions &o, const Runner &runner,
         "entry when m*n <= %lld, else %s random entries; wrong = entries that differ "
         "from the correctly rounded value\n",
         any_ngemm ? " (exdgemm)" : "", (long long)kExFullRefEntries, samples.c_str());
+  if (any_fast)
+    std::printf(
+        "errors: maxnorm, meannorm = max, mean of |c - ref| / mean |ref| over the "
+        "checked entries (Li, Ranka, Sahni, ICPADS'11, Figure 44); err_ratio = "
+        "ours_maxnorm / base_maxnorm\n");
+  if (o.dist == Dist::Paper && o.command != "demo")
+    std::printf(
+        "maxI, meanI = max, mean of |c - I| over the checked entries; ref_maxI = max "
+        "|ref - I|, the exact product of the rounded A and B against I\n");
+  const bool gpu_only = o.leaf_train || o.cpu_baseline || o.ngemm_u01;
+  if (gpu_only && !gpu)
+    std::printf(
+        "note: --leaf-train, --cpu-baseline and --ngemm-u01 are GPU options: ignored on "
+        "the CPU\n");
+  if (gpu && o.leaf_train)
+    std::printf(
+        "leaf train: after a case that ran L > 0 levels, 7^L back-to-back cuBLAS GEMMs "
+        "of the leaf shape (core / 2^L, NN, beta = 0) between one event pair, median of "
+        "3; outside = 1 - leaf_ms / ours_ms\n");
+  if (gpu && o.cpu_baseline)
+    std::printf(
+        "cpu baseline: OpenBLAS cblas_?gemm on the host from the same inputs (%d "
+        "threads), errors only\n",
+        host_blas_threads());
+  if (gpu && o.ngemm_u01)
+    std::printf(
+        "ngemm-u01: xn?ngemm at the same depth on fresh uniform [0,1) inputs, with "
+        "cublas?gemm on them: the nn_* fields of the CSV/JSON\n");
 }
 
 // The GPU runner when the options ask for one and it can be had, else the
@@ -469,28 +612,42 @@ int run_gemm(const GemmOptions &o) {
     }
     const bool ex_section =
         !s.cases.empty() && s.cases.front().routine == Routine::Exdgemm;
-    (ex_section ? kExdgemmTable : kNgemmTable).print_header();
+    GemmColumns cols;
+    if (!s.cases.empty()) {
+      const CaseSpec &c0 = s.cases.front();
+      cols.fast = is_fast_gemm(c0.routine);
+      cols.paper = c0.dist == Dist::Paper;
+      cols.cpu = c0.cpu_baseline;
+      cols.train = c0.leaf_train;
+    }
+    const TableLayout table = ex_section ? kExdgemmTable : gemm_table(cols);
+    table.print_header();
     for (const CaseSpec &c : s.cases) {
       const bool ex = c.routine == Routine::Exdgemm;
-      progress.report(++index,
-                      (ex ? "exdgemm " + dist_label(c) : std::string(1, c.prec)) + " " +
-                          trans_str(c.ta, c.tb) + " " + shape_str(c.m, c.n, c.k));
-      const CaseResult r = runner->run(c);
-      if (ex) {
-        kExdgemmTable.print_row(exdgemm_cells(c, r), ran_row(r), r.status, r.message);
-        if (ran_row(r)) ex_totals.add(c, r);
-      } else {
-        kNgemmTable.print_row(ngemm_cells(c, r), ran_row(r), r.status, r.message);
+      std::string what = (ex ? "exdgemm " + dist_label(c) : std::string(1, c.prec)) +
+                         " " + trans_str(c.ta, c.tb) + " " + shape_str(c.m, c.n, c.k);
+      if (c.level_lo >= 0)
+        what +=
+            " levels " + std::to_string(c.level_lo) + ":" + std::to_string(c.level_hi);
+      progress.report(++index, what);
+      for (const CaseResult &r : runner->run(c)) {
+        if (ex) {
+          table.print_row(exdgemm_cells(c, r), ran_row(r), r.status, r.message);
+          if (ran_row(r)) ex_totals.add(c, r);
+        } else {
+          table.print_row(gemm_cells(c, r, cols), ran_row(r), r.status, r.message);
+        }
+        files.record(gemm_fields(c, r, runner->ours_name(c),
+                                 c.baseline ? runner->base_name(c) : ""));
+        if (r.status == "error") failed = true;
+        if (r.fatal) {
+          fatal = true;
+          std::fprintf(stderr, "xnbench: the device is unusable, stopping: %s\n",
+                       r.message.c_str());
+          break;
+        }
       }
-      files.record(gemm_fields(c, r, runner->ours_name(c),
-                               c.baseline ? runner->base_name(c) : ""));
-      if (r.status == "error") failed = true;
-      if (r.fatal) {
-        fatal = true;
-        std::fprintf(stderr, "xnbench: the device is unusable, stopping: %s\n",
-                     r.message.c_str());
-        break;
-      }
+      if (fatal) break;
     }
   }
   print_done(index, "case(s)", progress.seconds(), failed);

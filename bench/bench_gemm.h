@@ -1,8 +1,8 @@
 // bench_gemm.h - `xnbench gemm`, `xnbench exdgemm` and `xnbench demo`: our
 // GEMM routines against the vendor GEMM in the same run, one table row and
-// record per case (bench_gemm.cpp; the runners bench_gpu.cu and
-// bench_cpu.cpp; usage: docs/xnbench.md). xnbench.cpp parses the command
-// line into GemmOptions and hands over.
+// record per case, or per depth with --per-level (bench_gemm.cpp; the
+// runners bench_gpu.cu and bench_cpu.cpp; usage: docs/xnbench.md).
+// xnbench.cpp parses the command line into GemmOptions and hands over.
 #pragma once
 
 #include <string>
@@ -42,6 +42,9 @@ struct GemmOptions : CommonOptions {
   std::string device = "auto";
   CpuLeafKind cpu_leaf = CpuLeafKind::OpenBlas;
   bool baseline = true;
+  int level_lo = -1, level_hi = -1;  // --per-level L0:L1
+  // GPU only: --leaf-train, --cpu-baseline, --ngemm-u01 (CaseSpec).
+  bool leaf_train = false, cpu_baseline = false, ngemm_u01 = false;
 };
 
 // Runs the cases; returns the process exit status (0 every case ran or was

@@ -44,9 +44,13 @@ padding) with our routine and with the baseline on the same inputs:
   --routine exdgemm (correctly rounded DGEMM, double only):
     GPU: xnExdgemm             vs cublasDgemm (same handle, stream)
     CPU: cblas_exdgemm (XN_DEVICE=cpu) vs OpenBLAS cblas_dgemm
+  --routine strassen|winograd (general inputs, Li, Ranka, Sahni, ICPADS'11):
+    GPU: xn?gemmStrassen / xn?gemmWinograd vs cublas?gemm (same handle, stream)
+    CPU: cblas_?stgemm / cblas_?wigemm (XN_DEVICE=cpu) vs OpenBLAS cblas_?gemm
 
 gemm options:
-  --routine ngemm|exdgemm  routine to measure (default ngemm)
+  --routine ngemm|exdgemm|strassen|winograd
+                           routine to measure (default ngemm)
   --prec d|s|both          precision (default both; exdgemm: d only)
   --sizes LIST             square sizes n (m = n = k): comma-separated items,
                            each N or FIRST:LAST[:STEP] (LAST included), e.g.
@@ -54,12 +58,16 @@ gemm options:
   --shape MxNxK[,...]      explicit shapes: C is M x N, the inner dimension is K
                            (repeatable; combines with --sizes)
   --trans LIST             comma-separated NN,TN,NT,TT: op(A) then op(B) (default NN)
-  --dist u01|upm1|phi|illcond
+  --dist u01|upm1|phi|illcond|paper
                            inputs uniform in [0,1) (ngemm default) or in [-1,1)
-                           (upm1 breaks the non-negative contract on purpose);
-                           exdgemm only: phi = (u - 0.5) exp(phi randn) with
-                           53-bit u (exdgemm default), illcond = ill-conditioned
-                           dot products (condition up to 2^60)
+                           (strassen/winograd default; for ngemm it breaks the
+                           non-negative contract on purpose); exdgemm only:
+                           phi = (u - 0.5) exp(phi randn) with 53-bit u
+                           (exdgemm default), illcond = ill-conditioned dot
+                           products (condition up to 2^60); not exdgemm, square
+                           sizes only: paper = A = I + u v^T, B = I - u v^T /
+                           (1 + v^T u), u_i = 1/(n+1-i), v_i = sqrt(i) (Li,
+                           Ranka, Sahni, section 8.1.2; exact product I)
   --phi X                  phi of --dist phi (default 0; implies --dist phi)
   --reps N                 timed calls per routine (default: automatic, 3..25,
                            so that the timed calls take about --time-budget)
@@ -67,11 +75,25 @@ gemm options:
   --warmup N               untimed calls per routine before timing (default 1;
                            the accuracy call comes before them and is never timed)
   --levels L               XN_OPT_MAX_LEVELS, upper bound on recursion depth
-  --leaf N                 XN_OPT_LEAF_SIZE_D and _S: recursion continues while
-                           the two largest dimensions stay at least N (the
-                           smallest N/2); also sets --min-size 0 unless given
-  --min-size N             XN_OPT_MIN_SIZE_D and _S: no recursion for
-                           (m n k)^(1/3) < N (the crossover; 0 = none)
+  --leaf N                 XN_OPT_LEAF_SIZE_D and _S (strassen, winograd: their
+                           own XN_OPT_STRASSEN_LEAF_* / XN_OPT_WINOGRAD_LEAF_*):
+                           recursion continues while the two largest dimensions
+                           stay at least N (the smallest N/2); also sets
+                           --min-size 0 unless given
+  --min-size N             XN_OPT_MIN_SIZE_D and _S (or the routine's own
+                           ..._MIN_SIZE_*): no recursion for (m n k)^(1/3) < N
+                           (the crossover; 0 = none)
+  --per-level L0:L1        one row per depth L = L0..L1 (or one L), each run
+                           with exactly L levels (max levels L, leaf
+                           ceil(min(m,n,k) / 2^L), crossover 0); the baseline
+                           runs once per case and repeats on each row
+  --leaf-train             GPU: after a case that ran L > 0 levels, time the
+                           7^L leaf GEMMs back to back (cuBLAS, leaf shape):
+                           leaf_ms, outside = 1 - leaf_ms / ours_ms
+  --cpu-baseline           GPU: also OpenBLAS cblas_?gemm on the host from the
+                           same inputs (errors only: cpu_* fields)
+  --ngemm-u01              GPU, strassen/winograd: also xn?ngemm at the same
+                           depth on fresh uniform [0,1) inputs (nn_* fields)
   --ref-samples N|all      entries compared with the reference when the product
                            is large (default 512; small products: all entries)
   --ex-budget BYTES        exdgemm: XN_OPT_EXDGEMM_WORKSPACE_LIMIT (suffix K, M
@@ -96,7 +118,11 @@ workspace; ours_ms / base_ms = median time per call; ours_TF / base_TF =
 max / mean of |c - ref| / |ref| (ref != 0), maxabs = max |c - ref| over the
 checked entries; acc_gain = base maxrel / ours maxrel; ref = all (every entry)
 or the number of sampled entries. The reference is a double-double dot product
-(error ~ k 2^-104) per checked entry.
+(error ~ k 2^-104) per checked entry. strassen/winograd show maxnorm /
+meannorm = max / mean of |c - ref| / mean |ref| instead of maxrel / meanrel,
+and err_ratio = ours maxnorm / base maxnorm. --dist paper adds maxI / meanI
+= max / mean of |c - I|; --cpu-baseline the OpenBLAS errors (cpu_*);
+--leaf-train leaf_ms and outside.
 
 exdgemm columns: s, t = most slices of a row block of op(A) / a column block
 of op(B); prods = slice products in units of one m x n x k DGEMM; blocks,
@@ -232,8 +258,12 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
       const std::string v = a.value();
       if (v == "symv") usage_error("symv has its own command: xnbench symv [options]");
       o->routine = parse_choice<Routine>(
-          v, {{"ngemm", Routine::Ngemm}, {"exdgemm", Routine::Exdgemm}},
-          "unknown routine '" + v + "' (known: ngemm, exdgemm)");
+          v,
+          {{"ngemm", Routine::Ngemm},
+           {"exdgemm", Routine::Exdgemm},
+           {"strassen", Routine::Strassen},
+           {"winograd", Routine::Winograd}},
+          "unknown routine '" + v + "' (known: ngemm, exdgemm, strassen, winograd)");
       if (ex_command && o->routine != Routine::Exdgemm)
         usage_error("xnbench exdgemm runs --routine exdgemm only");
     } else if (key == "--prec") {
@@ -258,8 +288,9 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
                                    {{"u01", Dist::U01},
                                     {"upm1", Dist::Upm1},
                                     {"phi", Dist::Phi},
-                                    {"illcond", Dist::Illcond}},
-                                   "--dist must be u01, upm1, phi or illcond");
+                                    {"illcond", Dist::Illcond},
+                                    {"paper", Dist::Paper}},
+                                   "--dist must be u01, upm1, phi, illcond or paper");
     } else if (key == "--phi") {
       o->phi = parse_double(a.value(), "phi", true);
       o->phi_given = true;
@@ -279,6 +310,24 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
       o->leaf = parse_int(a.value(), "leaf", 1, INT_MAX);
     } else if (key == "--min-size") {
       o->min_size = parse_int(a.value(), "min-size", 0, INT_MAX);
+    } else if (key == "--per-level") {
+      const std::string v = a.value();
+      const std::vector<std::string> p = split(v, ':');
+      if (p.empty() || p.size() > 2 || v.front() == ':' || v.back() == ':')
+        usage_error("bad --per-level '" + v + "' (expected L0:L1 or L)");
+      o->level_lo = int(parse_int(p[0], "level", 0, 30));
+      o->level_hi = p.size() == 2 ? int(parse_int(p[1], "level", 0, 30)) : o->level_lo;
+      if (o->level_hi < o->level_lo)
+        usage_error("--per-level range '" + v + "' is empty");
+    } else if (key == "--leaf-train") {
+      a.flag();
+      o->leaf_train = true;
+    } else if (key == "--cpu-baseline") {
+      a.flag();
+      o->cpu_baseline = true;
+    } else if (key == "--ngemm-u01") {
+      a.flag();
+      o->ngemm_u01 = true;
     } else if (key == "--ref-samples") {
       o->ref_samples = parse_count_or_all(a.value(), "ref-samples");
     } else if (key == "--cpu-leaf") {
@@ -305,12 +354,33 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
     o->precs = {'d'};
     if (o->levels >= 0 || o->leaf > 0 || o->min_size >= 0 ||
         o->cpu_leaf != CpuLeafKind::OpenBlas)
-      usage_error("--levels, --leaf, --min-size and --cpu-leaf are ngemm options");
+      usage_error(
+          "--levels, --leaf, --min-size and --cpu-leaf are options of ngemm, strassen "
+          "and winograd");
+    if (o->level_lo >= 0 || o->leaf_train || o->cpu_baseline || o->ngemm_u01)
+      usage_error(
+          "--per-level, --leaf-train, --cpu-baseline and --ngemm-u01 are options of "
+          "ngemm, strassen and winograd");
+    if (o->dist == Dist::Paper)
+      usage_error("--dist paper is an input of ngemm, strassen and winograd");
   } else if (!demo) {
+    // General-input routines: signed inputs unless asked otherwise.
+    if (is_fast_gemm(o->routine) && !o->dist_given) o->dist = Dist::Upm1;
     if (o->dist == Dist::Phi || o->dist == Dist::Illcond)
       usage_error("--dist phi/illcond and --phi are exdgemm inputs (--routine exdgemm)");
     if (o->ex_budget >= 0 || o->ex_block >= 0)
       usage_error("--ex-budget and --ex-block are exdgemm options (--routine exdgemm)");
+    if (o->dist == Dist::Paper)
+      for (const Shape &sh : o->shapes)
+        if (sh.m != sh.n || sh.n != sh.k)
+          usage_error("--dist paper needs square shapes (m = n = k)");
+    if (o->level_lo >= 0 && (o->levels >= 0 || o->leaf > 0 || o->min_size >= 0))
+      usage_error("--per-level sets the depth itself: no --levels, --leaf or --min-size");
+    if (o->ngemm_u01 && !is_fast_gemm(o->routine))
+      usage_error("--ngemm-u01 goes with --routine strassen or winograd");
+    if ((o->leaf_train || o->cpu_baseline || o->ngemm_u01) &&
+        (o->device == "cpu" || o->cpu_leaf == CpuLeafKind::Preload))
+      usage_error("--leaf-train, --cpu-baseline and --ngemm-u01 are GPU options");
   }
 }
 

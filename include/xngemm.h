@@ -117,8 +117,11 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
  * scratch); with beta != 0, and always under CUBLAS_POINTER_MODE_DEVICE (the
  * value of beta is then not known on the host), the top level keeps C's
  * quadrants for their final sums and uses three temporaries of a quadrant
- * each: 11 n^2 / 12 in all. A call that cannot have its workspace runs fewer
- * levels, down to plain cuBLAS: it never fails for lack of memory.
+ * each: 11 n^2 / 12 in all. With transb != N and XN_OPT_PACK_TRANS_B on (by
+ * default in double precision with transa = N) one packed quadrant of op(B),
+ * k n / 4 elements, comes on top (XN_OPT_PACK_TRANS_B = 0 keeps the bounds
+ * above). A call that cannot have its workspace runs fewer levels, down to
+ * plain cuBLAS: it never fails for lack of memory.
  *
  * NaN and Inf in A or B reach every entry the classical product would make
  * non-finite, and may spread to others (Inf - Inf in the pre-additions);
@@ -279,7 +282,8 @@ typedef enum {
    *  scan costs one read of A and B and one stream synchronisation. */
   XN_OPT_CHECK_NONNEG = 3,
   /** Largest workspace, in bytes, the library may allocate by itself for
-   *  the recursion of xnSngemm/xnDngemm; -1 = no limit (XN_WORKSPACE_LIMIT).
+   *  the recursion of xnSngemm/xnDngemm, xn?gemmStrassen and
+   *  xn?gemmWinograd; -1 = no limit (XN_WORKSPACE_LIMIT).
    *  A call that would need more runs with fewer levels. (xnExdgemm has its
    *  own budget, XN_OPT_EXDGEMM_WORKSPACE_LIMIT; SYMV needs what it needs.) */
   XN_OPT_WORKSPACE_LIMIT = 4,
@@ -307,15 +311,16 @@ typedef enum {
   /** xnExdgemm: force the block size of C (rows and columns); 0 = chosen from
    *  the budget (XN_EXDGEMM_BLOCK). For tests and tuning. */
   XN_OPT_EXDGEMM_BLOCK = 10,
-  /** xnDngemm/xnSngemm with transb != N: store the recursion's B-side
-   *  temporaries (sums and differences of quadrants of op(B)) non-transposed,
-   *  formed by a transposing addition, so that the 4 of every 7 products
-   *  that read them run as NN or TN GEMMs; and, when the workspace stays
-   *  within half of A, B and C together, copy each quadrant of op(B) that a
-   *  top-level product reads (3 of the 7) transposed into one buffer of
-   *  k*n/4 elements first, so that every leaf GEMM runs with transb = N
-   *  (without that buffer, (3/7)^levels of them keep transb = T; it is given
-   *  up before a recursion level when workspace is short). -1 = automatic
+  /** The recursive GEMMs (xn?ngemm, xn?gemmStrassen, xn?gemmWinograd) with
+   *  transb != N: store the recursion's B-side temporaries (sums and
+   *  differences of quadrants of op(B)) non-transposed, formed by a
+   *  transposing addition, so that the products that read them run as NN or
+   *  TN GEMMs; and, when the workspace stays within half of A, B and C
+   *  together, copy each quadrant of op(B) that a top-level product reads
+   *  (2 or 3 of the 7) transposed into one buffer of k*n/4 elements first,
+   *  so that every leaf GEMM runs with transb = N (without that buffer,
+   *  (3/7)^levels of them keep transb = T; it is given up before a
+   *  recursion level when workspace is short). -1 = automatic
    *  (double precision with transa = N, where cuBLAS's NT leaf kernels are
    *  slower), 0 = never, 1 = whenever transb != N (XN_PACK_TRANS_B). */
   XN_OPT_PACK_TRANS_B = 11,
@@ -437,7 +442,10 @@ cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count);
  * Recursion levels the last recursive GEMM (xnSngemm/xnDngemm,
  * xn?gemmStrassen, xn?gemmWinograd) on this handle ran: 0 for
  * the classical (cuBLAS) product, -1 before any call. Useful to see the effect
- * of the leaf size, the workspace limit and the non-negative check.
+ * of the leaf size, the workspace limit and the non-negative check. With
+ * handle NULL: the levels of the calling thread's last host call of
+ * sngemm_/dngemm_, sstgemm_/dstgemm_, swigemm_/dwigemm_ or their cblas_
+ * forms, on the GPU or the CPU (-1 before any).
  */
 cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels);
 

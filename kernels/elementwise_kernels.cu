@@ -337,12 +337,15 @@ dim3 grid_for(idx rows, idx cols) {
 
 }  // namespace
 
-// Columns per thread and iteration for a step of NS sources: about 12
-// loads in flight per thread, as many as the fold with two targets had
-// (at most 4 columns).
+// Columns per thread and iteration for a step of NS sources: 4 for one or
+// two sources (as the add/sub and fold kernels had), 2 from three sources
+// on. Measured on the H200 for 4096 x 4096 double quadrants (leading
+// dimensions 4096 and 16384): 4 sources / 3 targets 3.5-3.7 TB/s with 2
+// columns against 3.0 with 3 and 2.3 with 4; 5 sources / 2 targets 4.1-4.2
+// against 3.3 and 2.6; 3 sources / 2 targets 3.9-4.1 against 3.8-4.0.
 template <int NS>
 constexpr int combine_unroll() {
-  return NS >= 12 ? 1 : (12 / NS > 4 ? 4 : 12 / NS);
+  return NS >= 3 ? 2 : 4;
 }
 
 template <class T, int NS, int ND>

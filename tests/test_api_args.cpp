@@ -10,12 +10,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "api/args.h"
+#include "core/gemm_driver.h"
+#include "core/options.h"
+#include "core/schedule.h"
 #include "xngemm.h"
 
 namespace {
@@ -330,6 +335,171 @@ TEST(ApiArgs, CblasMatchesOracleOnGrid) {
   // The grid exercises both outcomes.
   EXPECT_GT(bad, 0);
   EXPECT_LT(bad, checked);
+}
+
+// ------------------------------------- Strassen and Winograd (general inputs)
+
+// The four device entry points of the general-input family check their
+// arguments exactly as cublas?gemm does (check_gemm_device_args, the table
+// above), before any use of the handle or the device: every bad case runs
+// here without a GPU, with a handle that is not one (a valid call would use
+// it, so only the failing cases are called). C is a host array the library
+// must neither read nor write.
+template <class U, class F>
+void check_device_bad_args(F gemm, const char *name) {
+  const U nan = std::numeric_limits<U>::quiet_NaN();
+  const std::vector<U> A(64, U(1)), B(64, U(2));
+  std::vector<U> Cm(64, U(5));
+  Cm[0] = nan;
+  Cm[1] = U(-0.0);
+  const std::vector<U> before = Cm;
+  const U alpha = 1, beta = 0;
+  cublasHandle_t fake = static_cast<cublasHandle_t>(const_cast<void *>(kHandle));
+  int checked = 0;
+  for (const DeviceCase &c : kDeviceCases) {
+    if (c.want == kOk) continue;
+    EXPECT_EQ(gemm(c.null_handle ? nullptr : fake, c.ta, c.tb, c.m, c.n, c.k, &alpha,
+                   A.data(), c.lda, B.data(), c.ldb, &beta, Cm.data(), c.ldc),
+              c.want)
+        << name << ": " << describe(c);
+    ++checked;
+  }
+  EXPECT_GT(checked, 20) << name;
+  EXPECT_EQ(std::memcmp(before.data(), Cm.data(), Cm.size() * sizeof(U)), 0) << name;
+}
+
+TEST(ApiArgs, FastGemmDeviceEntryPointsCheckLikeCublasGemm) {
+  check_device_bad_args<double>(xnDgemmStrassen, "xnDgemmStrassen");
+  check_device_bad_args<float>(xnSgemmStrassen, "xnSgemmStrassen");
+  check_device_bad_args<double>(xnDgemmWinograd, "xnDgemmWinograd");
+  check_device_bad_args<float>(xnSgemmWinograd, "xnSgemmWinograd");
+}
+
+TEST(ApiArgs, FastGemmDeviceEntryPointsNullHandle) {
+  check_null_handle<double>(xnDgemmStrassen);
+  check_null_handle<float>(xnSgemmStrassen);
+  check_null_handle<double>(xnDgemmWinograd);
+  check_null_handle<float>(xnSgemmWinograd);
+}
+
+// Sets every process-wide option to the table's default for the scope (so
+// that XN_* variables in the environment cannot change what "default
+// options" means below) and restores the previous values after it.
+class DefaultOptionsScope {
+ public:
+  DefaultOptionsScope() : saved_(xn::option_count()) {
+    for (std::size_t i = 0; i < saved_.size(); ++i) {
+      const xn::OptionSpec &spec = xn::option_table()[i];
+      EXPECT_EQ(xnGetOption(nullptr, xnOption_t(spec.id), &saved_[i]), kOk) << spec.name;
+      EXPECT_EQ(xnSetOption(nullptr, xnOption_t(spec.id), spec.default_value), kOk)
+          << spec.name;
+    }
+  }
+  ~DefaultOptionsScope() {
+    for (std::size_t i = 0; i < saved_.size(); ++i)
+      xnSetOption(nullptr, xnOption_t(xn::option_table()[i].id), saved_[i]);
+  }
+  DefaultOptionsScope(const DefaultOptionsScope &) = delete;
+  DefaultOptionsScope &operator=(const DefaultOptionsScope &) = delete;
+
+ private:
+  std::vector<std::int64_t> saved_;
+};
+
+TEST(ApiArgs, FastGemmWorkspaceQueryArguments) {
+  const xnFastGemm_t S = XN_FAST_GEMM_STRASSEN, W = XN_FAST_GEMM_WINOGRAD;
+  size_t bytes = 123;
+  // Bad algorithm, precision, output pointer, operation or dimension:
+  // INVALID_VALUE, and nothing written.
+  EXPECT_EQ(
+      xnGetFastGemmWorkspaceSize(nullptr, xnFastGemm_t(2), 'd', N, N, 4, 4, 4, 1, &bytes),
+      kBad);
+  EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, xnFastGemm_t(-1), 'd', N, N, 4, 4, 4, 1,
+                                       &bytes),
+            kBad);
+  for (char bad : {'z', 'c', 'D', 'S', '\0'})
+    EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, S, bad, N, N, 4, 4, 4, 1, &bytes), kBad)
+        << int(bad);
+  EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, W, 'd', N, N, 4, 4, 4, 1, nullptr), kBad);
+  for (cublasOperation_t op : {kConjg, kJunkOp, kNegOp}) {
+    EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, S, 's', op, N, 4, 4, 4, 0, &bytes),
+              kBad);
+    EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, W, 'd', N, op, 4, 4, 4, 0, &bytes),
+              kBad);
+  }
+  EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, S, 'd', N, N, -1, 4, 4, 1, &bytes), kBad);
+  EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, W, 's', T, N, 4, -1, 4, 1, &bytes), kBad);
+  EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, W, 'd', N, T, 4, 4, -1, 0, &bytes), kBad);
+  EXPECT_EQ(bytes, 123u);
+  // Valid: C (transposes) and 0 dimensions are fine; below the crossover 0.
+  EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, S, 'd', C, C, 0, 0, 0, 1, &bytes), kOk);
+  EXPECT_EQ(bytes, 0u);
+  bytes = 123;
+  EXPECT_EQ(xnGetFastGemmWorkspaceSize(nullptr, W, 's', N, N, 100, 200, 300, 0, &bytes),
+            kOk);
+  EXPECT_EQ(bytes, 0u);
+}
+
+// The query reports the planner's size (gemm_driver.h) for the depth the
+// options choose, times the element size, and stays within the documented
+// totals for square n: with beta = 0 two temporaries of a quadrant per
+// level, 2 (n/2)^2 (1 + 1/4 + ...) < 2 n^2 / 3; with beta != 0 three of
+// n^2/4 at the top and those below, 3/4 + 1/6 = 11/12 of n^2. The packed
+// quadrant of op(B) (XN_OPT_PACK_TRANS_B, automatic for double NT) comes on
+// top of the temporaries, k n / 4 more: the totals are checked on the
+// temporaries, the packed quadrant on its own.
+TEST(ApiArgs, FastGemmWorkspaceQueryMatchesThePlanner) {
+  const DefaultOptionsScope defaults;
+  const xn::Options o = xn::default_options();
+  struct Shape {
+    int m, n, k;
+  };
+  const Shape shapes[] = {{8192, 8192, 8192},
+                          {16384, 16384, 16384},
+                          {10000, 6000, 9000},
+                          {8191, 4097, 20000},
+                          {100, 200, 300}};
+  for (int a = 0; a < 2; ++a) {
+    const xn::GemmAlgorithm &algo =
+        a == 0 ? xn::strassen_algorithm() : xn::winograd_algorithm();
+    for (char prec : {'s', 'd'})
+      for (cublasOperation_t ta : {N, T})
+        for (cublasOperation_t tb : {N, T})
+          for (const Shape &s : shapes)
+            for (int beta_is_zero : {0, 1}) {
+              const bool is_double = prec == 'd';
+              const size_t elem = is_double ? sizeof(double) : sizeof(float);
+              size_t bytes = 1;
+              ASSERT_EQ(xnGetFastGemmWorkspaceSize(nullptr, xnFastGemm_t(a), prec, ta, tb,
+                                                   s.m, s.n, s.k, beta_is_zero, &bytes),
+                        kOk);
+              const bool nz = beta_is_zero == 0;
+              const xn::index_t want = xn::planned_workspace_elems(
+                  algo, o, is_double, nz, s.m, s.n, s.k, ta == T, tb == T);
+              const std::string what =
+                  std::string(algo.name) + " " + prec + " ta=" + std::to_string(ta) +
+                  " tb=" + std::to_string(tb) + " " + std::to_string(s.m) + "x" +
+                  std::to_string(s.n) + "x" + std::to_string(s.k) +
+                  " beta_is_zero=" + std::to_string(beta_is_zero);
+              EXPECT_EQ(bytes, size_t(want) * elem) << what;
+              if (s.m != s.n || s.n != s.k || s.m < 8192) continue;
+              const double n2 = double(s.n) * s.n;
+              const int levels = xn::planned_levels(algo, o, is_double, s.m, s.n, s.k);
+              const bool t_normal =
+                  xn::stores_t_normal(o.normal_b_temps, is_double, ta == T, tb == T);
+              const double packed = double(xn::packed_b_elems(
+                  algo, nz, s.m, s.n, s.k, levels, ta == T, tb == T, t_normal));
+              EXPECT_LE(packed, n2 / 4) << what;
+              EXPECT_LE(double(want) - packed, (nz ? 11.0 / 12 : 2.0 / 3) * n2) << what;
+              // Below the crossover (single precision's default, 14336, at
+              // 8192) the call is the classical product: no workspace.
+              if (s.n < o.min_size_for(algo.kind, is_double)) {
+                EXPECT_EQ(bytes, 0u) << what;
+              } else {
+                EXPECT_GT(bytes, 0u) << what;
+              }
+            }
+  }
 }
 
 }  // namespace

@@ -30,28 +30,13 @@
 #include <vector>
 
 #include "support/test_support.h"
+#include "support/xerbla_log.h"
 #include "xngemm.h"
 
-// ------------------------------------------------------------------ xerbla
-// The executable's definition interposes the one the library would reach
-// (OpenBLAS's, which prints): record the report instead.
 namespace {
-struct XerblaLog {
-  std::string name;
-  int info = 0;
-  int calls = 0;
-} g_xerbla;
-}  // namespace
 
-extern "C" void xerbla_(const char *srname, const int *info, size_t len) {
-  std::string s(srname, len);
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  g_xerbla.name = s;
-  g_xerbla.info = *info;
-  ++g_xerbla.calls;
-}
-
-namespace {
+using xn_test::g_xerbla;
+using xn_test::XerblaLog;
 
 // The host API reads XN_DEVICE on every call; force the CPU path before any
 // test runs so results do not depend on the machine.
@@ -83,7 +68,8 @@ class OptionGuard {
   OptionGuard &operator=(const OptionGuard &) = delete;
 
  private:
-  static constexpr int kCount = XN_OPT_SYMV_VARIANT + 1;
+  // Every option of the table (its last enumerator is the highest id).
+  static constexpr int kCount = XN_OPT_WINOGRAD_MIN_SIZE_D + 1;
   std::int64_t saved_[kCount] = {};
 };
 

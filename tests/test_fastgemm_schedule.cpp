@@ -181,44 +181,56 @@ TEST(ScheduleTable, StrassenAndWinogradFormTheirOwnSevenProducts) {
   // factors are sums of two quadrants, Winograd's 8 are (S1..S4, S5..S8 are
   // sums of 2, 3 or 4 quadrants). Count the factors that are sums.
   auto sums_in_factors = [](const xn::Schedule &s) {
-    std::array<xn_test::Form, xn::kTempCount> t{};
-    std::array<xn_test::Form, 4> c{};
     int sums = 0;
-    auto value = [&](Operand o) {
-      xn_test::Form f;
-      const int v = int(o);
-      if (xn::is_a_quadrant(o))
-        f.a[v - int(Operand::A11)] = 1;
-      else if (xn::is_b_quadrant(o))
-        f.b[v - int(Operand::B11)] = 1;
-      else if (xn::is_c_quadrant(o))
-        f = c[xn::c_index(o)];
-      else
-        f = t[xn::temp_index(o)];
-      return f;
-    };
-    for (const xn::Step &st : s.steps) {
-      std::array<xn_test::Form, xn::kMaxDst> out{};
-      if (st.kind == StepKind::Product) {
-        for (const xn_test::Form &f : {value(st.src[0]), value(st.src[1])}) {
-          int terms = 0;
-          for (int p = 0; p < 4; ++p) terms += f.a[p] != 0 || f.b[p] != 0;
-          sums += terms > 1;
-        }
-        continue;  // the product's value is not needed here
+    xn_test::evaluate(s, false, [&](const xn_test::Form &x, const xn_test::Form &y) {
+      for (const xn_test::Form &f : {x, y}) {
+        int terms = 0;
+        for (int p = 0; p < 4; ++p) terms += f.a[p] != 0 || f.b[p] != 0;
+        sums += terms > 1;
       }
-      for (int d = 0; d < st.ndst; ++d)
-        for (int r = 0; r < st.nsrc; ++r) out[d].add(value(st.src[r]), st.coef[d][r]);
-      for (int d = 0; d < st.ndst; ++d)
-        (xn::is_c_quadrant(st.dst[d]) ? c[xn::c_index(st.dst[d])]
-                                      : t[xn::temp_index(st.dst[d])]) = out[d];
-    }
+    });
     return sums;
   };
   EXPECT_EQ(sums_in_factors(xn::strassen_schedule()), 10);
   EXPECT_EQ(sums_in_factors(xn::strassen_accumulate_schedule()), 10);
   EXPECT_EQ(sums_in_factors(xn::winograd_schedule()), 8);
   EXPECT_EQ(sums_in_factors(xn::winograd_accumulate_schedule()), 8);
+}
+
+// Quadrant moves of one level's elementwise steps (each source read and each
+// target written once; the old value of a quadrant that beta multiplies is
+// one more read) and of its products' outputs (written once, read once more
+// when they accumulate): the figures docs/design.md compares with Li,
+// Ranka, Sahni, ICPADS'11, section 7 (51 and 41 per level of their
+// multi-level Strassen and Winograd).
+struct Moves {
+  int elementwise = 0, product_io = 0;
+};
+Moves moves(const xn::Schedule &s, bool beta_nonzero) {
+  Moves m;
+  for (const xn::Step &st : s.steps) {
+    if (st.kind == StepKind::Product) {
+      m.product_io += st.accumulate ? 2 : 1;
+      continue;
+    }
+    m.elementwise += st.nsrc + st.ndst;
+    for (int d = 0; d < st.ndst; ++d) m.elementwise += st.c_first[d] && beta_nonzero;
+  }
+  return m;
+}
+
+TEST(ScheduleTable, QuadrantMovesPerLevelAreTheDesignsFigures) {
+  EXPECT_EQ(moves(xn::strassen_schedule(), false).elementwise, 48);  // paper: 51
+  EXPECT_EQ(moves(xn::winograd_schedule(), false).elementwise, 39);  // paper: 41
+  EXPECT_EQ(moves(xn::strassen_accumulate_schedule(), true).elementwise, 61);
+  EXPECT_EQ(moves(xn::winograd_accumulate_schedule(), true).elementwise, 59);
+  EXPECT_EQ(moves(xn::winograd_nonneg_schedule(), false).elementwise, 37);
+  EXPECT_EQ(moves(xn::winograd_nonneg_schedule(), true).elementwise, 40);
+  for (const xn::Schedule *s :
+       {&xn::strassen_schedule(), &xn::winograd_schedule(),
+        &xn::strassen_accumulate_schedule(), &xn::winograd_accumulate_schedule()})
+    EXPECT_EQ(moves(*s, true).product_io, 7) << s->name;
+  EXPECT_EQ(moves(xn::winograd_nonneg_schedule(), false).product_io, 11);
 }
 
 // ---------------------------------------------------------------- workspace

@@ -30,14 +30,12 @@
 
 namespace {
 
+using xn_test::unit_roundoff;
+
 using xn::CpuLeaf;
 using xn_test::Dist;
 using xn_test::ExactEntry;
 
-template <class T>
-constexpr double unit_roundoff() {
-  return sizeof(T) == sizeof(double) ? 0x1p-53 : 0x1p-24;
-}
 template <class T>
 double gamma_n(std::int64_t n) {
   const double nu = double(n) * unit_roundoff<T>();

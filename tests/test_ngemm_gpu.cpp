@@ -27,11 +27,6 @@ using namespace xn_test;
 
 constexpr double kCSentinel = -777.25;  // C padding must keep this value
 
-template <class T>
-double unit_roundoff() {
-  return sizeof(T) == sizeof(double) ? 0x1p-53 : 0x1p-24;
-}
-
 // Allowed |C - C_exact| / (gamma_k * (|alpha||A||B| + |beta||C|)) for a
 // recursion of `levels` levels on non-negative inputs. Each level's pre- and
 // post-additions at most double the magnitude of the operands of a product

@@ -109,8 +109,11 @@ cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count) 
 }
 
 cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels) {
-  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!levels) return CUBLAS_STATUS_INVALID_VALUE;
+  if (!handle) {
+    *levels = host_last_levels();
+    return CUBLAS_STATUS_SUCCESS;
+  }
   const StateLock lock(handle, false);
   *levels = lock.state() ? lock.state()->last_levels : -1;
   return CUBLAS_STATUS_SUCCESS;

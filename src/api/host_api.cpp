@@ -97,6 +97,10 @@ struct ThreadGpu {
 
 thread_local ThreadGpu t_gpu;
 
+// The levels the calling thread's last recursive host GEMM ran
+// (xnGetLastLevels(NULL, ...)); -1 before any.
+thread_local int t_last_levels = -1;
+
 // Copy in, multiply on the GPU, copy out. False if the GPU path could not run
 // (no memory, no handle): the caller then computes on the CPU. C is written
 // only after the device result is complete.
@@ -159,9 +163,11 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alph
         set_host_exdgemm_info(info);
     }
   }
-  if (routine != HostRoutine::Exdgemm)
+  if (routine != HostRoutine::Exdgemm) {
     st = device_recursive_gemm<T>(algorithm_of(routine), t_gpu.handle, opa, opb, m, n, k,
                                   &alpha, dA, ldda, dB, lddb, &beta, dC, std::max(1, m));
+    if (st == CUBLAS_STATUS_SUCCESS) xnGetLastLevels(t_gpu.handle, &t_last_levels);
+  }
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
     return false;
@@ -238,6 +244,7 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 }  // namespace
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
+int host_last_levels() { return t_last_levels; }
 
 }  // namespace xn
 

@@ -97,4 +97,9 @@ void set_host_exdgemm_info(const xnExdgemmInfo_t &info);
 // XN_OPT_CHECK_NONNEG (reported by xnGetNonNegFallbackCount(NULL, ...)).
 std::uint64_t host_nonneg_fallbacks();
 
+// The levels the calling thread's last recursive host GEMM (?ngemm_,
+// ?stgemm_, ?wigemm_ and their cblas_ forms) ran, on the GPU or the CPU;
+// -1 before any (xnGetLastLevels(NULL, ...)).
+int host_last_levels();
+
 }  // namespace xn

@@ -37,7 +37,7 @@ constexpr OptionSpec kOptionTable[] = {
   {3, "XN_OPT_CHECK_NONNEG", "XN_CHECK_NONNEG", &Options::check_nonneg, 0, 1, 0, nullptr,
    "scan the inputs, fall back to the classical product on a negative entry"},
   {4, "XN_OPT_WORKSPACE_LIMIT", "XN_WORKSPACE_LIMIT", &Options::workspace_limit, -1, kMaxI64, -1, nullptr,
-   "largest workspace (bytes) the library may allocate for the recursion of xnSngemm/xnDngemm (-1 = no limit)"},
+   "largest workspace (bytes) the library may allocate for the recursion of xn?ngemm, xn?gemmStrassen, xn?gemmWinograd (-1 = no limit)"},
   {5, "XN_OPT_LEAF_KCHAIN_S", "XN_KCHAIN_S", &Options::kchain_s, 0, kMaxI64, 1024, nullptr,
    "longest k a leaf GEMM sums in one chain (longer leaves are split along k: more accurate, 1-2 % slower); single precision"},
   {6, "XN_OPT_LEAF_KCHAIN_D", "XN_KCHAIN_D", &Options::kchain_d, 0, kMaxI64, 2048, nullptr,

@@ -40,7 +40,10 @@ inline Form classical_quadrant(int i, int j, bool beta) {
 }
 
 // The four quadrants of C after the table, run with beta != 0 or not.
-inline std::array<Form, 4> evaluate(const xn::Schedule &s, bool beta_nonzero) {
+// `on_product(x, y)`, if given, sees the factors of every product.
+template <class OnProduct>
+std::array<Form, 4> evaluate(const xn::Schedule &s, bool beta_nonzero,
+                             OnProduct &&on_product) {
   using xn::Operand;
   std::array<Form, 4> c{};
   std::array<Form, xn::kTempCount> t{};
@@ -67,6 +70,7 @@ inline std::array<Form, 4> evaluate(const xn::Schedule &s, bool beta_nonzero) {
         for (int r = 0; r < st.nsrc; ++r) out[d].add(value(st.src[r]), st.coef[d][r]);
     } else {
       const Form x = value(st.src[0]), y = value(st.src[1]);
+      on_product(x, y);
       if (st.accumulate) out[0] = value(st.dst[0]);
       for (int p = 0; p < 4; ++p)
         for (int q = 0; q < 4; ++q) out[0].ab[p][q] += x.a[p] * y.b[q];
@@ -77,6 +81,10 @@ inline std::array<Form, 4> evaluate(const xn::Schedule &s, bool beta_nonzero) {
     for (int d = 0; d < st.ndst; ++d) target(st.dst[d]) = out[d];
   }
   return c;
+}
+
+inline std::array<Form, 4> evaluate(const xn::Schedule &s, bool beta_nonzero) {
+  return evaluate(s, beta_nonzero, [](const Form &, const Form &) {});
 }
 
 }  // namespace xn_test

@@ -39,4 +39,10 @@ double uniform01(std::mt19937_64 &rng);
 
 std::string describe_seed(std::uint64_t seed);
 
+// The unit roundoff of T: 2^-53 (double), 2^-24 (float).
+template <class T>
+constexpr double unit_roundoff() {
+  return sizeof(T) == sizeof(double) ? 0x1p-53 : 0x1p-24;
+}
+
 }  // namespace xn_test
