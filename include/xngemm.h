@@ -118,16 +118,19 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
  * scratch); with beta != 0, and always under CUBLAS_POINTER_MODE_DEVICE (the
  * value of beta is then not known on the host), the top level keeps C's
  * quadrants for their final sums and uses three temporaries of a quadrant
- * each: 11 n^2 / 12 in all. With transb != N and XN_OPT_PACK_TRANS_B on (by
- * default in double precision with transa = N) one packed quadrant of op(B),
- * k n / 4 elements, comes on top (XN_OPT_PACK_TRANS_B = 0 keeps the bounds
- * above). A call that cannot have its workspace runs fewer levels, down to
- * plain cuBLAS: it never fails for lack of memory.
+ * each: 11 n^2 / 12 in all. (The bounds hold for n a multiple of 16 * 2^levels;
+ * otherwise leading dimensions padded to 16 elements add a little.) The
+ * packed quadrant of op(B) of XN_OPT_PACK_TRANS_B is only used where it keeps
+ * a call within 2 n^2 / 3. A call that cannot have its workspace runs fewer
+ * levels, down to plain cuBLAS: it never fails for lack of memory.
  *
  * NaN and Inf in A or B reach every entry the classical product would make
- * non-finite, and may spread to others (Inf - Inf in the pre-additions);
- * the pre-additions may overflow for entries above a quarter of the largest
- * finite value.
+ * non-finite, and may spread to others (Inf - Inf in the pre-additions).
+ * Overflow: a pre-addition sums 2 quadrants per level in Strassen and up to
+ * 4 in Winograd (S4 = A12 - A21 - A22 + A11), so at L levels entries above
+ * the largest finite value / 2^L (Strassen) or / 4^L (Winograd) may
+ * overflow, and so may the products of such sums, where the classical
+ * product would not.
  */
 cublasStatus_t xnSgemmStrassen(cublasHandle_t handle, cublasOperation_t transa,
                                cublasOperation_t transb, int m, int n, int k,
@@ -268,15 +271,17 @@ cublasStatus_t xnSetSymvWorkspace(cublasHandle_t handle, void *ptr, size_t bytes
  * computed beyond rounding, only how.
  */
 typedef enum {
-  /** Leaf size for single precision: one more level of recursion is taken
+  /** Leaf size of xnSngemm (xn?gemmStrassen and xn?gemmWinograd have their
+   *  own, below): one more level of recursion is taken
    *  while, after it, the two largest dimensions of the sub-product are at
    *  least this and the smallest at least half of it (XN_LEAF_S). Very small
    *  leaves (tens) lose the accuracy advantage: keep it in the thousands. */
   XN_OPT_LEAF_SIZE_S = 0,
   /** Leaf size for double precision (XN_LEAF_D). */
   XN_OPT_LEAF_SIZE_D = 1,
-  /** Upper bound on the recursion depth; 0 = always the classical leaf
-   *  product (XN_MAX_LEVELS). */
+  /** Upper bound on the recursion depth of every recursive GEMM
+   *  (xn?ngemm, xn?gemmStrassen, xn?gemmWinograd); 0 = always the classical
+   *  leaf product (XN_MAX_LEVELS). */
   XN_OPT_MAX_LEVELS = 2,
   /** 1 = scan A and B before each call and compute with the classical
    *  product if a negative entry is found (XN_CHECK_NONNEG). On the GPU the
@@ -288,8 +293,8 @@ typedef enum {
    *  A call that would need more runs with fewer levels. (xnExdgemm has its
    *  own budget, XN_OPT_EXDGEMM_WORKSPACE_LIMIT; SYMV needs what it needs.) */
   XN_OPT_WORKSPACE_LIMIT = 4,
-  /** Longest stretch of k a leaf GEMM may sum in one chain when the call
-   *  recurses: a leaf with a longer k runs as ceil(k / this) GEMMs over
+  /** xnSngemm/xnDngemm only: the longest stretch of k a leaf GEMM may sum
+   *  in one chain when the call recurses: a leaf with a longer k runs as ceil(k / this) GEMMs over
    *  consecutive chunks of k, accumulated in C. A GPU GEMM sums along k in
    *  one running sum per entry; chunking breaks that chain (Badin et al., ICS'13, eq.
    *  3.4) for one extra pass over the leaf's C per chunk. 0 = never split.
@@ -316,12 +321,14 @@ typedef enum {
    *  transb != N: store the recursion's B-side temporaries (sums and
    *  differences of quadrants of op(B)) non-transposed, formed by a
    *  transposing addition, so that the products that read them run as NN or
-   *  TN GEMMs; and, when the workspace stays within half of A, B and C
-   *  together, copy each quadrant of op(B) that a top-level product reads
-   *  (2 or 3 of the 7) transposed into one buffer of k*n/4 elements first,
-   *  so that every leaf GEMM runs with transb = N (without that buffer,
-   *  (3/7)^levels of them keep transb = T; it is given up before a
-   *  recursion level when workspace is short). -1 = automatic
+   *  TN GEMMs; and, when the whole workspace stays within half of A, B and
+   *  C together (xn?ngemm) or within 2/9 of it (Strassen, Winograd: their
+   *  2 n^2 / 3 for square n), copy each quadrant of op(B) that a top-level
+   *  product reads (2 or 3 of the 7) transposed into one buffer of k*n/4
+   *  elements first, so that every leaf GEMM runs with transb = N (without
+   *  that buffer, (3/7)^levels (Winograd) or (2/7)^levels (Strassen) of
+   *  them keep transb = T; it is given up before a recursion level when
+   *  workspace is short). -1 = automatic
    *  (double precision with transa = N, where cuBLAS's NT leaf kernels are
    *  slower), 0 = never, 1 = whenever transb != N (XN_PACK_TRANS_B). */
   XN_OPT_PACK_TRANS_B = 11,

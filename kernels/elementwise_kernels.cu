@@ -1,8 +1,8 @@
 // elementwise_kernels.cu - the fused elementwise step (combine), scale and
 // sign-scan kernels of the CUDA backend (Badin et al., ICS'13, section 5:
 // "custom CUDA kernels for assignment, addition and subtraction"; Li, Ranka,
-// Sahni, ICPADS'11, Figure 11: steps fused so that each operand is read
-// once), and the transposing add/sub that forms a non-transposed T from a
+// Sahni, ICPADS'11, Figures 16 and 23: steps fused so that each operand is
+// read once), and the transposing add/sub that forms a non-transposed T from a
 // transposed op(B). The arithmetic is src/numerics/elementwise.h.
 //
 // Geometry: blockIdx.y walks columns, threads walk rows; each thread owns V

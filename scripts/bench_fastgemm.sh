@@ -14,25 +14,26 @@
 # each part took and a summary of the runs.
 #
 # PARTs (default: quick). Each part fits one device command (9 minutes);
-# the times are estimates for an H200 (DGEMM 55-60 TFLOP/s, SGEMM about 50),
-# not measured yet:
+# the times are those measured on the H200 on 2026-11-25 (both routines
+# unless said):
 #   quick     (a) square NN, inputs uniform [-1,1), d and s, strassen and
 #                 winograd, n = 1024 2048 4096 8192 16384 32768, with
-#                 --leaf-train (the leaf GEMMs back to back, `outside`)  (~2 min)
+#                 --leaf-train (the leaf GEMMs back to back, `outside`)  (71 s)
 #   sweep-d   (b) double, square NN, n = 1024..32768 step 1024, strassen
-#                 and winograd, --reps 3 --warmup 1                     (~4 min)
-#   sweep-s   (b) the same in single precision                        (~4 min)
-#   sweep     sweep-d and sweep-s (~8 min: close to the limit, better as
-#                 two commands)
+#                 and winograd, --reps 3 --warmup 1          (103 s per routine)
+#   sweep-s   (b) the same in single precision               (about as long)
+#   sweep     sweep-d and sweep-s (about 7 min)
 #   accuracy  (c) one row per depth L = 0..4 (--per-level 0:4), s at
 #                 n = 16384 and d at 8192, --dist upm1 and paper, strassen
 #                 and winograd, with --cpu-baseline (OpenBLAS on the host,
 #                 most of the time) and --ngemm-u01 (xn?ngemm at the same
-#                 depth on [0,1) inputs), 4096 sampled entries         (~2 min)
+#                 depth on [0,1) inputs), 4096 sampled entries          (228 s)
 #   trans     (d) NN, NT, TN, TT at n = 16384 and the rectangular
 #                 32768x32768x8192, 32768x8192x32768, 8192x32768x32768
-#                 (MxNxK), d and s, strassen and winograd               (~1.5 min)
-#   all       quick sweep accuracy trans (~14 min: more than one command)
+#                 (MxNxK), d and s, strassen and winograd                 (64 s)
+# A part writes three files per xnbench run (up to 24 for accuracy): where
+# only a few files can be fetched back, tar OUTDIR first.
+#   all       quick sweep accuracy trans (about 13 min: more than one command)
 #
 # Environment: XNBENCH (the binary, default build/bench/xnbench),
 # XNBENCH_ARGS (extra options for every run, e.g. "--seed 1"),

@@ -489,7 +489,9 @@ TEST(FastGemmCpuAccuracy, AScheduleWithOneProductSignFlippedBreaksTheBound) {
   p.solve(rng);
   for (int a = 0; a < 2; ++a) {
     const xn::GemmAlgorithm &good = *kGeneral[a];
-    const xn::GemmAlgorithm bad{good.kind, "flipped", &flipped[a], good.any_beta, false};
+    const xn::GemmAlgorithm bad{good.kind,           "flipped", &flipped[a],
+                                good.any_beta,       false,     good.pack_budget_num,
+                                good.pack_budget_den};
     for (int L = 1; L <= 3; ++L) {
       const double b = p.bound(good, L);
       const Outcome ok = judge(p, run_executor(p, good, L), b);

@@ -14,6 +14,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/executor.h"
+#include "core/gemm_driver.h"
 #include "core/plan.h"
 #include "core/schedule.h"
 #include "support/schedule_symbolic.h"
@@ -115,6 +116,9 @@ TEST(ScheduleLanguage, MalformedTablesAreRejectedWithAReason) {
   mutate(12, "(C11, C21) = U");         // overwrites C11 (beta * C lost) ...
   mutate(0, "C12 = A11 + A22");         // ... or uses C as scratch, with any beta
   mutate(23, "C11 += S * T");           // an eighth product
+  mutate(2, "T = S * T");               // a product's target is one of its factors
+  mutate(1, "T = B11 + B22 - B12");     // op(B) in a step no transposing pass does
+  mutate(1, "T = -B11 + B22");          // ... nor with a leading minus
   bad.push_back({{"U = A11 * B11", "(C11, C12, C21, C22) = U"}, true});  // 1 product
   for (std::size_t i = 0; i < bad.size(); ++i)
     EXPECT_FALSE(parses(bad[i].lines, bad[i].any_beta, &why)) << "case " << i;
@@ -262,6 +266,27 @@ TEST(FastGemmPlan, TwoTemporariesPerLevelAtMostTwoThirdsOfNSquared) {
       }
 }
 
+TEST(FastGemmPlan, DefaultOptionsKeepTheBoundForEveryTransposePair) {
+  // What the size query reports with the built-in options, in double (where
+  // op(B) transposed stores the B-side values non-transposed and may pack):
+  // within 2 n^2 / 3 (beta = 0) and 11 n^2 / 12 for every transpose pair.
+  const xn::Options opt;
+  for (const xn::GemmAlgorithm *a : kGeneral)
+    for (int n : {8192, 16384, 32768})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          const double nn = double(n) * n;
+          EXPECT_LE(
+              double(xn::planned_workspace_elems(*a, opt, true, false, n, n, n, ta, tb)),
+              2 * nn / 3)
+              << a->name << " " << n << " " << ta << tb;
+          EXPECT_LE(
+              double(xn::planned_workspace_elems(*a, opt, true, true, n, n, n, ta, tb)),
+              11 * nn / 12)
+              << a->name << " " << n << " " << ta << tb;
+        }
+}
+
 TEST(FastGemmPlan, ScratchThatDoesNotFitAQuadrantOfCGoesToASpare) {
   // Strassen keeps A-role sums in C12 (hm x hk) and B-role sums in C21
   // (hk x hn): with k > n the first does not fit, with k > m the second.
@@ -381,44 +406,47 @@ TEST(FastGemmExecutor, NonTransposedBTempsAndBothLeavesExact) {
 }
 
 // Nothing is written past the workspace the plan gives, nor outside C's m x n
-// block, and every level's temporaries stay in their own region.
+// block (C's padding rows), for every algorithm, beta, orientation (a
+// transposed A-role value lives hk x hm inside C12) and depth.
 TEST(FastGemmExecutor, StaysWithinItsWorkspaceAndC) {
   std::mt19937_64 rng(xn_test::fresh_seed());
   constexpr double kGuard = -12345.0;
   for (const xn::GemmAlgorithm *a : kGeneral)
     for (bool beta_zero : {true, false})
-      for (bool tb : {false, true})
-        for (bool t_normal : {false, true})
-          for (const auto &shape : {std::array<int, 3>{64, 64, 64},
-                                    {72, 40, 136},
-                                    {67, 69, 71},
-                                    {40, 72, 24}})
-            for (int levels = 1; levels <= 3; ++levels) {
-              const int m = shape[0], n = shape[1], k = shape[2];
-              const int lda = m + 1, ldb = (tb ? n : k) + 1, ldc = m + 3;
-              std::vector<double> A, B, C;
-              xn_test::fill(A, m, k, lda, xn_test::Dist::UniformPm1, rng, kGuard);
-              xn_test::fill(B, tb ? n : k, tb ? k : n, ldb, xn_test::Dist::UniformPm1,
-                            rng, kGuard);
-              xn_test::fill(C, m, n, ldc, xn_test::Dist::UniformPm1, rng, kGuard);
-              const std::int64_t elems = xn::call_workspace_elems(
-                  *a, !beta_zero, m, n, k, levels, false, tb, t_normal);
-              std::vector<double> ws(std::size_t(elems) + 512, kGuard);
-              xn::CpuBackend<double> be(1.0, beta_zero ? 0.0 : 0.5);
-              const xn::Status st = xn::recursive_gemm<double>(
-                  be, *a, levels, {A.data(), m, k, lda, false}, {B.data(), k, n, ldb, tb},
-                  beta_zero ? xn::ScalarKind::Zero : xn::ScalarKind::User,
-                  {C.data(), m, n, ldc, false}, ws.data(), 0, t_normal);
-              ASSERT_EQ(st, xn::Status::Ok) << a->name;
-              for (std::size_t i = std::size_t(elems); i < ws.size(); ++i)
-                ASSERT_EQ(ws[i], kGuard)
-                    << a->name << " wrote past its workspace at " << i << " m=" << m
-                    << " n=" << n << " k=" << k << " levels=" << levels;
-              for (int j = 0; j < n; ++j)
-                for (int i = m; i < ldc; ++i)
-                  ASSERT_EQ(C[i + std::size_t(j) * ldc], kGuard)
-                      << a->name << " wrote C's padding";
-            }
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          for (bool t_normal : {false, true})
+            for (const auto &shape : {std::array<int, 3>{64, 64, 64},
+                                      {72, 40, 136},
+                                      {67, 69, 71},
+                                      {40, 72, 24}})
+              for (int levels = 1; levels <= 3; ++levels) {
+                const int m = shape[0], n = shape[1], k = shape[2];
+                const int lda = (ta ? k : m) + 1, ldb = (tb ? n : k) + 1, ldc = m + 3;
+                std::vector<double> A, B, C;
+                xn_test::fill(A, ta ? k : m, ta ? m : k, lda, xn_test::Dist::UniformPm1,
+                              rng, kGuard);
+                xn_test::fill(B, tb ? n : k, tb ? k : n, ldb, xn_test::Dist::UniformPm1,
+                              rng, kGuard);
+                xn_test::fill(C, m, n, ldc, xn_test::Dist::UniformPm1, rng, kGuard);
+                const std::int64_t elems = xn::call_workspace_elems(
+                    *a, !beta_zero, m, n, k, levels, ta, tb, t_normal);
+                std::vector<double> ws(std::size_t(elems) + 512, kGuard);
+                xn::CpuBackend<double> be(1.0, beta_zero ? 0.0 : 0.5);
+                const xn::Status st = xn::recursive_gemm<double>(
+                    be, *a, levels, {A.data(), m, k, lda, ta}, {B.data(), k, n, ldb, tb},
+                    beta_zero ? xn::ScalarKind::Zero : xn::ScalarKind::User,
+                    {C.data(), m, n, ldc, false}, ws.data(), 0, t_normal);
+                ASSERT_EQ(st, xn::Status::Ok) << a->name;
+                for (std::size_t i = std::size_t(elems); i < ws.size(); ++i)
+                  ASSERT_EQ(ws[i], kGuard)
+                      << a->name << " wrote past its workspace at " << i << " m=" << m
+                      << " n=" << n << " k=" << k << " levels=" << levels;
+                for (int j = 0; j < n; ++j)
+                  for (int i = m; i < ldc; ++i)
+                    ASSERT_EQ(C[i + std::size_t(j) * ldc], kGuard)
+                        << a->name << " wrote C's padding";
+              }
 }
 
 }  // namespace

@@ -101,9 +101,6 @@ thread_local ThreadGpu t_gpu;
 // (xnGetLastLevels(NULL, ...)); -1 before any.
 thread_local int t_last_levels = -1;
 
-// Copy in, multiply on the GPU, copy out. False if the GPU path could not run
-// (no memory, no handle): the caller then computes on the CPU. C is written
-// only after the device result is complete.
 // Which routine a host call runs: a recursive GEMM (non-negative, Strassen,
 // Winograd) or (double only) the correctly rounded product.
 enum class HostRoutine { Ngemm, Strassen, Winograd, Exdgemm };
@@ -114,8 +111,12 @@ const GemmAlgorithm &algorithm_of(HostRoutine r) {
                                       : nonneg_winograd_algorithm();
 }
 
+// Copy in, multiply on the GPU, copy out. False if the GPU path could not run
+// (no memory, no handle): the caller then computes on the CPU. C is written
+// only after the device result is complete; *levels is the depth the device
+// call ran.
 template <class T>
-bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
+bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, int k, T alpha,
               const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   if (!t_gpu.ready()) return false;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
@@ -166,7 +167,7 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alph
   if (routine != HostRoutine::Exdgemm) {
     st = device_recursive_gemm<T>(algorithm_of(routine), t_gpu.handle, opa, opb, m, n, k,
                                   &alpha, dA, ldda, dB, lddb, &beta, dC, std::max(1, m));
-    if (st == CUBLAS_STATUS_SUCCESS) xnGetLastLevels(t_gpu.handle, &t_last_levels);
+    if (st == CUBLAS_STATUS_SUCCESS) xnGetLastLevels(t_gpu.handle, levels);
   }
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
@@ -185,14 +186,22 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alph
 template <class T>
 void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
                const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+  // The depth this call ran, for xnGetLastLevels(NULL, ...): 0 for an empty
+  // C and the quick return, the device's on the GPU, the CPU's otherwise.
+  const bool recursive = routine != HostRoutine::Exdgemm;
+  if (recursive) t_last_levels = 0;
   if (m == 0 || n == 0) return;
   const HostDevice where = host_device_from_environment();
   const bool big = 2.0 * m * n * k >= kGpuMinFlops;
   const bool quick = k == 0 || alpha == T(0);  // only scales C
+  int levels = 0;
   if (!quick && where != HostDevice::Cpu && gpu_present() &&
       (where == HostDevice::Gpu || big) &&
-      gpu_gemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+      gpu_gemm<T>(routine, &levels, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                  ldc)) {
+    if (recursive) t_last_levels = levels;
     return;
+  }
   if constexpr (std::is_same_v<T, double>) {
     if (routine == HostRoutine::Exdgemm) {
       const Options o = default_options();
@@ -205,8 +214,9 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   }
   bool fell_back = false;
   cpu_recursive_gemm<T>(algorithm_of(routine), ta, tb, m, n, k, alpha, A, lda, B, ldb,
-                        beta, C, ldc, default_options(), -1, CpuLeaf::OpenBlas,
-                        &fell_back);
+                        beta, C, ldc, default_options(), -1, CpuLeaf::OpenBlas, &fell_back,
+                        nullptr, &levels);
+  t_last_levels = levels;
   if (fell_back) ++g_host_fallbacks;
 }
 

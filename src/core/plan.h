@@ -221,8 +221,12 @@ inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool
 // into one packed hk x hn buffer (one after the other, reusing it), so that
 // the whole recursion below runs NN/TN: three transposing copies of a
 // quarter of B buy every leaf back from NT. The buffer costs k n / 4
-// elements; it is used only while the call's workspace stays within half of
-// A + B + C (a square call: 5/12), else those three products keep NT.
+// elements; it is used only while the call's workspace stays within the
+// algorithm's budget (GemmAlgorithm::pack_budget_*): for ?ngemm half of
+// A + B + C (a square call: 5/12); for Strassen and Winograd 2/9 of it,
+// their 2 n^2 / 3 for square n, which their own temporaries leave no room
+// in for square calls: they keep (2/7)^L or (3/7)^L of the leaves NT
+// (about 0.5 % of a call). Else those products keep NT.
 
 // Whether a call stores T non-transposed, from the option's value (-1
 // automatic: double precision with op(A) = A, the measured case; 0 never;
@@ -245,7 +249,10 @@ inline index_t packed_b_elems(const GemmAlgorithm &algo, bool beta_nonzero, inde
   const index_t packed = (c.k / 2) * (c.n / 2);
   const index_t temps =
       workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans, false);
-  return 2 * (temps + packed) <= m * k + k * n + m * n ? packed : 0;
+  return algo.pack_budget_den * (temps + packed) <=
+                 algo.pack_budget_num * (m * k + k * n + m * n)
+             ? packed
+             : 0;
 }
 
 // Elements of workspace of a whole call at `levels` levels (0: none): what

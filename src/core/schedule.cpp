@@ -17,6 +17,7 @@ constexpr const char *kOperandNames[] = {"A11", "A12", "A21", "A22", "B11", "B12
                                          "B21", "B22", "C11", "C12", "C21", "C22",
                                          "S",   "T",   "U",   "T1",  "T2"};
 constexpr int kOperandCount = sizeof kOperandNames / sizeof kOperandNames[0];
+static_assert(kOperandCount == int(Operand::None), "a name for every operand");
 
 // ---------------------------------------------------------------- lexer
 
@@ -416,6 +417,9 @@ bool parse_schedule(const char *name, const char *const *lines, std::size_t coun
     Role role = Role::C;
     if (st.kind == StepKind::Product) {
       ++s.products;
+      // The recursion writes its target while it reads its factors.
+      if (st.dst[0] == st.src[0] || st.dst[0] == st.src[1])
+        return fail(error, name, i, lines[i], "a product's target is one of its factors");
       if (role_of(st.src[0]) != int(Role::A) || role_of(st.src[1]) != int(Role::B))
         return fail(error, name, i, lines[i], "a product needs an A-role times a B-role");
       if (st.accumulate && role_of(st.dst[0]) != int(Role::C))
@@ -425,6 +429,14 @@ bool parse_schedule(const char *name, const char *const *lines, std::size_t coun
       for (int r = 1; r < st.nsrc; ++r)
         if (role_of(st.src[r]) != int(role))
           return fail(error, name, i, lines[i], "operands of different roles");
+      // With op(B) transposed and its values stored non-transposed
+      // (plan.h, stores_t_normal), a step that reads a quadrant of op(B) is
+      // a transposing pass, which forms "D = X +/- Y" only.
+      bool reads_b = false;
+      for (int r = 0; r < st.nsrc; ++r) reads_b |= is_b_quadrant(st.src[r]);
+      if (reads_b && (st.ndst != 1 || st.nsrc != 2 || st.coef[0][0] != 1))
+        return fail(error, name, i, lines[i],
+                    "a step reading op(B) must be D = X +/- Y (a transposing pass)");
     }
     st.role = role;
     for (int d = 0; d < st.ndst; ++d) {
@@ -490,17 +502,17 @@ const Schedule &winograd_accumulate_schedule() {
 const GemmAlgorithm &nonneg_winograd_algorithm() {
   static const GemmAlgorithm a{GemmKind::NonNegWinograd, "winograd-nonneg",
                                &winograd_nonneg_schedule(), &winograd_nonneg_schedule(),
-                               true};
+                               true, 1, 2};
   return a;
 }
 const GemmAlgorithm &strassen_algorithm() {
   static const GemmAlgorithm a{GemmKind::Strassen, "strassen", &strassen_schedule(),
-                               &strassen_accumulate_schedule(), false};
+                               &strassen_accumulate_schedule(), false, 2, 9};
   return a;
 }
 const GemmAlgorithm &winograd_algorithm() {
   static const GemmAlgorithm a{GemmKind::Winograd, "winograd", &winograd_schedule(),
-                               &winograd_accumulate_schedule(), false};
+                               &winograd_accumulate_schedule(), false, 2, 9};
   return a;
 }
 

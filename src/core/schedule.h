@@ -126,6 +126,11 @@ struct GemmAlgorithm {
   const Schedule *zero_beta;  // C quadrants may be scratch
   const Schedule *any_beta;
   bool nonneg_contract;  // ?ngemm: the non-negative check applies
+  // The packed quadrant of op(B) (plan.h, packed_b_elems) is used only while
+  // the call's whole workspace stays within this fraction of the elements of
+  // A, B and C: 1/2 for ?ngemm; 2/9 for Strassen and Winograd, which is
+  // their 2 n^2 / 3 for square n, so packing never breaks that bound.
+  int pack_budget_num, pack_budget_den;
   const Schedule &table_for(bool beta_may_be_nonzero) const {
     return beta_may_be_nonzero ? *any_beta : *zero_beta;
   }
