@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "core/gemm_driver.h"
 #include "core/plan.h"
 #include "core/schedule.h"
+#include "numerics/elementwise.h"
 #include "support/schedule_symbolic.h"
 #include "support/test_support.h"
 
@@ -235,6 +238,62 @@ TEST(ScheduleTable, QuadrantMovesPerLevelAreTheDesignsFigures) {
         &xn::strassen_accumulate_schedule(), &xn::winograd_accumulate_schedule()})
     EXPECT_EQ(moves(*s, true).product_io, 7) << s->name;
   EXPECT_EQ(moves(xn::winograd_nonneg_schedule(), false).product_io, 11);
+}
+
+// The CPU backend's column loops (ew_combine_first, ew_combine_next) and the
+// GPU's ew_combine give the same bits for every sign pattern of up to four
+// terms, on values that stress the rounding and the specials.
+template <class T>
+void combine_forms_agree() {
+  const T specials[] = {T(0),
+                        -T(0),
+                        T(1),
+                        -T(1),
+                        T(1e-30),
+                        T(3.5e-310),
+                        -T(2.5e-40),
+                        std::numeric_limits<T>::max(),
+                        -std::numeric_limits<T>::max(),
+                        std::numeric_limits<T>::infinity(),
+                        -std::numeric_limits<T>::infinity(),
+                        T(0.1),
+                        T(-0.3),
+                        T(7e5)};
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  const int ns = int(sizeof specials / sizeof specials[0]);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int n = 1 + int(rng() % 4);
+    T v[4];
+    signed char coef[4];
+    int nonzero = 0;
+    for (int s = 0; s < n; ++s) {
+      v[s] = rng() % 3
+                 ? T(std::ldexp(double(rng() % 100000) - 50000.0, int(rng() % 40) - 20))
+                 : specials[rng() % ns];
+      coef[s] = static_cast<signed char>(int(rng() % 3) - 1);
+      nonzero += coef[s] != 0;
+    }
+    if (nonzero == 0) coef[0] = 1;
+    T r = T(0);
+    bool started = false;
+    for (int s = 0; s < n; ++s) {
+      if (coef[s] == 0) continue;
+      const T sign = coef[s] > 0 ? T(1) : T(-1);
+      r = started ? xn::ew_combine_next(r, sign, v[s]) : xn::ew_combine_first(sign, v[s]);
+      started = true;
+    }
+    const T e = xn::ew_combine(v, coef, n);
+    if (std::isnan(e)) {
+      ASSERT_TRUE(std::isnan(r)) << trial;
+    } else {
+      ASSERT_EQ(std::memcmp(&r, &e, sizeof(T)), 0) << trial << " " << e << " " << r;
+    }
+  }
+}
+
+TEST(CombineArithmetic, ColumnFormAndElementFormGiveTheSameBits) {
+  combine_forms_agree<double>();
+  combine_forms_agree<float>();
 }
 
 // ---------------------------------------------------------------- workspace

@@ -42,11 +42,24 @@ XN_HD T ew_fold(T x, T beta, T d) {
 }
 
 // One target of a fused elementwise step (core/executor.h, CombineOp): the
-// signed sum of the n source values whose coefficient (+1 or -1) is
-// nonzero, added left to right in source order, the first term negated
-// exactly when its coefficient is -1 (so x - y is ew_sub(x, y) and x + y
-// ew_add(x, y), bit for bit). The schedule's order of summation is the
-// order its text writes each target's expression in (core/schedule.h).
+// signed sum of the source values whose coefficient (+1 or -1) is nonzero,
+// added left to right in source order. The schedule's order of summation is
+// the order its text writes each target's expression in
+// (core/schedule.h). Each term is sign * v with sign = +-1, an exact
+// negation, so the first term is v or -v and every later one r + v or
+// r - v bit for bit (x - y is x + (-y) in IEEE arithmetic; a contraction
+// of r + sign * v into one fma is exact too): ew_combine below, one value
+// at a time (the GPU kernel), and the CPU backend's column loops over
+// ew_combine_first / ew_combine_next give the same bits (tested, NaN's sign
+// aside).
+template <class T>
+XN_HD T ew_combine_first(T sign, T v) {
+  return sign * v;
+}
+template <class T>
+XN_HD T ew_combine_next(T r, T sign, T v) {
+  return r + sign * v;
+}
 template <class T>
 XN_HD T ew_combine(const T *v, const signed char *coef, int n) {
   T r = T(0);

@@ -61,30 +61,54 @@ Status CpuBackend<T>::gemm(MatView<const T> A, MatView<const T> B, ScalarKind be
   return Status::Ok;
 }
 
-// Column by column over the stored arrays: every source value of a
-// position is read before any target is written there (targets may be
-// sources), then each target is ew_combine of them, and ew_fold with beta
-// where the step adds beta * its old value.
+// Column by column over the stored arrays, in chunks of rows: each
+// target's terms (ew_combine_first, ew_combine_next: the same arithmetic
+// as ew_combine, one term at a time over the chunk, so the loops vectorise)
+// go to a buffer, and only when every target of the chunk is formed are
+// they stored, so a target may be a source. ew_fold adds beta * old where
+// the step asks for it.
 template <class T>
 Status CpuBackend<T>::combine(const CombineOp<T> &op) {
+  constexpr index_t kChunk = 256;
   const index_t rows = op.dst[0].stored_rows(), cols = op.dst[0].stored_cols();
   const T beta = value(op.beta);
-  bool read_old[kMaxDst] = {};
-  for (int d = 0; d < op.ndst; ++d) read_old[d] = op.beta_old[d] && beta != T(0);
+  // Each target's nonzero terms, in source order.
+  int nterms[kMaxDst] = {};
+  int term_src[kMaxDst][kMaxSrc];
+  T term_sign[kMaxDst][kMaxSrc];
+  for (int d = 0; d < op.ndst; ++d)
+    for (int s = 0; s < op.nsrc; ++s)
+      if (op.coef[d][s] != 0) {
+        term_src[d][nterms[d]] = s;
+        term_sign[d][nterms[d]++] = op.coef[d][s] > 0 ? T(1) : T(-1);
+      }
+  T out[kMaxDst][kChunk];
   for (index_t j = 0; j < cols; ++j) {
     const T *src[kMaxSrc];
     T *dst[kMaxDst];
     for (int s = 0; s < op.nsrc; ++s) src[s] = op.src[s].p + j * op.src[s].ld;
     for (int d = 0; d < op.ndst; ++d) dst[d] = op.dst[d].p + j * op.dst[d].ld;
-    for (index_t i = 0; i < rows; ++i) {
-      T v[kMaxSrc], out[kMaxDst];
-      for (int s = 0; s < op.nsrc; ++s) v[s] = src[s][i];
+    for (index_t i0 = 0; i0 < rows; i0 += kChunk) {
+      const index_t len = std::min(kChunk, rows - i0);
       for (int d = 0; d < op.ndst; ++d) {
-        out[d] = ew_combine(v, op.coef[d], op.nsrc);
-        if (op.beta_old[d])
-          out[d] = ew_fold(out[d], beta, read_old[d] ? dst[d][i] : T(0));
+        T *o = out[d];
+        const T *x = src[term_src[d][0]] + i0;
+        const T s0 = term_sign[d][0];
+        for (index_t i = 0; i < len; ++i) o[i] = ew_combine_first(s0, x[i]);
+        for (int t = 1; t < nterms[d]; ++t) {
+          const T *y = src[term_src[d][t]] + i0;
+          const T st = term_sign[d][t];
+          for (index_t i = 0; i < len; ++i) o[i] = ew_combine_next(o[i], st, y[i]);
+        }
+        if (op.beta_old[d]) {
+          const T *old = dst[d] + i0;
+          if (beta == T(0))  // BLAS: the old value is not read
+            for (index_t i = 0; i < len; ++i) o[i] = ew_fold(o[i], beta, T(0));
+          else
+            for (index_t i = 0; i < len; ++i) o[i] = ew_fold(o[i], beta, old[i]);
+        }
       }
-      for (int d = 0; d < op.ndst; ++d) dst[d][i] = out[d];
+      for (int d = 0; d < op.ndst; ++d) std::copy(out[d], out[d] + len, dst[d] + i0);
     }
   }
   return Status::Ok;
