@@ -416,6 +416,32 @@ std::vector<Section> demo_sections(const GemmOptions &o, bool gpu) {
         "is naive, so its times say little)",
         {256, 512}, 32, CpuLeafKind::Preload, 0.3);
   }
+  // Strassen and Winograd for general (signed) inputs, one section each.
+  for (Routine r : {Routine::Strassen, Routine::Winograd}) {
+    Section f{std::string(
+                  gpu ? (r == Routine::Strassen ? "xn?gemmStrassen" : "xn?gemmWinograd")
+                      : (r == Routine::Strassen ? "cblas_?stgemm (Strassen, leaf 128)"
+                                                : "cblas_?wigemm (Winograd, leaf 128)")) +
+                  " on uniform [-1, 1) inputs vs " +
+                  (gpu ? "cublasDgemm/cublasSgemm, library defaults"
+                       : "OpenBLAS cblas_dgemm/cblas_sgemm") +
+                  "; errors normalised by mean |C|",
+              {}};
+    for (char p : {'d', 's'})
+      for (long long n :
+           gpu ? std::vector<long long>{16384} : std::vector<long long>{512, 1024}) {
+        CaseSpec c = base_spec(o);
+        c.routine = r;
+        c.dist = Dist::Upm1;
+        c.prec = p;
+        c.m = c.n = c.k = n;
+        c.leaf = gpu ? -1 : 128;
+        c.min_size = gpu ? -1 : 0;
+        c.time_budget = gpu ? 1.0 : 0.3;
+        f.cases.push_back(c);
+      }
+    out.push_back(f);
+  }
   // The correctly rounded DGEMM next to the vendor's: phi = 1 and
   // ill-conditioned inputs.
   Section ex{"correctly rounded DGEMM: " +
