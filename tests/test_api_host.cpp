@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/bad_gemm_args.h"
 #include "support/test_support.h"
 #include "support/xerbla_log.h"
 #include "xngemm.h"
@@ -288,67 +289,11 @@ TYPED_TEST_SUITE(HostApi, Precisions);
 
 // ------------------------------------------------------------ bad arguments
 
-struct BadF77 {
-  char ta, tb;
-  int m, n, k, lda, ldb, ldc;
-  int info;
-};
-const BadF77 kBadF77[] = {
-    {'X', 'N', 4, 5, 6, 4, 6, 4, 1},    {'N', 'Y', 4, 5, 6, 4, 6, 4, 2},
-    {'N', 'N', -1, 5, 6, 4, 6, 4, 3},   {'N', 'N', 4, -1, 6, 4, 6, 4, 4},
-    {'N', 'N', 4, 5, -1, 4, 6, 4, 5},   {'N', 'N', 4, 5, 6, 3, 6, 4, 8},
-    {'T', 'N', 4, 5, 6, 4, 6, 4, 8},    {'N', 'N', 4, 5, 6, 4, 5, 4, 10},
-    {'N', 't', 4, 5, 6, 4, 4, 4, 10},   {'N', 'N', 4, 5, 6, 4, 6, 3, 13},
-    {'N', 'N', 0, 5, 6, 0, 6, 1, 8},    {'N', 'N', 4, 5, 6, 3, 5, 3, 8},
-    {'N', 'N', -1, -1, -1, 0, 0, 0, 3},
-};
-
-struct BadCblas {
-  int layout, ta, tb, m, n, k, lda, ldb, ldc;
-  int pos;
-};
-// m = 4, n = 5, k = 6 unless a dimension is the bad one.
-const BadCblas kBadCblas[] = {
-    {100, kN, kN, 4, 5, 6, 4, 6, 4, 1},
-    {kCol, 0, kN, 4, 5, 6, 4, 6, 4, 2},
-    {kRow, 0, kN, 4, 5, 6, 6, 5, 5, 2},
-    {kCol, kN, 114, 4, 5, 6, 4, 6, 4, 3},
-    {kRow, kN, 114, 4, 5, 6, 6, 5, 5, 3},
-    {kCol, kN, kN, -1, 5, 6, 4, 6, 4, 4},
-    {kRow, kN, kN, -1, 5, 6, 6, 5, 5, 4},
-    {kCol, kN, kN, 4, -1, 6, 4, 6, 4, 5},
-    {kRow, kN, kN, 4, -1, 6, 6, 5, 5, 5},
-    {kCol, kN, kN, 4, 5, -1, 4, 6, 4, 6},
-    {kRow, kN, kN, 4, 5, -1, 6, 5, 5, 6},
-    {kCol, kN, kN, 4, 5, 6, 3, 6, 4, 9},
-    {kRow, kN, kN, 4, 5, 6, 5, 5, 5, 9},  // row: lda >= k for NoTrans
-    {kRow, kT, kN, 4, 5, 6, 3, 5, 5, 9},  // row: lda >= m for Trans
-    {kCol, kN, kN, 4, 5, 6, 4, 5, 4, 11},
-    {kRow, kN, kN, 4, 5, 6, 6, 4, 5, 11},  // row: ldb >= n for NoTrans
-    {kRow, kN, kT, 4, 5, 6, 6, 5, 5, 11},  // row: ldb >= k for Trans
-    {kCol, kN, kN, 4, 5, 6, 4, 6, 3, 14},
-    {kRow, kN, kN, 4, 5, 6, 6, 5, 4, 14},  // row: ldc >= n
-    // Order: row-major reports n before m and ldb before lda.
-    {kRow, kN, kN, -1, -1, 6, 6, 5, 5, 5},
-    {kRow, kN, kN, 4, 5, 6, 5, 4, 5, 11},
-    {kCol, kN, kN, -1, -1, 6, 4, 6, 4, 4},
-    {kCol, kN, kN, 4, 5, 6, 3, 5, 4, 9},
-};
-
-// A C pattern the library must leave bitwise alone: NaN with a payload, -0,
-// infinities, a denormal.
-template <class T>
-std::vector<T> c_pattern() {
-  std::vector<T> c(64);
-  for (std::size_t i = 0; i < c.size(); ++i) c[i] = T(i) + T(0.25);
-  c[0] = std::numeric_limits<T>::quiet_NaN();
-  c[1] = T(-0.0);
-  c[2] = std::numeric_limits<T>::infinity();
-  c[3] = -std::numeric_limits<T>::infinity();
-  c[4] = std::numeric_limits<T>::denorm_min();
-  c[5] = -std::numeric_limits<T>::quiet_NaN();
-  return c;
-}
+using xn_test::BadCblas;
+using xn_test::BadF77;
+using xn_test::c_pattern;
+using xn_test::kBadCblas;
+using xn_test::kBadF77;
 
 TYPED_TEST(HostApi, BadArgumentsReportedViaXerbla) {
   using T = TypeParam;

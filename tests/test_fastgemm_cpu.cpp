@@ -33,6 +33,7 @@
 #include "core/options.h"
 #include "core/plan.h"
 #include "core/schedule.h"
+#include "support/bad_gemm_args.h"
 #include "support/error_bound.h"
 #include "support/mpfr_oracle.h"
 #include "support/paper_matrix.h"
@@ -737,56 +738,11 @@ TEST_F(FastGemmHostOnCpu, QuickReturnsAsBlas) {
 
 // ------------------------------------------------------------ bad arguments
 
-struct BadF77 {
-  char ta, tb;
-  int m, n, k, lda, ldb, ldc;
-  int info;  // reference DGEMM's INFO
-};
-const BadF77 kBadF77[] = {
-    {'X', 'N', 4, 5, 6, 4, 6, 4, 1},  {'N', 'Y', 4, 5, 6, 4, 6, 4, 2},
-    {'N', 'N', -1, 5, 6, 4, 6, 4, 3}, {'N', 'N', 4, -1, 6, 4, 6, 4, 4},
-    {'N', 'N', 4, 5, -1, 4, 6, 4, 5}, {'N', 'N', 4, 5, 6, 3, 6, 4, 8},
-    {'T', 'N', 4, 5, 6, 4, 6, 4, 8},  {'N', 'N', 4, 5, 6, 4, 5, 4, 10},
-    {'N', 't', 4, 5, 6, 4, 4, 4, 10}, {'N', 'N', 4, 5, 6, 4, 6, 3, 13},
-    {'N', 'N', 0, 5, 6, 0, 6, 1, 8},  {'N', 'N', -1, -1, -1, 0, 0, 0, 3},
-};
-
-struct BadCblas {
-  int layout, ta, tb, m, n, k, lda, ldb, ldc;
-  int pos;  // reference CBLAS's position (layout = 1)
-};
-constexpr int kRow = XnRowMajor, kCol = XnColMajor, kN = XnNoTrans, kT = XnTrans;
-const BadCblas kBadCblas[] = {
-    {100, kN, kN, 4, 5, 6, 4, 6, 4, 1},
-    {kCol, 0, kN, 4, 5, 6, 4, 6, 4, 2},
-    {kRow, 0, kN, 4, 5, 6, 6, 5, 5, 2},
-    {kCol, kN, 114, 4, 5, 6, 4, 6, 4, 3},
-    {kCol, kN, kN, -1, 5, 6, 4, 6, 4, 4},
-    {kRow, kN, kN, 4, -1, 6, 6, 5, 5, 5},
-    {kCol, kN, kN, 4, 5, -1, 4, 6, 4, 6},
-    {kCol, kN, kN, 4, 5, 6, 3, 6, 4, 9},
-    {kRow, kT, kN, 4, 5, 6, 3, 5, 5, 9},  // row: lda >= m for Trans
-    {kCol, kN, kN, 4, 5, 6, 4, 5, 4, 11},
-    {kRow, kN, kT, 4, 5, 6, 6, 5, 5, 11},
-    {kCol, kN, kN, 4, 5, 6, 4, 6, 3, 14},
-    {kRow, kN, kN, 4, 5, 6, 6, 5, 4, 14},
-    // Row-major order: n before m, ldb before lda.
-    {kRow, kN, kN, -1, -1, 6, 6, 5, 5, 5},
-    {kRow, kN, kN, 4, 5, 6, 5, 4, 5, 11},
-};
-
-// A C the library must leave bitwise alone: NaN, -0, infinities, a denormal.
-template <class T>
-std::vector<T> c_pattern() {
-  std::vector<T> c(64);
-  for (std::size_t i = 0; i < c.size(); ++i) c[i] = T(i) + T(0.25);
-  c[0] = std::numeric_limits<T>::quiet_NaN();
-  c[1] = T(-0.0);
-  c[2] = std::numeric_limits<T>::infinity();
-  c[3] = -std::numeric_limits<T>::infinity();
-  c[4] = std::numeric_limits<T>::denorm_min();
-  return c;
-}
+using xn_test::BadCblas;
+using xn_test::BadF77;
+using xn_test::c_pattern;
+using xn_test::kBadCblas;
+using xn_test::kBadF77;
 
 template <class T>
 void bad_arguments() {
