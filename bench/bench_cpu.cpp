@@ -248,10 +248,10 @@ void CpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     r->leaf = opt.leaf_for(algo.kind, is_d);
     r->max_levels = opt.max_levels;
     int levels = xn::planned_levels(algo, opt, is_d, m, n, k);
-    const bool t_normal = xn::stores_t_normal(opt.normal_b_temps, is_d, c.ta, c.tb);
+    const xn::TempOrientation o = xn::temp_orientation(opt, is_d, c.ta, c.tb);
     bool pack = false;
     levels = xn::choose_workspace(
-        algo, beta_nonzero, m, n, k, levels, c.ta, c.tb, t_normal,
+        algo, beta_nonzero, m, n, k, levels, o.a_layout, c.tb, o.t_normal,
         [&](std::int64_t e) {
           return opt.workspace_limit < 0 ||
                  e * std::int64_t(sizeof(T)) <= opt.workspace_limit;
@@ -259,9 +259,10 @@ void CpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
         &pack);
     r->levels = levels;
     // What the call uses: plan.h's size of the whole call at that depth.
-    r->ws_bytes = std::uint64_t(xn::call_workspace_elems(
-                      algo, beta_nonzero, m, n, k, levels, c.ta, c.tb, t_normal, pack)) *
-                  sizeof(T);
+    r->ws_bytes =
+        std::uint64_t(xn::call_workspace_elems(algo, beta_nonzero, m, n, k, levels,
+                                               o.a_layout, c.tb, o.t_normal, pack)) *
+        sizeof(T);
     return true;
   };
 

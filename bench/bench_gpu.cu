@@ -627,17 +627,19 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     // library gives the packed quadrant up before a level: plan.h
     // choose_workspace). For strassen and winograd at the planned depth
     // that is xnGetFastGemmWorkspaceSize's answer (beta = 0).
-    std::int64_t normal_b_temps = -1;
+    std::int64_t normal_a_temps = -1, normal_b_temps = -1;
+    XNB_CUBLAS(xnGetOption(handle_, XN_OPT_PACK_TRANS_A, &normal_a_temps));
     XNB_CUBLAS(xnGetOption(handle_, XN_OPT_PACK_TRANS_B, &normal_b_temps));
-    const bool t_normal = xn::stores_t_normal(normal_b_temps, is_d, c.ta, c.tb);
+    const xn::TempOrientation o =
+        xn::temp_orientation(normal_a_temps, normal_b_temps, is_d, c.ta, c.tb);
     const bool bnz = !fast;  // the tables the call runs (beta = 0: two temporaries)
     auto ws_at = [&](bool pack) {
       if (!fast)
-        return std::uint64_t(
-                   xn::call_workspace_elems(m, n, k, used, c.ta, c.tb, t_normal, pack)) *
+        return std::uint64_t(xn::call_workspace_elems(m, n, k, used, o.a_layout, c.tb,
+                                                      o.t_normal, pack)) *
                sizeof(T);
-      return std::uint64_t(xn::call_workspace_elems(algo, bnz, m, n, k, used, c.ta, c.tb,
-                                                    t_normal, pack)) *
+      return std::uint64_t(xn::call_workspace_elems(algo, bnz, m, n, k, used, o.a_layout,
+                                                    c.tb, o.t_normal, pack)) *
              sizeof(T);
     };
     const std::uint64_t packed_bytes =

@@ -328,9 +328,10 @@ typedef enum {
    *  elements first, so that every leaf GEMM runs with transb = N (without
    *  that buffer, (3/7)^levels (Winograd) or (2/7)^levels (Strassen) of
    *  them keep transb = T; it is given up before a recursion level when
-   *  workspace is short). -1 = automatic
-   *  (double precision with transa = N, where cuBLAS's NT leaf kernels are
-   *  slower), 0 = never, 1 = whenever transb != N (XN_PACK_TRANS_B). */
+   *  workspace is short). -1 = automatic (double precision with the A side
+   *  stored non-transposed: transa = N, or XN_OPT_PACK_TRANS_A = 1;
+   *  cuBLAS's NT leaf kernels are slower), 0 = never, 1 = whenever
+   *  transb != N (XN_PACK_TRANS_B). */
   XN_OPT_PACK_TRANS_B = 11,
   /** xnSsymv/xnDsymv: kernel variant; 0 = the tuned default for the
    *  precision, n and uplo (XN_SYMV_VARIANT). The defaults' own ids (33, 34,
@@ -358,7 +359,17 @@ typedef enum {
   /** xnSgemmWinograd: crossover (XN_WINOGRAD_MIN_SIZE_S). */
   XN_OPT_WINOGRAD_MIN_SIZE_S = 19,
   /** xnDgemmWinograd: crossover (XN_WINOGRAD_MIN_SIZE_D). */
-  XN_OPT_WINOGRAD_MIN_SIZE_D = 20
+  XN_OPT_WINOGRAD_MIN_SIZE_D = 20,
+  /** xn?ngemm, xn?gemmStrassen, xn?gemmWinograd with transa != N: store the
+   *  sums of op(A)'s quadrants non-transposed, so that the leaf GEMMs that
+   *  read them run with transa = N (the others, (2/7)^levels (Strassen) or
+   *  (3/7)^levels (Winograd, ?ngemm) of the leaves, keep transa = T). Same
+   *  workspace and same values; with transb != N too, XN_OPT_PACK_TRANS_B's
+   *  automatic choice then also stores the B side non-transposed. -1 =
+   *  automatic (double precision with transb = N: cuBLAS's TN leaf kernels
+   *  are slower than NN, its TT ones are not), 0 = never, 1 = whenever
+   *  transa != N (XN_PACK_TRANS_A). */
+  XN_OPT_PACK_TRANS_A = 21
 } xnOption_t;
 
 /**

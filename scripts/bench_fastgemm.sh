@@ -20,9 +20,11 @@
 #                 winograd, n = 1024 2048 4096 8192 16384 32768, with
 #                 --leaf-train (the leaf GEMMs back to back, `outside`)  (71 s)
 #   sweep-d   (b) double, square NN, n = 1024..32768 step 1024, strassen
-#                 and winograd, --reps 3 --warmup 1          (103 s per routine)
+#                 and winograd, automatic repeats (3 for the large sizes,
+#                 up to 25 for the small ones, whose 50-us calls are noisy
+#                 with 3)                                    (about 2 min per routine)
 #   sweep-s   (b) the same in single precision               (about as long)
-#   sweep     sweep-d and sweep-s (about 7 min)
+#   sweep     sweep-d and sweep-s (about 8 min)
 #   accuracy  (c) one row per depth L = 0..4 (--per-level 0:4), s at
 #                 n = 16384 and d at 8192, --dist upm1 and paper, strassen
 #                 and winograd, with --cpu-baseline (OpenBLAS on the host,
@@ -83,7 +85,7 @@ part_quick() {
 part_sweep() {  # $1 = d or s
   for r in "${ROUTINES[@]}"; do
     run "sweep-$r-$1" --routine "$r" --prec "$1" --trans NN --dist upm1 \
-      --reps 3 --warmup 1 --sizes 1024:32768:1024
+      --warmup 1 --sizes 1024:32768:1024
   done
 }
 part_accuracy() {

@@ -485,10 +485,10 @@ TEST(ApiArgs, FastGemmWorkspaceQueryMatchesThePlanner) {
               if (s.m != s.n || s.n != s.k || s.m < 8192) continue;
               const double n2 = double(s.n) * s.n;
               const int levels = xn::planned_levels(algo, o, is_double, s.m, s.n, s.k);
-              const bool t_normal =
-                  xn::stores_t_normal(o.normal_b_temps, is_double, ta == T, tb == T);
+              const xn::TempOrientation to =
+                  xn::temp_orientation(o, is_double, ta == T, tb == T);
               const double packed = double(xn::packed_b_elems(
-                  algo, nz, s.m, s.n, s.k, levels, ta == T, tb == T, t_normal));
+                  algo, nz, s.m, s.n, s.k, levels, to.a_layout, tb == T, to.t_normal));
               EXPECT_LE(packed, n2 / 4) << what;
               EXPECT_LE(double(want) - packed, (nz ? 11.0 / 12 : 2.0 / 3) * n2) << what;
               // Below the crossover (single precision's default, 14336, at

@@ -70,7 +70,7 @@ class OptionGuard {
 
  private:
   // Every option of the table (its last enumerator is the highest id).
-  static constexpr int kCount = XN_OPT_WINOGRAD_MIN_SIZE_D + 1;
+  static constexpr int kCount = XN_OPT_PACK_TRANS_A + 1;
   std::int64_t saved_[kCount] = {};
 };
 
@@ -560,7 +560,10 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
                          {XN_OPT_WINOGRAD_LEAF_S, 3},
                          {XN_OPT_WINOGRAD_LEAF_D, 8192},
                          {XN_OPT_WINOGRAD_MIN_SIZE_S, 1},
-                         {XN_OPT_WINOGRAD_MIN_SIZE_D, 20000}};
+                         {XN_OPT_WINOGRAD_MIN_SIZE_D, 20000},
+                         {XN_OPT_PACK_TRANS_A, 0},
+                         {XN_OPT_PACK_TRANS_A, 1},
+                         {XN_OPT_PACK_TRANS_A, -1}};
   for (const Valid &v : valid) {
     std::int64_t got = -99;
     EXPECT_EQ(xnSetOption(nullptr, v.opt, v.value), CUBLAS_STATUS_SUCCESS)
@@ -587,7 +590,9 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
                            {XN_OPT_STRASSEN_MIN_SIZE_S, -1},
                            {XN_OPT_WINOGRAD_LEAF_D, 0},
                            {XN_OPT_WINOGRAD_MIN_SIZE_S, -3},
-                           {XN_OPT_WINOGRAD_MIN_SIZE_D, (1LL << 31) + 1}};
+                           {XN_OPT_WINOGRAD_MIN_SIZE_D, (1LL << 31) + 1},
+                           {XN_OPT_PACK_TRANS_A, 2},
+                           {XN_OPT_PACK_TRANS_A, -2}};
   for (const Valid &v : invalid) {
     std::int64_t before = 0, after = 0;
     ASSERT_EQ(xnGetOption(nullptr, v.opt, &before), CUBLAS_STATUS_SUCCESS);
@@ -599,7 +604,7 @@ TEST(HostApiOptions, RoundTripAndInvalidValues) {
 
   // Unknown options, and a NULL output pointer.
   std::int64_t v = 42;
-  for (int bad : {-1, XN_OPT_WINOGRAD_MIN_SIZE_D + 1, 99}) {
+  for (int bad : {-1, XN_OPT_PACK_TRANS_A + 1, 99}) {
     EXPECT_EQ(xnSetOption(nullptr, xnOption_t(bad), 1), CUBLAS_STATUS_INVALID_VALUE);
     EXPECT_EQ(xnGetOption(nullptr, xnOption_t(bad), &v), CUBLAS_STATUS_INVALID_VALUE);
   }

@@ -366,8 +366,10 @@ void sweep(std::uint64_t seed, Worst (&worst)[2][2][4]) {
       p.solve(rng, sc.samples);
       for (int a = 0; a < 2; ++a)
         for (int L = 0; L <= 3; ++L) {
-          // B-side temporaries transposed, automatic or non-transposed.
+          // Either side's temporaries transposed, automatic or
+          // non-transposed.
           opt.normal_b_temps = (turn + L) % 3 - 1;
+          opt.normal_a_temps = (turn + 2 * L + a) % 3 - 1;
           int ran = -1;
           const std::vector<T> C = run_cpu(p, *kGeneral[a], L, opt, &ran);
           EXPECT_EQ(ran, L) << p.describe();
@@ -564,7 +566,7 @@ class FastGemmHostOnCpu : public ::testing::Test {
       XN_OPT_STRASSEN_LEAF_S,     XN_OPT_STRASSEN_LEAF_D,     XN_OPT_WINOGRAD_LEAF_S,
       XN_OPT_WINOGRAD_LEAF_D,     XN_OPT_STRASSEN_MIN_SIZE_S, XN_OPT_STRASSEN_MIN_SIZE_D,
       XN_OPT_WINOGRAD_MIN_SIZE_S, XN_OPT_WINOGRAD_MIN_SIZE_D, XN_OPT_MAX_LEVELS,
-      XN_OPT_WORKSPACE_LIMIT,     XN_OPT_PACK_TRANS_B};
+      XN_OPT_WORKSPACE_LIMIT,     XN_OPT_PACK_TRANS_B,        XN_OPT_PACK_TRANS_A};
   static constexpr int kCount = sizeof kOptions / sizeof kOptions[0];
 
   void SetUp() override {
@@ -582,6 +584,7 @@ class FastGemmHostOnCpu : public ::testing::Test {
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_MAX_LEVELS, kMaxLevels), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_WORKSPACE_LIMIT, -1), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_B, -1), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_A, -1), CUBLAS_STATUS_SUCCESS);
   }
   void TearDown() override {
     for (int i = 0; i < kCount; ++i) xnSetOption(nullptr, kOptions[i], saved_[i]);

@@ -396,8 +396,10 @@ class GpuFastGemm : public ::testing::Test {
 
   // Leaf `leaf` and crossover `min_size` for both routines and precisions,
   // the depth cap, XN_OPT_PACK_TRANS_B and no workspace limit.
+  // `pack`, `pack_a`: XN_OPT_PACK_TRANS_B and XN_OPT_PACK_TRANS_A.
   void configure(std::int64_t leaf, std::int64_t min_size = 0,
-                 std::int64_t max_levels = 6, std::int64_t pack = -1) {
+                 std::int64_t max_levels = 6, std::int64_t pack = -1,
+                 std::int64_t pack_a = -1) {
     for (const FastAlgo *a : kAlgos)
       for (bool d : {false, true}) {
         ASSERT_EQ(xnSetOption(h_, a->leaf(d), leaf), CUBLAS_STATUS_SUCCESS);
@@ -405,13 +407,14 @@ class GpuFastGemm : public ::testing::Test {
       }
     ASSERT_EQ(xnSetOption(h_, XN_OPT_MAX_LEVELS, max_levels), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_B, pack), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_PACK_TRANS_A, pack_a), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, -1), CUBLAS_STATUS_SUCCESS);
   }
   // Drops the handle's state (its workspace too), then configure().
   void reset(std::int64_t leaf, std::int64_t min_size = 0, std::int64_t max_levels = 6,
-             std::int64_t pack = -1) {
+             std::int64_t pack = -1, std::int64_t pack_a = -1) {
     ASSERT_EQ(xnRelease(h_), CUBLAS_STATUS_SUCCESS);
-    configure(leaf, min_size, max_levels, pack);
+    configure(leaf, min_size, max_levels, pack, pack_a);
   }
 
   // The depth the handle's options choose for the routine.
@@ -583,7 +586,8 @@ TEST_F(GpuFastGemm, SmallIntegersGiveTheClassicalProductExactly) {
       for (cublasOperation_t tb : kOps)
         for (double beta : {0.0, 1.0, -3.0})
           for (int twice = 0; twice < 2; ++twice) {
-            configure(8, 0, levels, turn % 3 - 1);
+            // Both sides' temporaries transposed, automatic, non-transposed.
+            configure(8, 0, levels, turn % 3 - 1, (turn + levels) % 3 - 1);
             const int *sh = shapes[(turn + 2 * twice) % 5];
             const cublasOperation_t b_op =
                 tb == CUBLAS_OP_T && turn % 4 == 1 ? CUBLAS_OP_C : tb;
@@ -898,14 +902,15 @@ TEST_F(GpuFastGemm, WorkspaceQueryHeldSuppliedTooSmallAndLimited) {
               dbl ? query<double>(*a, c, true) : query<float>(*a, c, true);
           const size_t any =
               dbl ? query<double>(*a, c, false) : query<float>(*a, c, false);
-          const bool t_normal = xn::stores_t_normal(-1, dbl, at, bt);
+          const xn::TempOrientation o = xn::temp_orientation(-1, -1, dbl, at, bt);
           const size_t size = dbl ? sizeof(double) : sizeof(float);
-          EXPECT_EQ(zero,
-                    size * size_t(xn::call_workspace_elems(a->algorithm(), false, m, n, k,
-                                                           3, at, bt, t_normal)))
+          EXPECT_EQ(zero, size * size_t(xn::call_workspace_elems(a->algorithm(), false, m,
+                                                                 n, k, 3, o.a_layout, bt,
+                                                                 o.t_normal)))
               << name << " " << op_name(ta) << op_name(tb) << " dbl=" << dbl;
-          EXPECT_EQ(any, size * size_t(xn::call_workspace_elems(
-                                    a->algorithm(), true, m, n, k, 3, at, bt, t_normal)))
+          EXPECT_EQ(
+              any, size * size_t(xn::call_workspace_elems(a->algorithm(), true, m, n, k,
+                                                          3, o.a_layout, bt, o.t_normal)))
               << name << " " << op_name(ta) << op_name(tb) << " dbl=" << dbl;
         }
       }
@@ -1064,13 +1069,14 @@ TEST_F(GpuFastGemm, BelowTheCrossoverTheCallIsCublasBitForBit) {
   }
 }
 
-// XN_OPT_PACK_TRANS_B on, off and automatic with op(B) transposed (T or C),
-// both routines and precisions, odd sizes, padded leading dimensions, both
+// XN_OPT_PACK_TRANS_B and XN_OPT_PACK_TRANS_A on, off and automatic with
+// op(B) transposed (T or C; N now and then, for the A side alone) and op(A)
+// N or T, both routines and precisions, odd sizes, padded leading dimensions, both
 // pointer modes, on a non-default stream, in a workspace of exactly the
 // queried size filled with NaN (a read of an unwritten temporary shows up):
 // every entry within the bound of the oracle and within the two bounds
 // together of cuBLAS's own product.
-TEST_F(GpuFastGemm, PackTransBOnAndOffAgreeWithCublasAndTheOracle) {
+TEST_F(GpuFastGemm, PackTransOptionsOnAndOffAgreeWithCublasAndTheOracle) {
   ScopedStream stream(h_);
   ASSERT_NE(stream.get(), nullptr);
   struct Shape {
@@ -1083,9 +1089,12 @@ TEST_F(GpuFastGemm, PackTransBOnAndOffAgreeWithCublasAndTheOracle) {
     for (cublasOperation_t ta : kOps) {
       const double *ab = scalars[turn % 3];
       const bool dev = turn % 2 == 1;
-      const Case c = make_case(
-          sh.m, sh.n, sh.k, ta, turn % 4 == 3 ? CUBLAS_OP_C : CUBLAS_OP_T, ab[0], ab[1],
-          1 + turn % 3, turn % 3 ? Dist::UniformPm1 : Dist::Uniform01);
+      const Case c = make_case(sh.m, sh.n, sh.k, ta,
+                               turn % 4 == 3   ? CUBLAS_OP_C
+                               : turn % 4 == 1 ? CUBLAS_OP_N
+                                               : CUBLAS_OP_T,
+                               ab[0], ab[1], 1 + turn % 3,
+                               turn % 3 ? Dist::UniformPm1 : Dist::Uniform01);
       ++turn;
       auto check = [&](auto tag) {
         using T = decltype(tag);
@@ -1095,14 +1104,15 @@ TEST_F(GpuFastGemm, PackTransBOnAndOffAgreeWithCublasAndTheOracle) {
         if (HasFatalFailure()) return;
         for (const FastAlgo *a : kAlgos)
           for (std::int64_t option : {1, 0, -1}) {
-            reset(16, 0, 6, option);
+            reset(16, 0, 6, option, option);
             const int levels = planned<T>(*a, c.m, c.n, c.k);
             ASSERT_GT(levels, 0);
             const bool beta_zero = !dev && c.beta == 0;
-            const bool t_normal = xn::stores_t_normal(option, is_double<T>(), p.ta, true);
+            const xn::TempOrientation o =
+                xn::temp_orientation(option, option, is_double<T>(), p.ta, p.tb);
             const size_t need = sizeof(T) * size_t(xn::call_workspace_elems(
                                                 a->algorithm(), !beta_zero, c.m, c.n, c.k,
-                                                levels, p.ta, true, t_normal));
+                                                levels, o.a_layout, p.tb, o.t_normal));
             const std::string what = std::string(a->name) + " " + p.describe() +
                                      " option=" + std::to_string(option) +
                                      (dev ? " device scalars" : "");

@@ -106,22 +106,25 @@ TEST(ScheduleLanguage, MalformedTablesAreRejectedWithAReason) {
     t[i] = line;
     bad.push_back({t, any_beta});
   };
-  mutate(0, "S = A11 + Q22");           // unknown operand
-  mutate(0, "S = A11 +");               // syntax
-  mutate(0, "S = A11 + A11");           // an operand twice in one expression
-  mutate(2, "U = T * S");               // B-role times A-role
-  mutate(2, "U = S * S");               // A-role times A-role
-  mutate(3, "(C11, C11) = U");          // a target twice
-  mutate(3, "(C11, C22) = (U, U, U)");  // three expressions, two targets
-  mutate(3, "C11 = U + C12");           // C12 read before it is written
-  mutate(3, "A11 = U");                 // writes an input
-  mutate(4, "S = A21 + B22");           // roles mixed in one step
-  mutate(12, "(C11, C21) = U");         // overwrites C11 (beta * C lost) ...
-  mutate(0, "C12 = A11 + A22");         // ... or uses C as scratch, with any beta
-  mutate(23, "C11 += S * T");           // an eighth product
-  mutate(2, "T = S * T");               // a product's target is one of its factors
-  mutate(1, "T = B11 + B22 - B12");     // op(B) in a step no transposing pass does
-  mutate(1, "T = -B11 + B22");          // ... nor with a leading minus
+  mutate(0, "S = A11 + Q22");                  // unknown operand
+  mutate(0, "S = A11 +");                      // syntax
+  mutate(0, "S = A11 + A11");                  // an operand twice in one expression
+  mutate(2, "U = T * S");                      // B-role times A-role
+  mutate(2, "U = S * S");                      // A-role times A-role
+  mutate(3, "(C11, C11) = U");                 // a target twice
+  mutate(3, "(C11, C22) = (U, U, U)");         // three expressions, two targets
+  mutate(3, "C11 = U + C12");                  // C12 read before it is written
+  mutate(3, "A11 = U");                        // writes an input
+  mutate(4, "S = A21 + B22");                  // roles mixed in one step
+  mutate(12, "(C11, C21) = U");                // overwrites C11 (beta * C lost) ...
+  mutate(0, "C12 = A11 + A22");                // ... or uses C as scratch, with any beta
+  mutate(23, "C11 += S * T");                  // an eighth product
+  mutate(2, "T = S * T");                      // a product's target is one of its factors
+  mutate(1, "T = B11 + B22 - B12");            // op(B) in a step no transposing pass does
+  mutate(1, "T = -B11 - B22");                 // ... nor with two negative terms
+  mutate(0, "S = A11 + A22 - A21");            // the same for op(A)
+  mutate(0, "S = -A11 - A22");                 // ... and two negative terms
+  mutate(4, "(S, U) = (A21 + A22, S - A11)");  // reads a target of its own step
   bad.push_back({{"U = A11 * B11", "(C11, C12, C21, C22) = U"}, true});  // 1 product
   for (std::size_t i = 0; i < bad.size(); ++i)
     EXPECT_FALSE(parses(bad[i].lines, bad[i].any_beta, &why)) << "case " << i;
@@ -378,6 +381,7 @@ struct IntCase {
   double alpha, beta;
   int normal_b_temps = 0;
   xn::CpuLeaf leaf = xn::CpuLeaf::PreloadLoop;
+  int normal_a_temps = 0;
 };
 
 void run_integer_case(const xn::GemmAlgorithm &algo, const IntCase &c,
@@ -407,6 +411,7 @@ void run_integer_case(const xn::GemmAlgorithm &algo, const IntCase &c,
     }
   xn::Options opt;
   opt.normal_b_temps = c.normal_b_temps;
+  opt.normal_a_temps = c.normal_a_temps;
   int ran = -1;
   const xn::Status st = xn::cpu_recursive_gemm<double>(
       algo, c.ta, c.tb, c.m, c.n, c.k, c.alpha, A.data(), lda, B.data(), ldb, c.beta,
@@ -418,33 +423,43 @@ void run_integer_case(const xn::GemmAlgorithm &algo, const IntCase &c,
                             << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb
                             << " levels=" << c.levels << " alpha=" << c.alpha
                             << " beta=" << c.beta
-                            << " normal_b_temps=" << c.normal_b_temps << "; "
+                            << " normal_b_temps=" << c.normal_b_temps
+                            << " normal_a_temps=" << c.normal_a_temps << "; "
                             << xn_test::describe_seed(seed);
 }
 
 TEST(FastGemmExecutor, IntegerMatricesExactAtOneTwoThreeLevels) {
+  const xn::CpuLeaf loop = xn::CpuLeaf::PreloadLoop;
   for (const xn::GemmAlgorithm *a : kGeneral)
     for (int levels = 1; levels <= 3; ++levels)
       for (bool ta : {false, true})
         for (bool tb : {false, true})
-          for (double beta : {0.0, 1.0, -3.0}) {
-            const int s = 8 << levels;  // leaves of 8
-            const double alpha = beta == 1.0 ? -1.0 : 2.0;
-            run_integer_case(*a, {s, s, s, ta, tb, levels, alpha, beta},
-                             xn_test::fresh_seed());
-            // odd and rectangular: the peeling at every depth
-            run_integer_case(*a, {s + 5, s + 3, s + 7, ta, tb, levels, alpha, beta},
-                             xn_test::fresh_seed());
-            run_integer_case(
-                *a, {3 * s + 1, s - 1 + 8, 2 * s + 3, ta, tb, levels, alpha, beta},
-                xn_test::fresh_seed());
-            // k beyond m and n: C's quadrants cannot hold the pre-additions
-            run_integer_case(*a, {s, s + 2, 4 * s + 1, ta, tb, levels, alpha, beta},
-                             xn_test::fresh_seed());
-            // thin k
-            run_integer_case(*a, {2 * s, 2 * s + 1, s, ta, tb, levels, alpha, beta},
-                             xn_test::fresh_seed());
-          }
+          // With op(A) transposed, the A-side temporaries transposed (0) and
+          // non-transposed (1: the transposing passes, XN_OPT_PACK_TRANS_A).
+          for (int sa : {0, 1})
+            for (double beta : {0.0, 1.0, -3.0}) {
+              if (sa && !ta) continue;
+              const int s = 8 << levels;  // leaves of 8
+              const double alpha = beta == 1.0 ? -1.0 : 2.0;
+              run_integer_case(*a, {s, s, s, ta, tb, levels, alpha, beta, 0, loop, sa},
+                               xn_test::fresh_seed());
+              // odd and rectangular: the peeling at every depth
+              run_integer_case(
+                  *a, {s + 5, s + 3, s + 7, ta, tb, levels, alpha, beta, 0, loop, sa},
+                  xn_test::fresh_seed());
+              run_integer_case(*a,
+                               {3 * s + 1, s - 1 + 8, 2 * s + 3, ta, tb, levels, alpha,
+                                beta, 0, loop, sa},
+                               xn_test::fresh_seed());
+              // k beyond m and n: C's quadrants cannot hold the pre-additions
+              run_integer_case(
+                  *a, {s, s + 2, 4 * s + 1, ta, tb, levels, alpha, beta, 0, loop, sa},
+                  xn_test::fresh_seed());
+              // thin k
+              run_integer_case(
+                  *a, {2 * s, 2 * s + 1, s, ta, tb, levels, alpha, beta, 0, loop, sa},
+                  xn_test::fresh_seed());
+            }
 }
 
 TEST(FastGemmExecutor, NonTransposedBTempsAndBothLeavesExact) {
@@ -455,12 +470,15 @@ TEST(FastGemmExecutor, NonTransposedBTempsAndBothLeavesExact) {
           for (xn::CpuLeaf leaf : {xn::CpuLeaf::PreloadLoop, xn::CpuLeaf::OpenBlas})
             for (double beta : {0.0, 0.5}) {
               const int s = 8 << levels;
+              // Both sides non-transposed (TT) as well as the B side alone.
+              const int sa = ta ? (levels + int(beta == 0)) % 2 : 0;
               run_integer_case(
-                  *a, {s + 5, s + 3, s + 7, ta, true, levels, 1.0, beta, option, leaf},
+                  *a,
+                  {s + 5, s + 3, s + 7, ta, true, levels, 1.0, beta, option, leaf, sa},
                   xn_test::fresh_seed());
-              run_integer_case(*a,
-                               {s, s, 3 * s, ta, true, levels, 1.0, beta, option, leaf},
-                               xn_test::fresh_seed());
+              run_integer_case(
+                  *a, {s, s, 3 * s, ta, true, levels, 1.0, beta, option, leaf, sa},
+                  xn_test::fresh_seed());
             }
 }
 
@@ -474,13 +492,14 @@ TEST(FastGemmExecutor, StaysWithinItsWorkspaceAndC) {
     for (bool beta_zero : {true, false})
       for (bool ta : {false, true})
         for (bool tb : {false, true})
-          for (bool t_normal : {false, true})
+          for (int normal : {0, 1, 2, 3})
             for (const auto &shape : {std::array<int, 3>{64, 64, 64},
                                       {72, 40, 136},
                                       {67, 69, 71},
                                       {40, 72, 24}})
               for (int levels = 1; levels <= 3; ++levels) {
                 const int m = shape[0], n = shape[1], k = shape[2];
+                const bool t_normal = normal & 1, s_normal = (normal & 2) != 0;
                 const int lda = (ta ? k : m) + 1, ldb = (tb ? n : k) + 1, ldc = m + 3;
                 std::vector<double> A, B, C;
                 xn_test::fill(A, ta ? k : m, ta ? m : k, lda, xn_test::Dist::UniformPm1,
@@ -489,13 +508,13 @@ TEST(FastGemmExecutor, StaysWithinItsWorkspaceAndC) {
                               rng, kGuard);
                 xn_test::fill(C, m, n, ldc, xn_test::Dist::UniformPm1, rng, kGuard);
                 const std::int64_t elems = xn::call_workspace_elems(
-                    *a, !beta_zero, m, n, k, levels, ta, tb, t_normal);
+                    *a, !beta_zero, m, n, k, levels, ta && !s_normal, tb, t_normal);
                 std::vector<double> ws(std::size_t(elems) + 512, kGuard);
                 xn::CpuBackend<double> be(1.0, beta_zero ? 0.0 : 0.5);
                 const xn::Status st = xn::recursive_gemm<double>(
                     be, *a, levels, {A.data(), m, k, lda, ta}, {B.data(), k, n, ldb, tb},
                     beta_zero ? xn::ScalarKind::Zero : xn::ScalarKind::User,
-                    {C.data(), m, n, ldc, false}, ws.data(), 0, t_normal);
+                    {C.data(), m, n, ldc, false}, ws.data(), 0, t_normal, true, s_normal);
                 ASSERT_EQ(st, xn::Status::Ok) << a->name;
                 for (std::size_t i = std::size_t(elems); i < ws.size(); ++i)
                   ASSERT_EQ(ws[i], kGuard)

@@ -21,6 +21,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/executor.h"
+#include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/plan.h"
 #include "core/schedule.h"
@@ -612,17 +613,17 @@ void workspace_case(const Shape &s, bool every_depth) {
   p.draw(rng, Dist::Uniform01);
   p.solve();
   // What the call uses (double NT: T non-transposed by default).
-  const bool t_normal =
-      xn::stores_t_normal(xn::Options().normal_b_temps, true, p.ta, p.tb);
+  const xn::TempOrientation o = xn::temp_orientation(xn::Options(), true, p.ta, p.tb);
   // The least each depth can run with (without the packed quadrant of op(B),
   // which is given up before a level) and what it asks for first.
   std::int64_t bytes[4], packed_bytes[4];
   for (int l = 0; l <= 3; ++l) {
-    bytes[l] = std::int64_t(sizeof(double)) *
-               xn::call_workspace_elems(p.m, p.n, p.k, l, p.ta, p.tb, t_normal, false);
+    bytes[l] =
+        std::int64_t(sizeof(double)) *
+        xn::call_workspace_elems(p.m, p.n, p.k, l, o.a_layout, p.tb, o.t_normal, false);
     packed_bytes[l] =
         std::int64_t(sizeof(double)) *
-        xn::call_workspace_elems(p.m, p.n, p.k, l, p.ta, p.tb, t_normal, true);
+        xn::call_workspace_elems(p.m, p.n, p.k, l, o.a_layout, p.tb, o.t_normal, true);
   }
   std::printf(
       "%dx%dx%d workspace bytes by depth: %lld %lld %lld %lld (packed: %lld %lld %lld)\n",
@@ -925,6 +926,7 @@ void executor_counts(std::uint64_t seed, int &packed_runs) {
             // cpu_ngemm runs the same executor on the same backend.
             xn::Options opt;
             opt.normal_b_temps = t_normal ? 1 : 0;
+            opt.normal_a_temps = 0;  // as the executor above
             EXPECT_TRUE(same_bits(C, run_cpu(p, levels, CpuLeaf::OpenBlas, opt))) << what;
             if (::testing::Test::HasFailure()) return;
           }
@@ -993,11 +995,13 @@ TEST(CpuAccuracy, TransposedBNeedsTheWorkspaceOfNNPlusAtMostThePackedQuadrant) {
     p.draw(rng, Dist::Uniform01);
     p.solve();
     const std::string what = p.describe() + "; " + xn_test::describe_seed(seed);
-    std::int64_t nn_bytes[4];
-    for (int l = 0; l <= 3; ++l)
-      nn_bytes[l] = 8 * xn::call_workspace_elems(p.m, p.n, p.k, l, ta, false, false);
     xn::Options opt;
     opt.normal_b_temps = 1;
+    const bool a_layout = xn::temp_orientation(opt, true, ta, true).a_layout;
+    std::int64_t nn_bytes[4];
+    for (int l = 0; l <= 3; ++l)
+      nn_bytes[l] =
+          8 * xn::call_workspace_elems(p.m, p.n, p.k, l, a_layout, false, false);
     std::vector<double> by_depth[4];
     for (int l = 0; l <= 3; ++l) by_depth[l] = run_cpu(p, l, CpuLeaf::PreloadLoop, opt);
     for (int l = 0; l < 3; ++l)
@@ -1082,6 +1086,18 @@ TEST(CpuAccuracy, NonTransposedBTempsOptionValuesAndEnvironment) {
   EXPECT_TRUE(xn::stores_t_normal(1, false, true, true));
   EXPECT_FALSE(xn::stores_t_normal(1, true, false, false));
   EXPECT_FALSE(xn::stores_t_normal(0, true, false, true));
+  // The A side (XN_OPT_PACK_TRANS_A): automatic in double TN only; forced
+  // on, a double TT call stores both sides non-transposed.
+  EXPECT_TRUE(xn::stores_s_normal(-1, true, true, false));
+  EXPECT_FALSE(xn::stores_s_normal(-1, true, true, true));
+  EXPECT_FALSE(xn::stores_s_normal(-1, false, true, false));
+  EXPECT_FALSE(xn::stores_s_normal(1, true, false, false));
+  EXPECT_TRUE(xn::stores_s_normal(1, false, true, true));
+  EXPECT_FALSE(xn::stores_s_normal(0, true, true, false));
+  const xn::TempOrientation tt = xn::temp_orientation(-1, -1, true, true, true);
+  EXPECT_TRUE(!tt.s_normal && !tt.t_normal && tt.a_layout);
+  const xn::TempOrientation tt_forced = xn::temp_orientation(1, -1, true, true, true);
+  EXPECT_TRUE(tt_forced.s_normal && tt_forced.t_normal && !tt_forced.a_layout);
 }
 
 // ---------------------------------------------------------------------------

@@ -188,18 +188,21 @@ class GpuNgemm : public ::testing::Test {
     reset_handle(16, option);
     const int levels = xn::choose_levels(c.m, c.n, c.k, 16, 6);
     ASSERT_GT(levels, 0) << what;
-    const bool t_normal = xn::stores_t_normal(option, is_double, ta, tb);
-    const size_t need =
-        size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, ta, tb, t_normal)) *
-        sizeof(T);
+    // The A side at its default (XN_OPT_PACK_TRANS_A = -1).
+    const xn::TempOrientation o = xn::temp_orientation(-1, option, is_double, ta, tb);
+    const bool t_normal = o.t_normal;
+    const size_t need = size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, o.a_layout,
+                                                        tb, t_normal)) *
+                        sizeof(T);
     size_t query = 0;
     XN_CUBLAS_OK(
         xnGetWorkspaceSize(h_, is_double ? 'd' : 's', c.ta, c.tb, c.m, c.n, c.k, &query));
     EXPECT_EQ(query, need) << what;
     if (t_normal) {  // the workspace of NN, plus the packed quadrant of op(B)
       EXPECT_EQ(need,
-                size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, ta, false, false) +
-                       xn::packed_b_elems(c.m, c.n, c.k, levels, ta, tb, true)) *
+                size_t(xn::call_workspace_elems(c.m, c.n, c.k, levels, o.a_layout, false,
+                                                false) +
+                       xn::packed_b_elems(c.m, c.n, c.k, levels, o.a_layout, tb, true)) *
                     sizeof(T))
           << what;
     }
@@ -638,8 +641,11 @@ TEST_F(GpuNgemm, FailedOrForbiddenWorkspaceStillGivesTheProduct) {
   // A tiny budget: the same.
   ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, 1024), CUBLAS_STATUS_SUCCESS);
   run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 0);
-  // A budget for exactly one level.
-  const size_t one_level = size_t(xn::workspace_elems(300, 260, 280, 1, true, false)) * 8;
+  // A budget for exactly one level (double TN stores the A side
+  // non-transposed by default: XN_OPT_PACK_TRANS_A).
+  const bool a_layout = xn::temp_orientation(-1, -1, true, true, false).a_layout;
+  const size_t one_level =
+      size_t(xn::workspace_elems(300, 260, 280, 1, a_layout, false)) * 8;
   ASSERT_EQ(xnSetOption(h_, XN_OPT_WORKSPACE_LIMIT, int64_t(one_level)),
             CUBLAS_STATUS_SUCCESS);
   run<double>({300, 260, 280, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 0}, false, nullptr, 1);

@@ -94,7 +94,9 @@ void run_integer_case(const IntCase &c, std::uint64_t seed) {
                                               opt, c.levels, c.leaf, nullptr, &t_normal);
   ASSERT_EQ(st, xn::Status::Ok);
   EXPECT_EQ(t_normal,
-            c.levels > 0 && xn::stores_t_normal(c.normal_b_temps, true, c.ta, c.tb));
+            c.levels > 0 && xn::temp_orientation(opt.normal_a_temps, opt.normal_b_temps,
+                                                 true, c.ta, c.tb)
+                                .t_normal);
   for (std::size_t i = 0; i < C.size(); ++i)
     ASSERT_EQ(C[i], ref[i]) << "index " << i << " m=" << c.m << " n=" << c.n
                             << " k=" << c.k << " ta=" << c.ta << " tb=" << c.tb

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <algorithm>
+#include <utility>
 
 #include "core/plan.h"
 #include "core/schedule.h"
@@ -80,17 +81,19 @@ class ScheduleExecutor {
  public:
   // `plan`: each level's offset in the workspace (workspace_plan).
   // `t_normal`: store T non-transposed even when B is transposed (plan.h,
-  // stores_t_normal). `packed`: room for one quadrant of op(B) of the top
-  // level (plan.h, packed_b_elems), or nullptr.
+  // stores_t_normal); `s_normal` the same for S and A (stores_s_normal).
+  // `packed`: room for one quadrant of op(B) of the top level (plan.h,
+  // packed_b_elems), or nullptr.
   ScheduleExecutor(Backend &backend, const GemmAlgorithm &algo, int levels,
                    const WorkspacePlan &plan, index_t kchain = 0, bool t_normal = false,
-                   T *packed = nullptr)
+                   T *packed = nullptr, bool s_normal = false)
       : be_(backend),
         algo_(algo),
         levels_(levels),
         plan_(plan),
         kchain_(kchain),
         t_normal_(t_normal),
+        s_normal_(s_normal),
         packed_(packed) {}
 
   // C = alpha * A * B + beta * C over the levels below `level`; every
@@ -102,8 +105,9 @@ class ScheduleExecutor {
     if (level == levels_) return leaf_gemm<T>(be_, kchain_, A, B, beta, C);
 
     const Schedule &tab = algo_.table_for(beta != ScalarKind::Zero);
+    const bool s_trans = A.trans && !s_normal_;
     const bool t_trans = B.trans && !t_normal_;
-    const LevelLayout lay = level_layout(tab, C.rows, C.cols, A.cols, A.trans, t_trans);
+    const LevelLayout lay = level_layout(tab, C.rows, C.cols, A.cols, s_trans, t_trans);
     const RoleShapes &sh = lay.shapes;
     T *const base = ws + plan_.base[level];
 
@@ -185,12 +189,22 @@ class ScheduleExecutor {
     for (int d = 0; d < st.ndst; ++d)
       same_orientation &= op.dst[d].trans == op.dst[0].trans;
     if (same_orientation) return be_.combine(op);
-    // A non-transposed B-role value from transposed quadrants of op(B)
-    // (t_normal): a transposing pass, "D = X +/- Y" only.
-    if (op.ndst == 1 && op.nsrc == 2 && !op.beta_old[0] && op.coef[0][0] == 1 &&
-        op.coef[0][1] != 0 && !op.dst[0].trans)
-      return be_.transpose_add_sub(op.dst[0], op.src[0], op.src[1], op.coef[0][1] < 0);
-    return Status::Internal;
+    // A non-transposed value from transposed quadrants of op(A) or op(B)
+    // (s_normal, t_normal): one transposing pass "D = X +/- Y" per target
+    // (the parser admits only such steps, with no target read by the step).
+    // A sum of two terms rounds alike in either order.
+    for (int d = 0; d < op.ndst; ++d) {
+      int x = -1, y = -1;
+      for (int s = 0; s < op.nsrc; ++s)
+        if (op.coef[d][s] != 0) (x < 0 ? x : y) = s;
+      if (y < 0 || op.beta_old[d] || op.dst[d].trans) return Status::Internal;
+      if (op.coef[d][x] < 0) std::swap(x, y);
+      if (op.coef[d][x] < 0) return Status::Internal;
+      const Status s =
+          be_.transpose_add_sub(op.dst[d], op.src[x], op.src[y], op.coef[d][y] < 0);
+      if (s != Status::Ok) return s;
+    }
+    return Status::Ok;
   }
 
   Backend &be_;
@@ -199,6 +213,7 @@ class ScheduleExecutor {
   const WorkspacePlan &plan_;
   index_t kchain_;
   bool t_normal_;
+  bool s_normal_;
   T *packed_;
 };
 
@@ -207,18 +222,19 @@ class ScheduleExecutor {
 // of 2^levels, then thin leaf GEMMs for the peeled strips (docs/design.md,
 // "Views, orientation, peeling"). `ws` must hold
 // call_workspace_elems(algo, beta != Zero, m, n, k, levels, A.trans, B.trans,
-// t_normal, pack) elements.
+// t_normal, pack) elements (with A.trans && !s_normal as a_trans).
 // When levels > 0, every leaf product (recursion leaves and the peeled strips
 // alike) is split into chunks of k of at most `kchain` (leaf_gemm). With
 // `t_normal`, the B-side temporaries are stored non-transposed even when
 // op(B) is transposed (plan.h, stores_t_normal), and with `pack` the top
 // level's products with quadrants of op(B) run on a packed copy when the
-// bound allows it (packed_b_elems).
+// bound allows it (packed_b_elems). With `s_normal`, the A-side ones are
+// stored non-transposed when op(A) is transposed (stores_s_normal).
 template <class T, class Backend>
 Status recursive_gemm(Backend &be, const GemmAlgorithm &algo, int levels,
                       MatView<const T> A, MatView<const T> B, ScalarKind beta,
                       MatView<T> C, T *ws, index_t kchain = 0, bool t_normal = false,
-                      bool pack = true) {
+                      bool pack = true, bool s_normal = false) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
   if (k == 0) return be.scale(C, beta);
@@ -228,14 +244,16 @@ Status recursive_gemm(Backend &be, const GemmAlgorithm &algo, int levels,
 
   const bool nz = beta != ScalarKind::Zero;
   const CoreShape c = core_shape(m, n, k, levels);
+  const bool a_layout = A.trans && !s_normal;
   const WorkspacePlan plan =
-      workspace_plan(algo, nz, m, n, k, levels, A.trans, B.trans && !t_normal);
+      workspace_plan(algo, nz, m, n, k, levels, a_layout, B.trans && !t_normal);
   // The packed quadrant of op(B) follows the temporaries (plan.h).
   T *const packed =
-      pack && packed_b_elems(algo, nz, m, n, k, levels, A.trans, B.trans, t_normal) > 0
+      pack && packed_b_elems(algo, nz, m, n, k, levels, a_layout, B.trans, t_normal) > 0
           ? ws + plan.base[levels]
           : nullptr;
-  ScheduleExecutor<T, Backend> exec(be, algo, levels, plan, kchain, t_normal, packed);
+  ScheduleExecutor<T, Backend> exec(be, algo, levels, plan, kchain, t_normal, packed,
+                                    s_normal);
   Status s = exec.run(0, A.block(0, 0, c.m, c.k), B.block(0, 0, c.k, c.n), beta,
                       C.block(0, 0, c.m, c.n), ws);
   // The k-strip adds to the core of C, which now holds beta*C + its product.

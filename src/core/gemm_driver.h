@@ -38,7 +38,16 @@ struct GemmReport {
   int levels = 0;          // recursion levels run (0: the classical product)
   bool fell_back = false;  // a negative entry sent it to the classical product
   bool t_normal = false;   // recursed with op(B) transposed and T stored normal
+  bool s_normal = false;   // recursed with op(A) transposed and S stored normal
 };
+
+// The orientation of a call's temporaries from its options (plan.h,
+// temp_orientation).
+inline TempOrientation temp_orientation(const Options &opt, bool is_double, bool a_trans,
+                                        bool b_trans) {
+  return temp_orientation(opt.normal_a_temps, opt.normal_b_temps, is_double, a_trans,
+                          b_trans);
+}
 
 // The depth the options choose for an m x n x k call of `algo` (before any
 // workspace limit), and the elements of workspace it then uses: what the
@@ -51,9 +60,10 @@ inline int planned_levels(const GemmAlgorithm &algo, const Options &opt, bool is
 inline index_t planned_workspace_elems(const GemmAlgorithm &algo, const Options &opt,
                                        bool is_double, bool beta_nonzero, index_t m,
                                        index_t n, index_t k, bool a_trans, bool b_trans) {
-  return call_workspace_elems(
-      algo, beta_nonzero, m, n, k, planned_levels(algo, opt, is_double, m, n, k), a_trans,
-      b_trans, stores_t_normal(opt.normal_b_temps, is_double, a_trans, b_trans));
+  const TempOrientation o = temp_orientation(opt, is_double, a_trans, b_trans);
+  return call_workspace_elems(algo, beta_nonzero, m, n, k,
+                              planned_levels(algo, opt, is_double, m, n, k), o.a_layout,
+                              b_trans, o.t_normal);
 }
 
 // One call C = alpha op(A) op(B) + beta C of the recursive algorithm
@@ -96,12 +106,12 @@ Status gemm_driver(Hooks &hooks, const GemmAlgorithm &algo, MatView<const T> A,
       return be.gemm(A, B, beta, C);
     }
   }
-  const bool t_normal = stores_t_normal(opt.normal_b_temps, is_double, A.trans, B.trans);
+  const TempOrientation o = temp_orientation(opt, is_double, A.trans, B.trans);
   T *ws = nullptr;
   bool pack = false;
   const bool beta_nonzero = beta != ScalarKind::Zero;
   const int run = choose_workspace(
-      algo, beta_nonzero, m, n, k, levels, A.trans, B.trans, t_normal,
+      algo, beta_nonzero, m, n, k, levels, o.a_layout, B.trans, o.t_normal,
       [&](index_t elems) {
         // Temporaries of no element (a core thinner than 2^levels) need no
         // memory.
@@ -109,9 +119,11 @@ Status gemm_driver(Hooks &hooks, const GemmAlgorithm &algo, MatView<const T> A,
       },
       &pack);
   report->levels = run;
-  report->t_normal = t_normal && run > 0;
+  report->t_normal = o.t_normal && run > 0;
+  report->s_normal = o.s_normal && run > 0;
   return recursive_gemm<T>(be, algo, run, A, B, beta, C, ws,
-                           opt.kchain_for(algo.kind, is_double), t_normal, pack);
+                           opt.kchain_for(algo.kind, is_double), o.t_normal, pack,
+                           o.s_normal);
 }
 
 }  // namespace xn

@@ -51,7 +51,7 @@ constexpr OptionSpec kOptionTable[] = {
   {10, "XN_OPT_EXDGEMM_BLOCK", "XN_EXDGEMM_BLOCK", &Options::exdgemm_block, 0, kInt31, 0, nullptr,
    "xnExdgemm: force the block size of C (0 = chosen from the budget)"},
   {11, "XN_OPT_PACK_TRANS_B", "XN_PACK_TRANS_B", &Options::normal_b_temps, -1, 1, -1, nullptr,
-   "with transb != N, store the B-side temporaries non-transposed and pack op(B)'s quadrants: -1 = double with transa = N, 0 = never, 1 = always"},
+   "with transb != N, store the B-side temporaries non-transposed and pack op(B)'s quadrants: -1 = double with the A side non-transposed (transa = N, or XN_OPT_PACK_TRANS_A), 0 = never, 1 = always"},
   {12, "XN_OPT_SYMV_VARIANT", "XN_SYMV_VARIANT", &Options::symv_variant, 0, kSymvMaxVariantId, 0, is_compiled_symv_variant,
    "xnSsymv/xnDsymv kernel variant (0 = the tuned default; others need XN_BUILD_TUNING)"},
   {13, "XN_OPT_STRASSEN_LEAF_S", "XN_STRASSEN_LEAF_S", &Options::strassen_leaf_s, 1, kMaxI64, 2048, nullptr,
@@ -70,6 +70,8 @@ constexpr OptionSpec kOptionTable[] = {
    "xnSgemmWinograd: crossover"},
   {20, "XN_OPT_WINOGRAD_MIN_SIZE_D", "XN_WINOGRAD_MIN_SIZE_D", &Options::winograd_min_size_d, 0, kInt31, 0, nullptr,
    "xnDgemmWinograd: crossover"},
+  {21, "XN_OPT_PACK_TRANS_A", "XN_PACK_TRANS_A", &Options::normal_a_temps, -1, 1, -1, nullptr,
+   "with transa != N, store the A-side temporaries non-transposed: -1 = double with transb = N, 0 = never, 1 = always"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

@@ -30,6 +30,9 @@ struct Options {
   // (XN_OPT_PACK_TRANS_B): -1 automatic, 0 never, 1 always; plan.h's
   // stores_t_normal() decides.
   std::int64_t normal_b_temps;
+  // The same for the A-side temporaries when op(A) is transposed
+  // (XN_OPT_PACK_TRANS_A; plan.h, stores_s_normal).
+  std::int64_t normal_a_temps;
   std::int64_t exdgemm_workspace_limit;  // exdgemm budget, bytes; 0 = automatic
   std::int64_t exdgemm_block;            // forced block of C; 0 = automatic
   std::int64_t symv_variant;             // SYMV kernel variant; 0 = tuned default

@@ -229,12 +229,52 @@ inline index_t workspace_elems(index_t m, index_t n, index_t k, int levels, bool
 // (about 0.5 % of a call). Else those products keep NT.
 
 // Whether a call stores T non-transposed, from the option's value (-1
-// automatic: double precision with op(A) = A, the measured case; 0 never;
-// 1 whenever op(B) is transposed).
+// automatic: double precision with the A-side values stored non-transposed,
+// the measured case; 0 never; 1 whenever op(B) is transposed). `a_trans`:
+// whether the A-side values are stored transposed (op(A) transposed and
+// not stores_s_normal).
 inline bool stores_t_normal(std::int64_t option, bool is_double, bool a_trans,
                             bool b_trans) {
   if (!b_trans || option == 0) return false;
   return option > 0 || (is_double && !a_trans);
+}
+
+// ---------------------------------------------------------------------------
+// A-side temporaries stored non-transposed (XN_OPT_PACK_TRANS_A).
+//
+// The mirror image for op(A) transposed: the pre-additions of A's quadrants
+// (S1..S4) are formed by the same transposing pass into non-transposed
+// temporaries, so that the products reading them recurse as NN (or NT) and
+// only the products that read a quadrant of op(A) itself (2 of Strassen's
+// 7, 3 of Winograd's) keep transa = T: (2/7)^L or (3/7)^L of the leaves.
+// No packing: the quadrants of op(A) are not copied. Measured on the H200
+// (double, n = 16384, 2026-11-25, docs/performance.md): TN 0.6-1.1 % faster
+// relative to NN over three routines; TT, where S normal makes the T-side
+// rule below store T normal too (and ?ngemm pack op(B)), no faster than
+// cuBLAS's own TT leaves (ngemm 2 % slower, for the passes and the packed
+// quadrant). So the automatic choice takes TN only.
+
+// Whether a call stores S non-transposed (-1 automatic: double precision
+// with op(B) = B; 0 never; 1 whenever op(A) is transposed).
+inline bool stores_s_normal(std::int64_t option, bool is_double, bool a_trans,
+                            bool b_trans) {
+  if (!a_trans || option == 0) return false;
+  return option > 0 || (is_double && !b_trans);
+}
+
+// Both decisions of a call, from the two options: `a_layout` is how the
+// A-side values are stored (op(A) transposed and S not normal), the
+// orientation every plan.h function takes as `a_trans`.
+struct TempOrientation {
+  bool s_normal, t_normal, a_layout;
+};
+inline TempOrientation temp_orientation(std::int64_t a_option, std::int64_t b_option,
+                                        bool is_double, bool a_trans, bool b_trans) {
+  TempOrientation o{};
+  o.s_normal = stores_s_normal(a_option, is_double, a_trans, b_trans);
+  o.a_layout = a_trans && !o.s_normal;
+  o.t_normal = stores_t_normal(b_option, is_double, o.a_layout, b_trans);
+  return o;
 }
 
 // Elements of the packed B quadrant (hk x hn of the core) of a call with T

@@ -429,14 +429,29 @@ bool parse_schedule(const char *name, const char *const *lines, std::size_t coun
       for (int r = 1; r < st.nsrc; ++r)
         if (role_of(st.src[r]) != int(role))
           return fail(error, name, i, lines[i], "operands of different roles");
-      // With op(B) transposed and its values stored non-transposed
-      // (plan.h, stores_t_normal), a step that reads a quadrant of op(B) is
-      // a transposing pass, which forms "D = X +/- Y" only.
-      bool reads_b = false;
-      for (int r = 0; r < st.nsrc; ++r) reads_b |= is_b_quadrant(st.src[r]);
-      if (reads_b && (st.ndst != 1 || st.nsrc != 2 || st.coef[0][0] != 1))
-        return fail(error, name, i, lines[i],
-                    "a step reading op(B) must be D = X +/- Y (a transposing pass)");
+      // With op(A) or op(B) transposed and its values stored non-transposed
+      // (plan.h, stores_s_normal, stores_t_normal), a step that reads one of
+      // their quadrants runs as one transposing pass "D = X +/- Y" per
+      // target (executor.h): two terms per target, not both negative, and
+      // with several targets none of them read by the step.
+      bool reads_input = false;
+      for (int r = 0; r < st.nsrc; ++r)
+        reads_input |= is_a_quadrant(st.src[r]) || is_b_quadrant(st.src[r]);
+      for (int d = 0; reads_input && d < st.ndst; ++d) {
+        int terms = 0, negative = 0;
+        for (int r = 0; r < st.nsrc; ++r) {
+          terms += st.coef[d][r] != 0;
+          negative += st.coef[d][r] < 0;
+          if (st.ndst > 1 && st.src[r] == st.dst[d])
+            return fail(error, name, i, lines[i],
+                        "a step reading op(A) or op(B) reads its own target "
+                        "(it must split into transposing passes)");
+        }
+        if (terms != 2 || negative == 2)
+          return fail(error, name, i, lines[i],
+                      "a step reading op(A) or op(B) must be D = X +/- Y per target "
+                      "(a transposing pass)");
+      }
     }
     st.role = role;
     for (int d = 0; d < st.ndst; ++d) {
