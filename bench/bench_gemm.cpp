@@ -269,6 +269,7 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"leaf_calls", opt_int(r.leaf_calls > 0, r.leaf_calls)},
       {"leaf_ms", number(r.t_leaf * 1e3)},
       {"outside", number(1 - r.t_leaf / r.t_ours)},
+      {"timed_beta", number(c.timed_beta)},
   };
 }
 
@@ -346,6 +347,7 @@ CaseSpec base_spec(const GemmOptions &o) {
   c.leaf_train = o.leaf_train;
   c.cpu_baseline = o.cpu_baseline;
   c.ngemm_u01 = o.ngemm_u01;
+  c.timed_beta = o.timed_beta;
   return c;
 }
 
@@ -581,6 +583,11 @@ void print_settings(const GemmOptions &o, const Runner &runner,
         "cpu baseline: OpenBLAS cblas_?gemm on the host from the same inputs (%d "
         "threads), errors only\n",
         host_blas_threads());
+  if (gpu && o.timed_beta != 0)
+    std::printf(
+        "timed calls: C = A B + %g C, ours and the baseline (the accuracy call: C = A "
+        "B)\n",
+        o.timed_beta);
   if (gpu && o.ngemm_u01)
     std::printf(
         "ngemm-u01: xn?ngemm at the same depth on fresh uniform [0,1) inputs, with "

@@ -45,6 +45,7 @@ struct GemmOptions : CommonOptions {
   int level_lo = -1, level_hi = -1;  // --per-level L0:L1
   // GPU only: --leaf-train, --cpu-baseline, --ngemm-u01 (CaseSpec).
   bool leaf_train = false, cpu_baseline = false, ngemm_u01 = false;
+  double timed_beta = 0;  // --timed-beta (CaseSpec)
 };
 
 // Runs the cases; returns the process exit status (0 every case ran or was

@@ -531,15 +531,17 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
                  dsi, dsj, S, dhi2, dlo2, &ref2_hi, &ref2_lo);
   }
 
-  const T one = T(1), zero = T(0);
-  auto call_ours = [&] {
-    return gemm_call<T>(rt, true, handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
-                        B.as<T>(), ldb, &zero, C.as<T>(), ldc);
+  // The accuracy calls compute C = A B; the timed ones C = A B + beta C with
+  // --timed-beta's beta (default 0).
+  const T one = T(1), zero = T(0), timed_beta = T(c.timed_beta);
+  auto call_with = [&](bool ours, const T *beta) {
+    return gemm_call<T>(rt, ours, handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
+                        B.as<T>(), ldb, beta, C.as<T>(), ldc);
   };
-  auto call_base = [&] {
-    return gemm_call<T>(rt, false, handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
-                        B.as<T>(), ldb, &zero, C.as<T>(), ldc);
-  };
+  auto call_ours = [&] { return call_with(true, &zero); };
+  auto call_base = [&] { return call_with(false, &zero); };
+  auto timed_ours = [&] { return call_with(true, &timed_beta); };
+  auto timed_base = [&] { return call_with(false, &timed_beta); };
   const char *ours_name = gemm_name(rt, true, is_d),
              *base_name = gemm_name(rt, false, is_d);
   const Probe probe{dsi.as<long long>(),
@@ -599,8 +601,8 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     CaseSpec timing = s;
     timing.baseline = with_base;
     time_interleaved(
-        timing, [&] { return timed(call_ours, ours_name); },
-        [&] { return timed(call_base, base_name); }, &r);
+        timing, [&] { return timed(timed_ours, ours_name); },
+        [&] { return timed(timed_base, base_name); }, &r);
     if (with_base) {
       base.t_base = r.t_base;
       base.t_base_min = r.t_base_min;
@@ -632,7 +634,8 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     XNB_CUBLAS(xnGetOption(handle_, XN_OPT_PACK_TRANS_B, &normal_b_temps));
     const xn::TempOrientation o =
         xn::temp_orientation(normal_a_temps, normal_b_temps, is_d, c.ta, c.tb);
-    const bool bnz = !fast;  // the tables the call runs (beta = 0: two temporaries)
+    // the tables the timed calls run (beta = 0: two temporaries)
+    const bool bnz = !fast || c.timed_beta != 0;
     auto ws_at = [&](bool pack) {
       if (!fast)
         return std::uint64_t(xn::call_workspace_elems(m, n, k, used, o.a_layout, c.tb,

@@ -94,6 +94,8 @@ gemm options:
                            same inputs (errors only: cpu_* fields)
   --ngemm-u01              GPU, strassen/winograd: also xn?ngemm at the same
                            depth on fresh uniform [0,1) inputs (nn_* fields)
+  --timed-beta X           GPU: the timed calls (ours and the baseline) compute
+                           C = A B + X C (default 0; the accuracy call is C = A B)
   --ref-samples N|all      entries compared with the reference when the product
                            is large (default 512; small products: all entries)
   --ex-budget BYTES        exdgemm: XN_OPT_EXDGEMM_WORKSPACE_LIMIT (suffix K, M
@@ -328,6 +330,8 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
     } else if (key == "--ngemm-u01") {
       a.flag();
       o->ngemm_u01 = true;
+    } else if (key == "--timed-beta") {
+      o->timed_beta = parse_finite(a.value(), "timed-beta");
     } else if (key == "--ref-samples") {
       o->ref_samples = parse_count_or_all(a.value(), "ref-samples");
     } else if (key == "--cpu-leaf") {
@@ -378,9 +382,10 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
       usage_error("--per-level sets the depth itself: no --levels, --leaf or --min-size");
     if (o->ngemm_u01 && !is_fast_gemm(o->routine))
       usage_error("--ngemm-u01 goes with --routine strassen or winograd");
-    if ((o->leaf_train || o->cpu_baseline || o->ngemm_u01) &&
+    if ((o->leaf_train || o->cpu_baseline || o->ngemm_u01 || o->timed_beta != 0) &&
         (o->device == "cpu" || o->cpu_leaf == CpuLeafKind::Preload))
-      usage_error("--leaf-train, --cpu-baseline and --ngemm-u01 are GPU options");
+      usage_error(
+          "--leaf-train, --cpu-baseline, --ngemm-u01 and --timed-beta are GPU options");
   }
 }
 

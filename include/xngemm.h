@@ -113,12 +113,15 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
  * peeled (the recursion runs on the largest part whose dimensions are
  * multiples of 2^levels, thin cuBLAS products finish the rest).
  *
- * Workspace (xnGetFastGemmWorkspaceSize): with beta = 0 two temporaries per
- * level, at most 2 n^2 / 3 elements for square n (quadrants of C serve as
- * scratch); with beta != 0, and always under CUBLAS_POINTER_MODE_DEVICE (the
- * value of beta is then not known on the host), the top level keeps C's
- * quadrants for their final sums and uses three temporaries of a quadrant
- * each: 11 n^2 / 12 in all. (The bounds hold for n a multiple of 16 * 2^levels;
+ * Workspace (xnGetFastGemmWorkspaceSize): at most 2 n^2 / 3 elements for
+ * square n. With beta = 0, two temporaries per level (quadrants of C serve
+ * as scratch). With beta != 0, and always under CUBLAS_POINTER_MODE_DEVICE
+ * (the value of beta is then not known on the host), C's quadrants keep
+ * beta * C until their final sums, so the call runs as two halves of C (left
+ * and right columns, or top and bottom rows for tall shapes), one after the
+ * other, each with three half-width temporaries at its top level; that costs
+ * 4-7 % of the time of a beta = 0 call (the sums of the side not split are
+ * formed twice). (The bounds hold for n a multiple of 16 * 2^levels;
  * otherwise leading dimensions padded to 16 elements add a little.) The
  * packed quadrant of op(B) of XN_OPT_PACK_TRANS_B is only used where it keeps
  * a call within 2 n^2 / 3. A call that cannot have its workspace runs fewer

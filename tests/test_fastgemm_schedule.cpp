@@ -303,7 +303,9 @@ TEST(CombineArithmetic, ColumnFormAndElementFormGiveTheSameBits) {
 
 TEST(FastGemmPlan, TwoTemporariesPerLevelAtMostTwoThirdsOfNSquared) {
   // Li, Ranka, Sahni, ICPADS'11, section 1: two temporaries of a quadrant
-  // per level, 2 n^2 / 3 in all; with beta != 0 the top level has three.
+  // per level, 2 n^2 / 3 in all; with beta != 0 the top level of a call
+  // run whole has three, so the call runs as two column halves, each within
+  // 2 n^2 / 3 again (plan.h, choose_split).
   for (const xn::GemmAlgorithm *a : kGeneral)
     for (int n : {1024, 4096, 4100, 32768})
       for (int levels = 1; levels <= 4; ++levels) {
@@ -314,6 +316,13 @@ TEST(FastGemmPlan, TwoTemporariesPerLevelAtMostTwoThirdsOfNSquared) {
             double(xn::workspace_elems(*a, true, n, n, n, levels, false, false));
         EXPECT_LE(zero, 2 * nn / 3) << a->name << " n " << n << " levels " << levels;
         EXPECT_LE(any, 11 * nn / 12) << a->name << " n " << n << " levels " << levels;
+        const double call = double(
+            xn::call_workspace_elems(*a, true, n, n, n, levels, false, false, false));
+        EXPECT_LE(call, 2 * nn / 3) << a->name << " n " << n << " levels " << levels;
+        EXPECT_EQ(xn::choose_split(*a, true, n, n, n, levels, false, false, false),
+                  xn::CallSplit::Columns);
+        EXPECT_EQ(xn::choose_split(*a, false, n, n, n, levels, false, false, false),
+                  xn::CallSplit::None);
         // Exactly the two (three) quadrants per level when nothing is padded.
         if (n % (16 << levels) == 0) {
           double two = 0;
@@ -321,6 +330,13 @@ TEST(FastGemmPlan, TwoTemporariesPerLevelAtMostTwoThirdsOfNSquared) {
           EXPECT_EQ(zero, two) << a->name << " n " << n << " levels " << levels;
           EXPECT_EQ(any, two + std::pow(n >> 1, 2))
               << a->name << " " << n << " " << levels;
+          // A half (n x n/2 x n): S, T and U at its top level (n^2/4 +
+          // n^2/8 + n^2/8), then at most two temporaries of its largest
+          // role, the A-shaped one, per level below.
+          double half = nn / 2;
+          for (int l = 1; l < levels; ++l) half += 2 * std::pow(n >> (l + 1), 2);
+          EXPECT_LE(call, half) << a->name << " " << n << " " << levels;
+          EXPECT_GE(call, nn / 2) << a->name << " " << n << " " << levels;
         }
         // Transposed operands store the same number of elements.
         EXPECT_EQ(double(xn::workspace_elems(*a, false, n, n, n, levels, true, true)),
@@ -331,7 +347,7 @@ TEST(FastGemmPlan, TwoTemporariesPerLevelAtMostTwoThirdsOfNSquared) {
 TEST(FastGemmPlan, DefaultOptionsKeepTheBoundForEveryTransposePair) {
   // What the size query reports with the built-in options, in double (where
   // op(B) transposed stores the B-side values non-transposed and may pack):
-  // within 2 n^2 / 3 (beta = 0) and 11 n^2 / 12 for every transpose pair.
+  // within 2 n^2 / 3, beta = 0 or not, for every transpose pair.
   const xn::Options opt;
   for (const xn::GemmAlgorithm *a : kGeneral)
     for (int n : {8192, 16384, 32768})
@@ -344,9 +360,35 @@ TEST(FastGemmPlan, DefaultOptionsKeepTheBoundForEveryTransposePair) {
               << a->name << " " << n << " " << ta << tb;
           EXPECT_LE(
               double(xn::planned_workspace_elems(*a, opt, true, true, n, n, n, ta, tb)),
-              11 * nn / 12)
+              2 * nn / 3)
               << a->name << " " << n << " " << ta << tb;
         }
+}
+
+TEST(FastGemmPlan, BetaNonzeroSplitsWhereItNeedsLess) {
+  for (const xn::GemmAlgorithm *a : kGeneral)
+    for (int levels = 1; levels <= 3; ++levels) {
+      const int s = 64 << levels;
+      // Tall: row halves; wide: column halves; both need less than whole.
+      EXPECT_EQ(xn::choose_split(*a, true, 4 * s, s, s, levels, false, false, false),
+                xn::CallSplit::Rows);
+      EXPECT_EQ(xn::choose_split(*a, true, s, 4 * s, s, levels, false, false, false),
+                xn::CallSplit::Columns);
+      for (const auto &shape : {std::array<int, 3>{4 * s, s, s},
+                                {s, 4 * s, s},
+                                {s, s, 4 * s},
+                                {3 * s + 5, s + 7, 2 * s + 3}}) {
+        xn::index_t split = 0;
+        xn::choose_split(*a, true, shape[0], shape[1], shape[2], levels, true, true, true,
+                         &split);
+        EXPECT_LE(split, xn::whole_call_elems(*a, true, shape[0], shape[1], shape[2],
+                                              levels, true, true, true, false));
+      }
+    }
+  // ?ngemm's one table runs with any beta: never split.
+  EXPECT_EQ(xn::choose_split(xn::nonneg_winograd_algorithm(), true, 4096, 4096, 4096, 2,
+                             false, false, false),
+            xn::CallSplit::None);
 }
 
 TEST(FastGemmPlan, ScratchThatDoesNotFitAQuadrantOfCGoesToASpare) {
@@ -454,6 +496,13 @@ TEST(FastGemmExecutor, IntegerMatricesExactAtOneTwoThreeLevels) {
               // k beyond m and n: C's quadrants cannot hold the pre-additions
               run_integer_case(
                   *a, {s, s + 2, 4 * s + 1, ta, tb, levels, alpha, beta, 0, loop, sa},
+                  xn_test::fresh_seed());
+              // tall and wide: beta != 0 splits rows, columns (plan.h)
+              run_integer_case(
+                  *a, {4 * s + 3, s, s + 1, ta, tb, levels, alpha, beta, 0, loop, sa},
+                  xn_test::fresh_seed());
+              run_integer_case(
+                  *a, {s, 4 * s + 1, s, ta, tb, levels, alpha, beta, 0, loop, sa},
                   xn_test::fresh_seed());
               // thin k
               run_integer_case(

@@ -104,9 +104,10 @@ class ScheduleExecutor {
              MatView<T> C, T *ws) const {
     if (level == levels_) return leaf_gemm<T>(be_, kchain_, A, B, beta, C);
 
-    const Schedule &tab = algo_.table_for(beta != ScalarKind::Zero);
     const bool s_trans = A.trans && !s_normal_;
     const bool t_trans = B.trans && !t_normal_;
+    const Schedule &tab = level_table(algo_, beta != ScalarKind::Zero, C.rows, C.cols,
+                                      A.cols, s_trans, t_trans);
     const LevelLayout lay = level_layout(tab, C.rows, C.cols, A.cols, s_trans, t_trans);
     const RoleShapes &sh = lay.shapes;
     T *const base = ws + plan_.base[level];
@@ -217,31 +218,16 @@ class ScheduleExecutor {
   T *packed_;
 };
 
-// C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
-// algorithm's schedules on the largest part whose dimensions are multiples
-// of 2^levels, then thin leaf GEMMs for the peeled strips (docs/design.md,
-// "Views, orientation, peeling"). `ws` must hold
-// call_workspace_elems(algo, beta != Zero, m, n, k, levels, A.trans, B.trans,
-// t_normal, pack) elements (with A.trans && !s_normal as a_trans).
-// When levels > 0, every leaf product (recursion leaves and the peeled strips
-// alike) is split into chunks of k of at most `kchain` (leaf_gemm). With
-// `t_normal`, the B-side temporaries are stored non-transposed even when
-// op(B) is transposed (plan.h, stores_t_normal), and with `pack` the top
-// level's products with quadrants of op(B) run on a packed copy when the
-// bound allows it (packed_b_elems). With `s_normal`, the A-side ones are
-// stored non-transposed when op(A) is transposed (stores_s_normal).
+// One call run whole (no split): C = alpha * op(A) * op(B) + beta * C by
+// `levels` (> 0) levels of the algorithm's schedules on the largest part
+// whose dimensions are multiples of 2^levels, then thin leaf GEMMs for the
+// peeled strips (docs/design.md, "Views, orientation, peeling").
 template <class T, class Backend>
-Status recursive_gemm(Backend &be, const GemmAlgorithm &algo, int levels,
-                      MatView<const T> A, MatView<const T> B, ScalarKind beta,
-                      MatView<T> C, T *ws, index_t kchain = 0, bool t_normal = false,
-                      bool pack = true, bool s_normal = false) {
+Status whole_recursive_gemm(Backend &be, const GemmAlgorithm &algo, int levels,
+                            MatView<const T> A, MatView<const T> B, ScalarKind beta,
+                            MatView<T> C, T *ws, index_t kchain, bool t_normal, bool pack,
+                            bool s_normal) {
   const index_t m = C.rows, n = C.cols, k = A.cols;
-  if (m == 0 || n == 0) return Status::Ok;
-  if (k == 0) return be.scale(C, beta);
-  // No recursion: exactly the backend's own product (below the crossover
-  // the library is cuBLAS / OpenBLAS, bit for bit).
-  if (levels <= 0) return be.gemm(A, B, beta, C);
-
   const bool nz = beta != ScalarKind::Zero;
   const CoreShape c = core_shape(m, n, k, levels);
   const bool a_layout = A.trans && !s_normal;
@@ -268,6 +254,55 @@ Status recursive_gemm(Backend &be, const GemmAlgorithm &algo, int levels,
     s = leaf_gemm<T>(be, kchain, A.block(0, 0, c.m, k), B.block(0, c.n, k, n - c.n), beta,
                      C.block(0, c.n, c.m, n - c.n));
   return s;
+}
+
+// C = alpha * op(A) * op(B) + beta * C, m x n x k, by `levels` levels of the
+// algorithm's schedules: whole, or with beta != 0 as two halves of C one
+// after the other in the same workspace where that needs less (plan.h,
+// choose_split). `ws` must hold call_workspace_elems(algo, beta != Zero, m,
+// n, k, levels, A.trans && !s_normal, B.trans, t_normal, pack) elements.
+// When levels > 0, every leaf product (recursion leaves and the peeled strips
+// alike) is split into chunks of k of at most `kchain` (leaf_gemm). With
+// `t_normal`, the B-side temporaries are stored non-transposed even when
+// op(B) is transposed (plan.h, stores_t_normal), and with `pack` the top
+// level's products with quadrants of op(B) run on a packed copy when the
+// bound allows it (packed_b_elems). With `s_normal`, the A-side ones are
+// stored non-transposed when op(A) is transposed (stores_s_normal).
+template <class T, class Backend>
+Status recursive_gemm(Backend &be, const GemmAlgorithm &algo, int levels,
+                      MatView<const T> A, MatView<const T> B, ScalarKind beta,
+                      MatView<T> C, T *ws, index_t kchain = 0, bool t_normal = false,
+                      bool pack = true, bool s_normal = false) {
+  const index_t m = C.rows, n = C.cols, k = A.cols;
+  if (m == 0 || n == 0) return Status::Ok;
+  if (k == 0) return be.scale(C, beta);
+  // No recursion: exactly the backend's own product (below the crossover
+  // the library is cuBLAS / OpenBLAS, bit for bit).
+  if (levels <= 0) return be.gemm(A, B, beta, C);
+
+  auto whole = [&](MatView<const T> a, MatView<const T> b, MatView<T> c) {
+    return whole_recursive_gemm<T>(be, algo, levels, a, b, beta, c, ws, kchain, t_normal,
+                                   pack, s_normal);
+  };
+  switch (choose_split(algo, beta != ScalarKind::Zero, m, n, k, levels,
+                       A.trans && !s_normal, B.trans, t_normal)) {
+    case CallSplit::Columns: {
+      const index_t n1 = split_point(n, levels);
+      const Status s = whole(A, B.block(0, 0, k, n1), C.block(0, 0, m, n1));
+      return s != Status::Ok
+                 ? s
+                 : whole(A, B.block(0, n1, k, n - n1), C.block(0, n1, m, n - n1));
+    }
+    case CallSplit::Rows: {
+      const index_t m1 = split_point(m, levels);
+      const Status s = whole(A.block(0, 0, m1, k), B, C.block(0, 0, m1, n));
+      return s != Status::Ok
+                 ? s
+                 : whole(A.block(m1, 0, m - m1, k), B, C.block(m1, 0, m - m1, n));
+    }
+    default:
+      return whole(A, B, C);
+  }
 }
 
 }  // namespace xn

@@ -146,11 +146,31 @@ inline void level_beta_sets(const GemmAlgorithm &algo, bool beta_nonzero, int le
     sets[l] = 0;
     for (int nz = 0; nz < 2; ++nz) {
       if (!(sets[l - 1] & (1u << nz))) continue;
-      for (const Step &st : algo.table_for(nz != 0).steps)
-        if (st.kind == StepKind::Product)
-          sets[l] |= (st.accumulate || (st.c_first[0] && nz)) ? 2u : 1u;
+      // With beta = 0 either table may run (level_table decides by shape).
+      for (int t = nz; t < 2; ++t)
+        for (const Step &st : algo.table_for(t != 0).steps)
+          if (st.kind == StepKind::Product)
+            sets[l] |= (st.accumulate || (st.c_first[0] && nz)) ? 2u : 1u;
     }
   }
+}
+
+// The table a level of an m x n x k product runs: with beta != 0 the
+// algorithm's accumulating one; with beta = 0 its beta = 0 table, unless the
+// accumulating one needs less workspace at this shape. (Strassen's beta = 0
+// table keeps an A-role and a B-role sum in C12 and C21; where k exceeds m
+// or n they do not fit and take spares, while S, T and U stay small: the
+// lower levels of a call split in halves, plan.h's choose_split, are such
+// shapes.) Either table computes the product for beta = 0.
+inline const Schedule &level_table(const GemmAlgorithm &algo, bool beta_nonzero,
+                                   index_t m, index_t n, index_t k, bool a_trans,
+                                   bool t_trans) {
+  const Schedule &zero = algo.table_for(false), &any = algo.table_for(true);
+  if (beta_nonzero || &zero == &any) return algo.table_for(beta_nonzero);
+  return level_layout(any, m, n, k, a_trans, t_trans).elems <
+                 level_layout(zero, m, n, k, a_trans, t_trans).elems
+             ? any
+             : zero;
 }
 
 // Elements of workspace level `l` of a call needs: the largest layout of
@@ -160,8 +180,9 @@ inline index_t level_elems(const GemmAlgorithm &algo, unsigned set, index_t m, i
   index_t e = 0;
   for (int nz = 0; nz < 2; ++nz)
     if (set & (1u << nz))
-      e = std::max(
-          e, level_layout(algo.table_for(nz != 0), m, n, k, a_trans, t_trans).elems);
+      e = std::max(e, level_layout(level_table(algo, nz != 0, m, n, k, a_trans, t_trans),
+                                   m, n, k, a_trans, t_trans)
+                          .elems);
   return e;
 }
 
@@ -295,21 +316,101 @@ inline index_t packed_b_elems(const GemmAlgorithm &algo, bool beta_nonzero, inde
              : 0;
 }
 
-// Elements of workspace of a whole call at `levels` levels (0: none): what
-// the executor uses, the size query reports and the allocation asks for.
-// With `t_normal`, T is stored non-transposed at every level, exactly as for
-// op(B) = B; with `pack` too, the packed B quadrant follows when the bound
-// allows it (packed_b_elems).
-inline index_t call_workspace_elems(const GemmAlgorithm &algo, bool beta_nonzero,
-                                    index_t m, index_t n, index_t k, int levels,
-                                    bool a_trans, bool b_trans, bool t_normal,
-                                    bool pack = true) {
+// Elements of workspace of a call at `levels` levels (0: none) run whole,
+// without the split below. With `t_normal`, T is stored non-transposed at
+// every level, exactly as for op(B) = B; with `pack` too, the packed B
+// quadrant follows when the bound allows it (packed_b_elems).
+inline index_t whole_call_elems(const GemmAlgorithm &algo, bool beta_nonzero, index_t m,
+                                index_t n, index_t k, int levels, bool a_trans,
+                                bool b_trans, bool t_normal, bool pack) {
   if (levels <= 0) return 0;
   return workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans,
                          b_trans && !t_normal) +
          (pack ? packed_b_elems(algo, beta_nonzero, m, n, k, levels, a_trans, b_trans,
                                 t_normal)
                : 0);
+}
+
+// ---------------------------------------------------------------------------
+// beta != 0 in two halves of C.
+//
+// With beta != 0 (or a beta known only on the device) the top level cannot
+// use C as scratch: C keeps beta * C until its last update, so the
+// accumulating table needs S, T and U, three quadrants (3 n^2 / 4 for square
+// n, 11 n^2 / 12 with the levels below), above the 2 n^2 / 3 of Li, Ranka,
+// Sahni's two-temporary schedules. The call then runs as two products, the
+// left and right column halves of C (the top and bottom row halves when that
+// needs less), one after the other in the same workspace: each half's top
+// level holds S (hm x hk) and T, U at half width, n^2 / 2, and 2 n^2 / 3 in
+// all. The flops are the same (each half runs the same levels on half the
+// width); the price is that the sums of the side that is not split (A's for
+// column halves) are formed once per half at every level (docs/design.md
+// counts the bytes, docs/performance.md the time). Only algorithms with a
+// separate accumulating table split, and only where it needs less than the
+// whole call and the whole call needs more than the same call with beta = 0.
+enum class CallSplit { None, Columns, Rows };
+
+// The size of the first half of a dimension d: half of it, rounded down to
+// a multiple of 2^levels so that the first half peels nothing.
+inline index_t split_point(index_t d, int levels) {
+  const index_t unit = index_t(1) << levels;
+  const index_t h = (d / 2) / unit * unit;
+  return h > 0 ? h : d / 2;
+}
+
+// How a call runs (the workspace it then needs, without the packed
+// quadrant, in *elems if given).
+inline CallSplit choose_split(const GemmAlgorithm &algo, bool beta_nonzero, index_t m,
+                              index_t n, index_t k, int levels, bool a_trans,
+                              bool b_trans, bool t_normal, index_t *elems = nullptr) {
+  auto whole = [&](index_t mm, index_t nn) {
+    return whole_call_elems(algo, beta_nonzero, mm, nn, k, levels, a_trans, b_trans,
+                            t_normal, false);
+  };
+  const index_t e0 = whole(m, n);
+  CallSplit best = CallSplit::None;
+  index_t e = e0;
+  if (beta_nonzero && levels > 0 && &algo.table_for(true) != &algo.table_for(false) &&
+      e0 > whole_call_elems(algo, false, m, n, k, levels, a_trans, b_trans, t_normal,
+                            false)) {
+    const index_t n1 = split_point(n, levels), m1 = split_point(m, levels);
+    if (n1 > 0) {
+      const index_t ec = std::max(whole(m, n1), whole(m, n - n1));
+      if (ec < e) e = ec, best = CallSplit::Columns;
+    }
+    if (m1 > 0) {
+      const index_t er = std::max(whole(m1, n), whole(m - m1, n));
+      if (er < e) e = er, best = CallSplit::Rows;
+    }
+  }
+  if (elems) *elems = e;
+  return best;
+}
+
+// Elements of workspace of a whole call at `levels` levels (0: none): what
+// the executor uses, the size query reports and the allocation asks for
+// (for a split call, the larger half's).
+inline index_t call_workspace_elems(const GemmAlgorithm &algo, bool beta_nonzero,
+                                    index_t m, index_t n, index_t k, int levels,
+                                    bool a_trans, bool b_trans, bool t_normal,
+                                    bool pack = true) {
+  if (levels <= 0) return 0;
+  auto whole = [&](index_t mm, index_t nn) {
+    return whole_call_elems(algo, beta_nonzero, mm, nn, k, levels, a_trans, b_trans,
+                            t_normal, pack);
+  };
+  switch (choose_split(algo, beta_nonzero, m, n, k, levels, a_trans, b_trans, t_normal)) {
+    case CallSplit::Columns: {
+      const index_t n1 = split_point(n, levels);
+      return std::max(whole(m, n1), whole(m, n - n1));
+    }
+    case CallSplit::Rows: {
+      const index_t m1 = split_point(m, levels);
+      return std::max(whole(m1, n), whole(m - m1, n));
+    }
+    default:
+      return whole(m, n);
+  }
 }
 
 // The same for the ?ngemm algorithm (whose one table runs with any beta).
@@ -337,10 +438,11 @@ int choose_workspace(const GemmAlgorithm &algo, bool beta_nonzero, index_t m, in
                      Acquire &&acquire, bool *pack) {
   *pack = false;
   for (; levels > 0; --levels) {
-    if (packed_b_elems(algo, beta_nonzero, m, n, k, levels, a_trans, b_trans, t_normal) >
-            0 &&
-        acquire(call_workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans,
-                                     b_trans, t_normal, true))) {
+    const index_t with_pack = call_workspace_elems(algo, beta_nonzero, m, n, k, levels,
+                                                   a_trans, b_trans, t_normal, true);
+    if (with_pack > call_workspace_elems(algo, beta_nonzero, m, n, k, levels, a_trans,
+                                         b_trans, t_normal, false) &&
+        acquire(with_pack)) {
       *pack = true;
       break;
     }

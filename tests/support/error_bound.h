@@ -141,13 +141,16 @@ inline double classical_bound(double k, bool beta_nonzero, double mold,
   return (k + 1) * (k + mold) + alpha_rounds;
 }
 
-// F: the error of `depth` levels of algo's beta = 0 table over classical
-// leaves, for a product of inner dimension k and unit inputs.
+// F: the error of `depth` levels of algo's beta = 0 tables over classical
+// leaves, for a product of inner dimension k and unit inputs. A level below
+// the top may run either table with beta = 0 (plan.h, level_table, by
+// shape): the larger of the two.
 inline double recursion_bound(const xn::GemmAlgorithm &algo, int depth, double k,
                               bool alpha_exact) {
   if (depth <= 0) return classical_bound(k, false, 0, alpha_exact);
   const double f = recursion_bound(algo, depth - 1, k / 2, alpha_exact);
-  return table_bound(*algo.zero_beta, k / 2, f, false, 0).max_e();
+  return std::max(table_bound(*algo.zero_beta, k / 2, f, false, 0).max_e(),
+                  table_bound(*algo.any_beta, k / 2, f, false, 0).max_e());
 }
 
 // max|C - C^| <= fastgemm_error_bound(...) u |alpha| max|op(A)| max|op(B)|
@@ -170,6 +173,8 @@ inline double fastgemm_error_bound(const xn::GemmAlgorithm &algo, int levels,
     const double h = double(c.k) / 2;
     const double f = recursion_bound(algo, levels - 1, h, alpha_exact);
     e = table_bound(algo.table_for(beta_nonzero), h, f, beta_nonzero, mold).max_e();
+    if (!beta_nonzero)  // either table may run (plan.h, level_table)
+      e = std::max(e, table_bound(*algo.any_beta, h, f, false, 0).max_e());
     const double ks = double(k - c.k);
     if (ks > 0) e += ks * (ks + double(c.k) + mold + 1 + (alpha_exact ? 0 : 1));
   }
