@@ -156,21 +156,25 @@ inline void level_beta_sets(const GemmAlgorithm &algo, bool beta_nonzero, int le
 }
 
 // The table a level of an m x n x k product runs: with beta != 0 the
-// algorithm's accumulating one; with beta = 0 its beta = 0 table, unless the
-// accumulating one needs less workspace at this shape. (Strassen's beta = 0
-// table keeps an A-role and a B-role sum in C12 and C21; where k exceeds m
-// or n they do not fit and take spares, while S, T and U stay small: the
-// lower levels of a call split in halves, plan.h's choose_split, are such
-// shapes.) Either table computes the product for beta = 0.
+// algorithm's accumulating one; with beta = 0 its beta = 0 table, unless
+// that needs spares and the accumulating one needs less workspace at this
+// shape. (Strassen's beta = 0 table keeps an A-role and a B-role sum in C12
+// and C21; where k exceeds m or n they do not fit and take spares, while S,
+// T and U stay small: the lower levels of a call split in halves,
+// choose_split below, are such shapes. Where the beta = 0 table needs no
+// spare it runs, even if larger: with k below m and n its temporaries hold
+// C-shaped products, but it moves fewer bytes, 3 % of a d 32768 x 32768 x
+// 8192 call on the H200.) Either table computes the product for beta = 0.
 inline const Schedule &level_table(const GemmAlgorithm &algo, bool beta_nonzero,
                                    index_t m, index_t n, index_t k, bool a_trans,
                                    bool t_trans) {
   const Schedule &zero = algo.table_for(false), &any = algo.table_for(true);
   if (beta_nonzero || &zero == &any) return algo.table_for(beta_nonzero);
-  return level_layout(any, m, n, k, a_trans, t_trans).elems <
-                 level_layout(zero, m, n, k, a_trans, t_trans).elems
-             ? any
-             : zero;
+  const LevelLayout z = level_layout(zero, m, n, k, a_trans, t_trans);
+  bool spares = false;
+  for (index_t off : z.spare_off) spares |= off >= 0;
+  return spares && level_layout(any, m, n, k, a_trans, t_trans).elems < z.elems ? any
+                                                                                : zero;
 }
 
 // Elements of workspace level `l` of a call needs: the largest layout of
