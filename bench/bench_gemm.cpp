@@ -369,7 +369,10 @@ std::vector<Section> gemm_sections(const GemmOptions &o, bool gpu) {
       for (const auto &t : o.trans) {
         CaseSpec c = base_spec(o);
         // What only the GPU runner does (the CPU header says so).
-        if (!gpu) c.leaf_train = c.cpu_baseline = c.ngemm_u01 = false;
+        if (!gpu) {
+          c.leaf_train = c.cpu_baseline = c.ngemm_u01 = false;
+          c.timed_beta = 0;
+        }
         c.prec = p;
         c.m = sh.m;
         c.n = sh.n;
@@ -568,11 +571,12 @@ void print_settings(const GemmOptions &o, const Runner &runner,
     std::printf(
         "maxI, meanI = max, mean of |c - I| over the checked entries; ref_maxI = max "
         "|ref - I|, the exact product of the rounded A and B against I\n");
-  const bool gpu_only = o.leaf_train || o.cpu_baseline || o.ngemm_u01;
+  const bool gpu_only =
+      o.leaf_train || o.cpu_baseline || o.ngemm_u01 || o.timed_beta != 0;
   if (gpu_only && !gpu)
     std::printf(
-        "note: --leaf-train, --cpu-baseline and --ngemm-u01 are GPU options: ignored on "
-        "the CPU\n");
+        "note: --leaf-train, --cpu-baseline, --ngemm-u01 and --timed-beta are GPU "
+        "options: ignored on the CPU\n");
   if (gpu && o.leaf_train)
     std::printf(
         "leaf train: after a case that ran L > 0 levels, 7^L back-to-back cuBLAS GEMMs "

@@ -434,7 +434,7 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
       XNB_CUBLAS(xnGetFastGemmWorkspaceSize(
           handle_,
           rt == Routine::Strassen ? XN_FAST_GEMM_STRASSEN : XN_FAST_GEMM_WINOGRAD, c.prec,
-          opa, opb, im, in, ik, 1, &ws_need));
+          opa, opb, im, in, ik, c.timed_beta == 0 ? 1 : 0, &ws_need));
     else
       XNB_CUBLAS(xnGetWorkspaceSize(handle_, c.prec, opa, opb, im, in, ik, &ws_need));
   };
@@ -628,7 +628,7 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     // the packed quadrant of op(B) when the workspace held covers it (the
     // library gives the packed quadrant up before a level: plan.h
     // choose_workspace). For strassen and winograd at the planned depth
-    // that is xnGetFastGemmWorkspaceSize's answer (beta = 0).
+    // that is xnGetFastGemmWorkspaceSize's answer for the timed calls' beta.
     std::int64_t normal_a_temps = -1, normal_b_temps = -1;
     XNB_CUBLAS(xnGetOption(handle_, XN_OPT_PACK_TRANS_A, &normal_a_temps));
     XNB_CUBLAS(xnGetOption(handle_, XN_OPT_PACK_TRANS_B, &normal_b_temps));

@@ -115,13 +115,15 @@ cublasStatus_t xnDngemm(cublasHandle_t handle, cublasOperation_t transa,
  *
  * Workspace (xnGetFastGemmWorkspaceSize): at most 2 n^2 / 3 elements for
  * square n. With beta = 0, two temporaries per level (quadrants of C serve
- * as scratch). With beta != 0, and always under CUBLAS_POINTER_MODE_DEVICE
- * (the value of beta is then not known on the host), C's quadrants keep
- * beta * C until their final sums, so the call runs as two halves of C (left
- * and right columns, or top and bottom rows for tall shapes), one after the
- * other, each with three half-width temporaries at its top level; that costs
- * 4-7 % of the time of a beta = 0 call (the sums of the side not split are
- * formed twice). (The bounds hold for n a multiple of 16 * 2^levels;
+ * as scratch; where k exceeds m or n a level may run the three-temporary
+ * table below, whichever needs less). With beta != 0, and always under
+ * CUBLAS_POINTER_MODE_DEVICE (the value of beta is then not known on the
+ * host), C's quadrants keep beta * C until their final sums, so the call
+ * runs as two halves of C (left and right columns, or top and bottom rows
+ * for tall shapes), one after the other, each with three temporaries at its
+ * top level (the A-side sum and two half-width ones); that costs 4-7 % of
+ * the time of a beta = 0 call (the sums of the side not split are formed
+ * twice). (The bounds hold for n a multiple of 16 * 2^levels;
  * otherwise leading dimensions padded to 16 elements add a little.) The
  * packed quadrant of op(B) of XN_OPT_PACK_TRANS_B is only used where it keeps
  * a call within 2 n^2 / 3. A call that cannot have its workspace runs fewer
@@ -366,8 +368,9 @@ typedef enum {
   /** xn?ngemm, xn?gemmStrassen, xn?gemmWinograd with transa != N: store the
    *  sums of op(A)'s quadrants non-transposed, so that the leaf GEMMs that
    *  read them run with transa = N (the others, (2/7)^levels (Strassen) or
-   *  (3/7)^levels (Winograd, ?ngemm) of the leaves, keep transa = T). Same
-   *  workspace and same values; with transb != N too, XN_OPT_PACK_TRANS_B's
+   *  (3/7)^levels (Winograd, ?ngemm) of the leaves, keep transa = T). The
+   *  same values, and the same workspace up to the padding of leading
+   *  dimensions; with transb != N too, XN_OPT_PACK_TRANS_B's
    *  automatic choice then also stores the B side non-transposed. -1 =
    *  automatic (double precision with transb = N: cuBLAS's TN leaf kernels
    *  are slower than NN, its TT ones are not), 0 = never, 1 = whenever
@@ -416,10 +419,10 @@ typedef enum { XN_FAST_GEMM_STRASSEN = 0, XN_FAST_GEMM_WINOGRAD = 1 } xnFastGemm
  * xn?gemmWinograd (XN_FAST_GEMM_WINOGRAD), precision 's' or 'd', uses with
  * these arguments at the depth the handle's options choose (handle NULL:
  * the process-wide ones), before any limit or supplied workspace makes it
- * run fewer levels. beta_is_zero: nonzero for a call with a host beta of 0
- * (two temporaries per level), 0 for any other beta or device-pointer
- * scalars (one more quadrant at the top level). 0 when the call would not
- * recurse. Returns INVALID_VALUE for bad arguments.
+ * run fewer levels. beta_is_zero: nonzero for a call with a host beta of 0,
+ * 0 for any other beta or device-pointer scalars (the call then runs as two
+ * halves of C; see xnSgemmStrassen). 0 when the call would not recurse.
+ * Returns INVALID_VALUE for bad arguments.
  */
 cublasStatus_t xnGetFastGemmWorkspaceSize(cublasHandle_t handle, xnFastGemm_t algorithm,
                                           char precision, cublasOperation_t transa,

@@ -880,8 +880,8 @@ TEST_F(GpuFastGemm, BadArgumentsGiveCublasStatusAndLeaveCUntouched) {
 }
 
 // The workspace query: the planned layout's bytes (op(B) transposed with T
-// stored normal may add the packed quadrant); for square n, less with beta = 0
-// and within the header's 2n^2/3 and 11n^2/12; what an owned workspace holds
+// stored normal may add the packed quadrant); for square n within the
+// header's 2n^2/3 with any beta (beta != 0 in halves); what an owned workspace holds
 // after a call; a supplied one too small for the planned depth runs fewer
 // levels; XN_OPT_WORKSPACE_LIMIT caps an owned one, 0 giving cuBLAS bit for
 // bit. Every call exact on integers.

@@ -385,6 +385,15 @@ TEST(FastGemmPlan, BetaNonzeroSplitsWhereItNeedsLess) {
                                               levels, true, true, true, false));
       }
     }
+  // No half without a core to recurse on (a dimension below 2^(levels+1)).
+  for (const xn::GemmAlgorithm *a : kGeneral) {
+    EXPECT_NE(xn::choose_split(*a, true, 64, 6, 64, 2, false, true, false),
+              xn::CallSplit::Columns);
+    EXPECT_NE(xn::choose_split(*a, true, 6, 64, 64, 2, false, false, false),
+              xn::CallSplit::Rows);
+    EXPECT_EQ(xn::split_point(7, 2), 0);
+    EXPECT_EQ(xn::split_point(8, 2), 4);
+  }
   // ?ngemm's one table runs with any beta: never split.
   EXPECT_EQ(xn::choose_split(xn::nonneg_winograd_algorithm(), true, 4096, 4096, 4096, 2,
                              false, false, false),

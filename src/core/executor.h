@@ -191,9 +191,11 @@ class ScheduleExecutor {
       same_orientation &= op.dst[d].trans == op.dst[0].trans;
     if (same_orientation) return be_.combine(op);
     // A non-transposed value from transposed quadrants of op(A) or op(B)
-    // (s_normal, t_normal): one transposing pass "D = X +/- Y" per target
-    // (the parser admits only such steps, with no target read by the step).
-    // A sum of two terms rounds alike in either order.
+    // (s_normal, t_normal): one pass "D = X +/- Y" per target (the parser
+    // admits only such steps, with no target read by the step), transposing
+    // where a source is transposed, else a plain combine (a target of a
+    // fused step that reads only temporaries). A sum of two terms rounds
+    // alike in either order.
     for (int d = 0; d < op.ndst; ++d) {
       int x = -1, y = -1;
       for (int s = 0; s < op.nsrc; ++s)
@@ -201,8 +203,20 @@ class ScheduleExecutor {
       if (y < 0 || op.beta_old[d] || op.dst[d].trans) return Status::Internal;
       if (op.coef[d][x] < 0) std::swap(x, y);
       if (op.coef[d][x] < 0) return Status::Internal;
-      const Status s =
-          be_.transpose_add_sub(op.dst[d], op.src[x], op.src[y], op.coef[d][y] < 0);
+      Status s;
+      if (op.src[x].trans || op.src[y].trans) {
+        s = be_.transpose_add_sub(op.dst[d], op.src[x], op.src[y], op.coef[d][y] < 0);
+      } else {
+        CombineOp<T> one;
+        one.ndst = 1;
+        one.nsrc = 2;
+        one.dst[0] = op.dst[d];
+        one.src[0] = op.src[x];
+        one.src[1] = op.src[y];
+        one.coef[0][0] = 1;
+        one.coef[0][1] = op.coef[d][y];
+        s = be_.combine(one);
+      }
       if (s != Status::Ok) return s;
     }
     return Status::Ok;

@@ -355,11 +355,11 @@ inline index_t whole_call_elems(const GemmAlgorithm &algo, bool beta_nonzero, in
 enum class CallSplit { None, Columns, Rows };
 
 // The size of the first half of a dimension d: half of it, rounded down to
-// a multiple of 2^levels so that the first half peels nothing.
+// a multiple of 2^levels so that the first half peels nothing; 0 when a half
+// would have no core to recurse on (d < 2^(levels + 1)): no split there.
 inline index_t split_point(index_t d, int levels) {
   const index_t unit = index_t(1) << levels;
-  const index_t h = (d / 2) / unit * unit;
-  return h > 0 ? h : d / 2;
+  return (d / 2) / unit * unit;
 }
 
 // How a call runs (the workspace it then needs, without the packed
