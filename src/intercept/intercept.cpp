@@ -1,0 +1,289 @@
+// intercept.cpp - libxngemm_intercept.so: the host BLAS GEMMs of an
+// unchanged program (dgemm_, sgemm_, cblas_dgemm, cblas_sgemm), rerouted to
+// xNGEMM's host entry points by environment, loaded with LD_PRELOAD.
+//
+//   XN_INTERCEPT           off (default) | exdgemm | ngemm | strassen | winograd
+//   XN_INTERCEPT_MIN_FLOPS calls with 2 m n k below this pass through (default 0)
+//   XN_INTERCEPT_LOG       1: at exit, print to stderr how many calls were
+//                          rerouted and passed through, and why
+//
+// A call that is not rerouted goes to the real routine, the next definition
+// of the symbol after this library (dlsym(RTLD_NEXT)), with its arguments
+// untouched: the result is the one the program gets without the interposer,
+// bad arguments included (they are never rerouted, so the BLAS reports them
+// as it always does). The library's own BLAS calls (its CPU leaves) come
+// back here while a rerouted call runs; a per-thread flag sends them
+// straight through, so the interposer never re-enters itself.
+// docs/design.md, "Interposer".
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "xngemm.h"
+
+namespace {
+
+// Why a call went where it went: one counter each.
+enum Outcome {
+  kRerouted,
+  kOff,           // XN_INTERCEPT off or unknown
+  kSmall,         // 2 m n k below XN_INTERCEPT_MIN_FLOPS
+  kNegative,      // ngemm: an operand has a negative entry
+  kNoRoutine,     // the mode has no routine for the precision (single, exdgemm)
+  kBadArguments,  // left to the BLAS to report
+  kReentrant,     // the library's own BLAS call during a rerouted one
+  kOutcomes
+};
+constexpr const char *kOutcomeNames[kOutcomes] = {
+    "rerouted",
+    "passed through: XN_INTERCEPT off",
+    "passed through: below XN_INTERCEPT_MIN_FLOPS",
+    "passed through: negative entries (ngemm)",
+    "passed through: no such routine for this precision",
+    "passed through: bad arguments (reported by the BLAS)",
+    "passed through: the library's own calls"};
+
+// The library's routines of each mode, Fortran and CBLAS forms (nullptr:
+// none for that precision, the call passes through).
+template <class T>
+using FortranGemm = void (*)(const char *, const char *, const int *, const int *,
+                             const int *, const T *, const T *, const int *, const T *,
+                             const int *, const T *, T *, const int *);
+template <class T>
+using CblasGemm = void (*)(int, int, int, int, int, int, T, const T *, int, const T *,
+                           int, T, T *, int);
+struct Mode {
+  const char *name;  // XN_INTERCEPT's value
+  bool nonneg_only;  // reroute only operands without negative entries
+  FortranGemm<double> fortran_d;
+  FortranGemm<float> fortran_s;
+  CblasGemm<double> cblas_d;
+  CblasGemm<float> cblas_s;
+
+  template <class T>
+  auto fortran() const {
+    if constexpr (sizeof(T) == sizeof(double))
+      return fortran_d;
+    else
+      return fortran_s;
+  }
+  template <class T>
+  auto cblas() const {
+    if constexpr (sizeof(T) == sizeof(double))
+      return cblas_d;
+    else
+      return cblas_s;
+  }
+};
+const Mode kModes[] = {
+    {"exdgemm", false, exdgemm_, nullptr, cblas_exdgemm, nullptr},
+    {"ngemm", true, dngemm_, sngemm_, cblas_dngemm, cblas_sngemm},
+    {"strassen", false, dstgemm_, sstgemm_, cblas_dstgemm, cblas_sstgemm},
+    {"winograd", false, dwigemm_, swigemm_, cblas_dwigemm, cblas_swigemm},
+};
+
+struct Config {
+  const Mode *mode = nullptr;  // nullptr: off
+  double min_flops = 0;
+  bool log = false;
+};
+
+std::atomic<std::uint64_t> g_count[kOutcomes];
+thread_local int t_depth = 0;  // > 0 while this thread runs a rerouted call
+
+void print_log() {
+  std::fprintf(stderr, "xngemm intercept:");
+  for (int i = 0; i < kOutcomes; ++i)
+    std::fprintf(stderr, "%s %llu %s", i ? "," : "",
+                 static_cast<unsigned long long>(g_count[i].load()), kOutcomeNames[i]);
+  std::fprintf(stderr, "\n");
+}
+
+const Config &config() {
+  static const Config c = [] {
+    Config r;
+    const char *m = std::getenv("XN_INTERCEPT");
+    for (const Mode &mode : kModes)
+      if (m && !std::strcmp(m, mode.name)) r.mode = &mode;
+    if (m && !r.mode && std::strcmp(m, "off"))
+      std::fprintf(stderr,
+                   "xngemm intercept: unknown XN_INTERCEPT=%s (off, exdgemm, ngemm, "
+                   "strassen, winograd): every call passes through\n",
+                   m);
+    if (const char *f = std::getenv("XN_INTERCEPT_MIN_FLOPS")) r.min_flops = std::atof(f);
+    const char *l = std::getenv("XN_INTERCEPT_LOG");
+    r.log = l && *l && std::strcmp(l, "0");
+    if (r.log) std::atexit(print_log);
+    return r;
+  }();
+  return c;
+}
+
+// The real routine: the next definition after this library.
+template <class F>
+F real(const char *name) {
+  void *p = dlsym(RTLD_NEXT, name);
+  if (!p) {
+    std::fprintf(stderr, "xngemm intercept: no %s after the interposer\n", name);
+    std::abort();
+  }
+  return reinterpret_cast<F>(p);
+}
+
+char upper(char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; }
+bool is_trans(char c) { return c == 'T' || c == 'C'; }
+
+// BLAS's checks of ?GEMM (column-major, op(A) m x k, op(B) k x n): whether
+// the reference BLAS would accept the call.
+bool valid(char ta, char tb, long m, long n, long k, long lda, long ldb, long ldc) {
+  auto op_ok = [](char t) { return t == 'N' || t == 'T' || t == 'C'; };
+  const long rows_a = is_trans(ta) ? k : m, rows_b = is_trans(tb) ? n : k;
+  auto at_least = [](long ld, long rows) { return ld >= (rows > 1 ? rows : 1); };
+  return op_ok(ta) && op_ok(tb) && m >= 0 && n >= 0 && k >= 0 && at_least(lda, rows_a) &&
+         at_least(ldb, rows_b) && at_least(ldc, m);
+}
+
+template <class T>
+bool has_negative(const T *p, long rows, long cols, long ld) {
+  for (long j = 0; j < cols; ++j)
+    for (long i = 0; i < rows; ++i)
+      if (p[i + j * ld] < T(0)) return true;
+  return false;
+}
+
+// Where a valid column-major call goes; kRerouted when to the library.
+template <class T>
+Outcome route(char ta, char tb, long m, long n, long k, const T *A, long lda, const T *B,
+              long ldb) {
+  const Config &c = config();
+  if (t_depth > 0) return kReentrant;
+  if (!c.mode) return kOff;
+  if (!c.mode->fortran<T>()) return kNoRoutine;
+  if (2.0 * double(m) * double(n) * double(k) < c.min_flops) return kSmall;
+  if (c.mode->nonneg_only && m > 0 && n > 0 && k > 0 &&
+      (has_negative(A, is_trans(ta) ? k : m, is_trans(ta) ? m : k, lda) ||
+       has_negative(B, is_trans(tb) ? n : k, is_trans(tb) ? k : n, ldb)))
+    return kNegative;
+  return kRerouted;
+}
+
+// Counts the outcome; on kRerouted runs `library` with the guard set, else
+// `pass`.
+template <class Library, class Pass>
+void dispatch(Outcome o, Library &&library, Pass &&pass) {
+  config();  // reads the environment (and arms the exit log) on the first call
+  g_count[o].fetch_add(1, std::memory_order_relaxed);
+  if (o != kRerouted) {
+    pass();
+    return;
+  }
+  ++t_depth;
+  library();
+  --t_depth;
+}
+
+// CBLAS arguments as the column-major call they describe: RowMajor C = op(A)
+// op(B) is column-major C^T = op(B)^T op(A)^T. False for arguments CBLAS
+// rejects (left to the BLAS).
+constexpr int kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112,
+              kConjTrans = 113;
+bool cblas_as_column_major(int layout, int transa, int transb, int m, int n, int k,
+                           int lda, int ldb, int ldc, char *ta, char *tb, long *cm,
+                           long *cn, bool *swap) {
+  auto op = [](int t) {
+    return t == kNoTrans ? 'N' : t == kTrans ? 'T' : t == kConjTrans ? 'C' : '?';
+  };
+  if (layout != kRowMajor && layout != kColMajor) return false;
+  *swap = layout == kRowMajor;
+  *ta = op(*swap ? transb : transa);
+  *tb = op(*swap ? transa : transb);
+  *cm = *swap ? n : m;
+  *cn = *swap ? m : n;
+  return valid(*ta, *tb, *cm, *cn, k, *swap ? ldb : lda, *swap ? lda : ldb, ldc);
+}
+
+// The two entry forms, for either precision: route, then the library's
+// routine or the real one (`next`).
+template <class T>
+void fortran_entry(FortranGemm<T> next, const char *transa, const char *transb,
+                   const int *m, const int *n, const int *k, const T *alpha, const T *A,
+                   const int *lda, const T *B, const int *ldb, const T *beta, T *C,
+                   const int *ldc) {
+  const char ta = upper(*transa), tb = upper(*transb);
+  const Outcome o = valid(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)
+                        ? route<T>(ta, tb, *m, *n, *k, A, *lda, B, *ldb)
+                        : kBadArguments;
+  dispatch(
+      o,
+      [&] {
+        config().mode->fortran<T>()(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                                    C, ldc);
+      },
+      [&] { next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });
+}
+
+template <class T>
+void cblas_entry(CblasGemm<T> next, int layout, int transa, int transb, int m, int n,
+                 int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
+                 int ldc) {
+  char ta, tb;
+  long cm, cn;
+  bool swap;
+  const Outcome o = cblas_as_column_major(layout, transa, transb, m, n, k, lda, ldb, ldc,
+                                          &ta, &tb, &cm, &cn, &swap)
+                        ? route<T>(ta, tb, cm, cn, k, swap ? B : A, swap ? ldb : lda,
+                                   swap ? A : B, swap ? lda : ldb)
+                        : kBadArguments;
+  dispatch(
+      o,
+      [&] {
+        config().mode->cblas<T>()(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                                  beta, C, ldc);
+      },
+      [&] {
+        next(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      });
+}
+
+}  // namespace
+
+extern "C" {
+
+void dgemm_(const char *transa, const char *transb, const int *m, const int *n,
+            const int *k, const double *alpha, const double *A, const int *lda,
+            const double *B, const int *ldb, const double *beta, double *C,
+            const int *ldc) {
+  static const auto next = real<FortranGemm<double>>("dgemm_");
+  fortran_entry<double>(next, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                        ldc);
+}
+
+void sgemm_(const char *transa, const char *transb, const int *m, const int *n,
+            const int *k, const float *alpha, const float *A, const int *lda,
+            const float *B, const int *ldb, const float *beta, float *C, const int *ldc) {
+  static const auto next = real<FortranGemm<float>>("sgemm_");
+  fortran_entry<float>(next, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                       ldc);
+}
+
+void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                 const double *A, int lda, const double *B, int ldb, double beta,
+                 double *C, int ldc) {
+  static const auto next = real<CblasGemm<double>>("cblas_dgemm");
+  cblas_entry<double>(next, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                      C, ldc);
+}
+
+void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                 int ldc) {
+  static const auto next = real<CblasGemm<float>>("cblas_sgemm");
+  cblas_entry<float>(next, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                     C, ldc);
+}
+
+}  // extern "C"

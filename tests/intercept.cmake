@@ -1,0 +1,41 @@
+# intercept.cmake - unchanged programs under the interposer
+# libxngemm_intercept.so (label "api"): a C program calling the host BLAS
+# GEMMs, the Fortran DGEMM example and numpy.dot, each checked bit for bit by
+# tests/intercept/check_intercept.py (docs/design.md, "Interposer").
+# Included by tests/CMakeLists.txt after api.cmake.
+
+find_package(Python3 COMPONENTS Interpreter)
+# numpy.dot needs the distribution's python3 with python3-numpy (system BLAS):
+# prefer /usr/bin/python3 over a python3 earlier on PATH (pyenv, venv).
+find_program(XN_SYSTEM_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT Python3_Interpreter_FOUND AND NOT XN_SYSTEM_PYTHON)
+  message(STATUS "No python3: skipping the interposer tests")
+  return()
+endif()
+if(NOT XN_SYSTEM_PYTHON)
+  set(XN_SYSTEM_PYTHON ${Python3_EXECUTABLE})
+endif()
+
+set(xn_intercept_dir ${CMAKE_CURRENT_SOURCE_DIR}/intercept)
+add_executable(intercept_client ${xn_intercept_dir}/intercept_client.c)
+target_include_directories(intercept_client PRIVATE ${XN_CBLAS_INCLUDE_DIR})
+target_link_libraries(intercept_client PRIVATE BLAS::BLAS)
+set(xn_check ${xn_intercept_dir}/check_intercept.py)
+set(xn_lib $<TARGET_FILE:xngemm_intercept>)
+
+add_test(NAME api_intercept_client
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} client ${xn_lib}
+    $<TARGET_FILE:intercept_client>)
+add_test(NAME api_intercept_numpy
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} numpy ${xn_lib})
+set(xn_intercept_tests api_intercept_client api_intercept_numpy)
+if(TARGET dgemm_example)
+  add_test(NAME api_intercept_fortran
+    COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} fortran ${xn_lib}
+      $<TARGET_FILE:dgemm_example> $<TARGET_FILE:dngemm_example>)
+  list(APPEND xn_intercept_tests api_intercept_fortran)
+endif()
+# The CPU backend, so that the results do not depend on a GPU being there
+# (a GPU gives the same bits for exdgemm; the integer cases are exact).
+set_tests_properties(${xn_intercept_tests} PROPERTIES LABELS api
+  ENVIRONMENT "XN_DEVICE=cpu" SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Tests of libxngemm_intercept.so on unchanged programs (ctest, label api).
+
+  check_intercept.py client INTERPOSER CLIENT     the C client (intercept_client.c)
+  check_intercept.py fortran INTERPOSER DGEMM_EXE DNGEMM_EXE
+  check_intercept.py numpy INTERPOSER             numpy.dot on the system BLAS
+
+Each part runs the program without the interposer, then under LD_PRELOAD in
+several XN_INTERCEPT modes, and checks the results bit for bit: against the
+program's own output where the call must pass through, and against the
+correctly rounded product (exact rational arithmetic, fractions.Fraction)
+where exdgemm must have taken it. XN_INTERCEPT_LOG=1's counts say which way
+each call went. Exit status 77: skipped (numpy not installed).
+"""
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction
+
+SKIP = 77
+M, N, K = 5, 4, 96  # intercept_client.c's sizes
+
+
+def run(cmd, preload=None, **env):
+    e = dict(os.environ)
+    for key in ("LD_PRELOAD", "XN_INTERCEPT", "XN_INTERCEPT_MIN_FLOPS", "XN_INTERCEPT_LOG"):
+        e.pop(key, None)
+    if preload:
+        e["LD_PRELOAD"] = preload
+        e["XN_INTERCEPT_LOG"] = "1"
+    e.update({k: str(v) for k, v in env.items()})
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise AssertionError(f"{cmd} {env} exited {p.returncode}: {p.stderr}")
+    return p.stdout, p.stderr
+
+
+def counts(stderr):
+    """The interposer's exit line as {reason: count}."""
+    line = [l for l in stderr.splitlines() if l.startswith("xngemm intercept:")]
+    assert line, f"no interposer log in: {stderr!r}"
+    out = {}
+    for part in line[-1][len("xngemm intercept:"):].split(","):
+        n, reason = part.strip().split(" ", 1)
+        out[reason] = int(n)
+    return out
+
+
+def expect(c, **want):
+    names = {
+        "rerouted": "rerouted",
+        "off": "passed through: XN_INTERCEPT off",
+        "small": "passed through: below XN_INTERCEPT_MIN_FLOPS",
+        "negative": "passed through: negative entries (ngemm)",
+        "precision": "passed through: no such routine for this precision",
+        "bad": "passed through: bad arguments (reported by the BLAS)",
+    }
+    for key, n in want.items():
+        assert c[names[key]] == n, f"{key}: {c[names[key]]} != {n} in {c}"
+
+
+def without_log(text):
+    return "\n".join(l for l in text.splitlines() if not l.startswith("xngemm intercept:"))
+
+
+# ------------------------------------------------------------- the client
+
+
+class Lcg:
+    """intercept_client.c's generator."""
+
+    def __init__(self):
+        self.state = 0x9E3779B97F4A7C15
+
+    def u64(self):
+        self.state = (self.state * 6364136223846793005 + 1442695040888963407) % 2**64
+        return self.state
+
+    def draw(self, nonneg):
+        r = self.u64()
+        if nonneg:
+            return float((r >> 33) % 7)
+        mant = float(r >> 11) / 9007199254740992.0
+        e = (r >> 3) % 41 - 20
+        v = (1.0 + mant) * (2.0**e)
+        return -v if r & 1 else v
+
+
+def client_inputs(nonneg):
+    g = Lcg()
+    A = [g.draw(nonneg) for _ in range(M * K)]  # column-major m x k
+    B = [g.draw(nonneg) for _ in range(K * N)]  # column-major k x n
+    return A, B
+
+
+def correctly_rounded(A, B, lda, ldb, m, n, k):
+    """C[i][j] = fl(sum_p A[i,p] B[p,j]) rounded once (column-major inputs)."""
+    return [[float(sum(Fraction(A[i + p * lda]) * Fraction(B[p + j * ldb]) for p in range(k)))
+             for j in range(n)] for i in range(m)]
+
+
+def parse(stdout):
+    vals = {}
+    for line in stdout.splitlines():
+        mt = re.match(r"(\w+) (\d+) (\d+) (\S+)$", line)
+        if mt:
+            vals[(mt.group(1), int(mt.group(2)), int(mt.group(3)))] = float.fromhex(mt.group(4))
+    return vals
+
+
+def part_client(lib, exe):
+    plain, _ = run([exe])
+    plain_v = parse(plain)
+    assert len(plain_v) == 4 * M * N, plain
+    A, B = client_inputs(False)
+    cr = correctly_rounded(A, B, M, K, M, N, K)
+    wrong = sum(plain_v[("dgemm", i, j)] != cr[i][j] for i in range(M) for j in range(N))
+    print(f"plain BLAS: {wrong} of {M * N} dgemm entries not correctly rounded")
+
+    # Off (unset) and below the threshold: every call passes through, same bits.
+    out, err = run([exe], lib)
+    assert out == plain, "XN_INTERCEPT unset changed the result"
+    expect(counts(err), rerouted=0, off=4)
+    out, err = run([exe], lib, XN_INTERCEPT="exdgemm", XN_INTERCEPT_MIN_FLOPS=1e12)
+    assert out == plain, "a call below XN_INTERCEPT_MIN_FLOPS changed the result"
+    expect(counts(err), rerouted=0, small=2, precision=2)
+
+    # exdgemm: the double calls correctly rounded, the single ones unchanged.
+    out, err = run([exe], lib, XN_INTERCEPT="exdgemm")
+    v = parse(out)
+    for i in range(M):
+        for j in range(N):
+            for name in ("dgemm", "cblas_dgemm"):
+                assert v[(name, i, j)] == cr[i][j], f"{name} ({i},{j}): {v[(name, i, j)]!r} != {cr[i][j]!r}"
+            for name in ("sgemm", "cblas_sgemm"):
+                assert v[(name, i, j)] == plain_v[(name, i, j)], f"{name} changed"
+    expect(counts(err), rerouted=2, precision=2)
+    print("exdgemm: dgemm_ and cblas_dgemm correctly rounded in every entry; "
+          "sgemm_ and cblas_sgemm passed through")
+
+    # ngemm: signed operands pass through; non-negative ones are rerouted
+    # (small integers: every routine gives the exact product).
+    out, err = run([exe], lib, XN_INTERCEPT="ngemm")
+    assert out == plain, "ngemm changed a call with negative entries"
+    expect(counts(err), rerouted=0, negative=4)
+    plain_nn, _ = run([exe, "nonneg"])
+    for mode in ("ngemm", "strassen", "winograd"):
+        out, err = run([exe, "nonneg"], lib, XN_INTERCEPT=mode)
+        assert out == plain_nn, f"{mode}: not the exact integer product"
+        expect(counts(err), rerouted=4)
+    print("ngemm: negative operands passed through; ngemm, strassen, winograd rerouted "
+          "non-negative integer calls exactly")
+
+    # Bad arguments: the BLAS's own report, whatever it does next.
+    plain_out, plain_err = run([exe, "bad"])
+    out, err = run([exe, "bad"], lib, XN_INTERCEPT="exdgemm")
+    assert out == plain_out and without_log(err) == without_log(plain_err), (out, err)
+    expect(counts(err), rerouted=0, bad=1)
+    print("bad arguments: passed to the BLAS, same report")
+
+
+def part_fortran(lib, dgemm_exe, dngemm_exe):
+    want, _ = run([dngemm_exe])
+    out, err = run([dgemm_exe], lib, XN_INTERCEPT="ngemm")
+    assert out == want, f"DGEMM under the interposer:\n{out}\nDNGEMM build:\n{want}"
+    expect(counts(err), rerouted=1)
+    print("Fortran DGEMM program under XN_INTERCEPT=ngemm prints what the DNGEMM build prints")
+
+
+NUMPY_PROBE = r"""
+import sys, numpy as np
+rng = np.random.default_rng(20261125)
+m, k, n = 6, 200, 5
+A = rng.uniform(-1, 1, (m, k)) * np.exp2(rng.integers(-30, 30, (m, k)))
+B = rng.uniform(-1, 1, (k, n)) * np.exp2(rng.integers(-30, 30, (k, n)))
+C = A @ B
+for a in (A, B, C):
+    print(" ".join(float(x).hex() for x in a.ravel()))
+"""
+
+
+def part_numpy(lib):
+    python = sys.executable
+    probe = subprocess.run([python, "-c", "import numpy"], capture_output=True)
+    if probe.returncode != 0:
+        print("numpy is not installed for", python, "(Debian: python3-numpy): skipped")
+        return SKIP
+    plain, _ = run([python, "-c", NUMPY_PROBE])
+    out, err = run([python, "-c", NUMPY_PROBE], lib, XN_INTERCEPT="exdgemm")
+    m, k, n = 6, 200, 5
+    rows = [list(map(float.fromhex, l.split())) for l in plain.splitlines()]
+    A, B, C_plain = rows
+    C_ours = list(map(float.fromhex, out.splitlines()[2].split()))
+    assert list(map(float.fromhex, out.splitlines()[0].split())) == A
+    # numpy's row-major A (m x k) is the column-major k x m A^T: entry (i, p)
+    # at i * k + p; B (k x n) row-major: (p, j) at p * n + j.
+    cr = [[float(sum(Fraction(A[i * k + p]) * Fraction(B[p * n + j]) for p in range(k)))
+           for j in range(n)] for i in range(m)]
+    wrong = sum(C_plain[i * n + j] != cr[i][j] for i in range(m) for j in range(n))
+    assert wrong > 0, "the plain BLAS was correctly rounded here: the case proves nothing"
+    for i in range(m):
+        for j in range(n):
+            assert C_ours[i * n + j] == cr[i][j], f"numpy.dot ({i},{j}) not correctly rounded"
+    c = counts(err)
+    assert c["rerouted"] >= 1, c
+    print(f"numpy.dot: plain BLAS {wrong} of {m * n} entries not correctly rounded; "
+          f"under XN_INTERCEPT=exdgemm all correctly rounded ({c['rerouted']} call(s) rerouted)")
+    return 0
+
+
+def main():
+    part = sys.argv[1]
+    if part == "client":
+        part_client(*sys.argv[2:4])
+    elif part == "fortran":
+        part_fortran(*sys.argv[2:5])
+    elif part == "numpy":
+        return part_numpy(sys.argv[2])
+    else:
+        raise SystemExit(f"unknown part {part}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
