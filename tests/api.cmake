@@ -60,7 +60,7 @@ endif()
 
 # ------------------------------------------------ install + find_package
 # Installs this build into a scratch prefix and builds a C consumer against
-# it with find_package(xngemm) / xngemm::xngemm. Serial: it runs a build of
+# it with find_package(xngemm) / xngemm::xngemm and with pkg-config. Serial: it runs a build of
 # the library targets (a no-op when up to date) and must not race another
 # test that does the same.
 add_test(NAME api_install_find_package
@@ -71,8 +71,19 @@ add_test(NAME api_install_find_package
     -DCONFIG=$<CONFIG>
     -DC_COMPILER=${CMAKE_C_COMPILER}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
-set_tests_properties(api_install_find_package PROPERTIES
-  LABELS api TIMEOUT 120 RUN_SERIAL TRUE)
+# The same from the Debian package that `cpack -G DEB` builds, unpacked into
+# a fresh folder.
+add_test(NAME api_package_deb
+  COMMAND ${CMAKE_COMMAND}
+    -DBUILD_DIR=${PROJECT_BINARY_DIR}
+    -DCONSUMER_DIR=${CMAKE_CURRENT_SOURCE_DIR}/install_consumer
+    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/deb_test
+    -DCONFIG=$<CONFIG>
+    -DC_COMPILER=${CMAKE_C_COMPILER}
+    -DDEB=ON
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
+set_tests_properties(api_install_find_package api_package_deb PROPERTIES
+  LABELS api TIMEOUT 300 RUN_SERIAL TRUE)
 
 # ------------------------------------------------ citations
 add_test(NAME api_citations_by_paper

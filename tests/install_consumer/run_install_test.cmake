@@ -1,10 +1,13 @@
 # run_install_test.cmake - the install round trip, as a downstream user does
-# it: install the library into a fresh prefix, then configure, build and run
-# a consumer project that finds it with find_package(xngemm).
+# it: install the library into a fresh prefix (or, with -DDEB=ON, build the
+# Debian package with cpack and unpack it into a fresh folder), then
+# configure, build and run a consumer project that finds it with
+# find_package(xngemm), build and run the same program with the flags of
+# `pkg-config --cflags --libs xngemm`, and check that the interposer is there.
 #
 #   cmake -DBUILD_DIR=<xngemm build tree> -DCONSUMER_DIR=<this folder>
 #         -DWORK_DIR=<scratch folder, wiped> [-DCONFIG=<config>]
-#         [-DC_COMPILER=<path>] -P run_install_test.cmake
+#         [-DC_COMPILER=<path>] [-DDEB=ON] -P run_install_test.cmake
 cmake_minimum_required(VERSION 3.24)
 
 foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR)
@@ -35,15 +38,38 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 # The installed targets must exist even if only the test programs were built
 # (up to date: a no-op).
 step("build xngemm" "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --config ${CONFIG}
-     --target xngemm xngemm_static)
-step("install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --config ${CONFIG}
-     --prefix "${prefix}")
+     --target xngemm xngemm_static xngemm_intercept)
+if(DEB)
+  # What a user of the .deb gets: the package built by cpack, unpacked (as
+  # dpkg would install it, without touching this machine's /usr).
+  find_program(CPACK cpack HINTS "${CMAKE_COMMAND}/.." REQUIRED)
+  find_program(DPKG_DEB dpkg-deb REQUIRED)
+  step("cpack -G DEB" "${CPACK}" -G DEB -C ${CONFIG} -B "${WORK_DIR}/deb"
+       --config "${BUILD_DIR}/CPackConfig.cmake")
+  file(GLOB debs "${WORK_DIR}/deb/*.deb")
+  list(LENGTH debs count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "expected one .deb, found: ${debs}")
+  endif()
+  step("dpkg-deb --info" "${DPKG_DEB}" --info ${debs})
+  if(NOT step_output MATCHES "Package: xngemm" OR NOT step_output MATCHES "Depends: ")
+    message(FATAL_ERROR "the package's control file:\n${step_output}")
+  endif()
+  step("dpkg-deb -x" "${DPKG_DEB}" -x ${debs} "${WORK_DIR}/root")
+  set(prefix "${WORK_DIR}/root/usr")
+else()
+  step("install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --config ${CONFIG}
+       --prefix "${prefix}")
+endif()
 
 # What a consumer needs: the header and the package files.
 file(GLOB_RECURSE config_files "${prefix}/*/xngemmConfig.cmake")
 file(GLOB_RECURSE headers "${prefix}/include/xngemm.h")
-if(NOT config_files OR NOT headers)
-  message(FATAL_ERROR "install tree lacks xngemmConfig.cmake or xngemm.h")
+file(GLOB_RECURSE pc_files "${prefix}/*/pkgconfig/xngemm.pc")
+file(GLOB_RECURSE interposer "${prefix}/*/libxngemm_intercept.so")
+if(NOT config_files OR NOT headers OR NOT pc_files OR NOT interposer)
+  message(FATAL_ERROR "install tree lacks xngemmConfig.cmake, xngemm.h, xngemm.pc "
+                      "or libxngemm_intercept.so")
 endif()
 
 set(configure_args -S "${CONSUMER_DIR}" -B "${consumer_build}"
@@ -65,3 +91,40 @@ if(NOT step_output MATCHES "consumer: OK")
   message(FATAL_ERROR "consumer printed:\n${step_output}")
 endif()
 message(STATUS "${step_output}")
+
+# pkg-config, as a Makefile user does it: the same program, compiled and
+# linked with the flags the installed xngemm.pc gives.
+find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
+get_filename_component(pc_dir "${pc_files}" DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
+step("pkg-config" "${PKG_CONFIG}" --cflags --libs xngemm)
+string(STRIP "${step_output}" pc_flags)
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+if(NOT pc_flags MATCHES "-lxngemm")
+  message(FATAL_ERROR "pkg-config gave: ${pc_flags}")
+endif()
+get_filename_component(lib_dir "${interposer}" DIRECTORY)
+if(NOT C_COMPILER)
+  set(C_COMPILER cc)
+endif()
+step("build consumer with pkg-config" "${C_COMPILER}" "${CONSUMER_DIR}/main.c"
+     ${pc_flags} "-Wl,-rpath,${lib_dir}" -o "${WORK_DIR}/app_pc")
+step("run consumer built with pkg-config" "${WORK_DIR}/app_pc")
+if(NOT step_output MATCHES "consumer: OK")
+  message(FATAL_ERROR "consumer (pkg-config) printed:\n${step_output}")
+endif()
+message(STATUS "pkg-config flags: ${pc_flags}")
+
+# The installed interposer loads by LD_PRELOAD alone into a program of the
+# system BLAS that does not link xngemm (the interposer tests' client, when
+# built): it must find libxngemm beside itself and count the calls.
+set(blas_program "${BUILD_DIR}/tests/intercept_client")
+if(EXISTS "${blas_program}")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env "LD_PRELOAD=${interposer}"
+                    XN_DEVICE=cpu XN_INTERCEPT=off XN_INTERCEPT_LOG=1 "${blas_program}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT err MATCHES "xngemm intercept: 0 rerouted, 4 passed")
+    message(FATAL_ERROR "the installed interposer under LD_PRELOAD (${rc}):\n${err}")
+  endif()
+  message(STATUS "installed interposer: ok")
+endif()
