@@ -1,7 +1,8 @@
 # intercept.cmake - unchanged programs under the interposer
 # libxngemm_intercept.so (label "api"): a C program calling the host BLAS
 # GEMMs, the Fortran DGEMM example and numpy.dot, each checked bit for bit by
-# tests/intercept/check_intercept.py (docs/design.md, "Interposer").
+# tests/intercept/check_intercept.py (docs/design.md, "Interposer"); and the
+# plot script on the committed sweep data.
 # Included by tests/CMakeLists.txt after api.cmake.
 
 find_package(Python3 COMPONENTS Interpreter)
@@ -39,3 +40,12 @@ endif()
 # (a GPU gives the same bits for exdgemm; the integer cases are exact).
 set_tests_properties(${xn_intercept_tests} PROPERTIES LABELS api
   ENVIRONMENT "XN_DEVICE=cpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# scripts/plot_results.py on the committed sweep data: one figure per routine
+# (skipped where matplotlib is not installed: Debian's python3-matplotlib).
+add_test(NAME api_plot_results
+  COMMAND sh -c "\"$0\" -c 'import matplotlib' 2>/dev/null || exit 77; rm -rf \"$2\" && \"$0\" \"$1\" \"$2\" \"$3\" && test -s \"$2/strassen.png\" && test -s \"$2/winograd.png\""
+    ${XN_SYSTEM_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/plot_results.py
+    ${CMAKE_CURRENT_BINARY_DIR}/plots ${PROJECT_SOURCE_DIR}/docs/results/fastgemm/sweep.csv)
+set_tests_properties(api_plot_results PROPERTIES LABELS api SKIP_RETURN_CODE 77
+  TIMEOUT 120)
