@@ -152,6 +152,17 @@ def part_client(lib, exe):
     print("ngemm: negative operands passed through; ngemm, strassen, winograd rerouted "
           "non-negative integer calls exactly")
 
+    # Threads: four at once, each rerouted and correctly rounded, none of
+    # them mistaken for the library's own calls of another thread.
+    out, err = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm")
+    v = parse(out)
+    for t in range(4):
+        for i in range(M):
+            for j in range(N):
+                assert v[(f"dgemm_t{t}", i, j)] == cr[i][j], f"thread {t} ({i},{j})"
+    expect(counts(err), rerouted=32)
+    print("threads: 4 x 8 concurrent dgemm_ calls rerouted, each correctly rounded")
+
     # Bad arguments: the BLAS's own report, whatever it does next.
     plain_out, plain_err = run([exe, "bad"])
     out, err = run([exe, "bad"], lib, XN_INTERCEPT="exdgemm")

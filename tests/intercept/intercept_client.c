@@ -4,14 +4,17 @@
  * from a fixed generator and prints every entry of C in hexadecimal, so the
  * checker can compare bit for bit and against exact rational arithmetic.
  *
- *   intercept_client CASE    CASE: signed (the default), nonneg, bad
+ *   intercept_client CASE    CASE: signed (the default), nonneg, bad, threads
  *
  * signed: A (m x k) and B (k x n) with entries of mixed sign and exponents
  *         2^-20..2^20 (dot products that cancel); nonneg: small non-negative
  *         integers (every product exact); bad: a call with lda < m, which
  *         the BLAS reports through its xerbla (the program then continues
- *         or stops as that BLAS does). */
+ *         or stops as that BLAS does); threads: the signed dgemm_ from 4
+ *         threads at once, 8 times each, every thread's last C printed as
+ *         "dgemm_tT". */
 #include <cblas.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +45,16 @@ static double draw(int nonneg) {
   return (r & 1) ? -v : v;
 }
 
+enum { THREADS = 4, ROUNDS = 8 };
+static double tA[M * K], tB[K * N], tC[THREADS][M * N];
+static void *worker(void *arg) {
+  const int t = (int)(long)arg, m = M, n = N, k = K;
+  const double one = 1, zero = 0;
+  for (int r = 0; r < ROUNDS; ++r)
+    dgemm_("N", "N", &m, &n, &k, &one, tA, &m, tB, &k, &zero, tC[t], &m);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   const char *c = argc > 1 ? argv[1] : "signed";
   const int nonneg = !strcmp(c, "nonneg");
@@ -60,6 +73,18 @@ int main(int argc, char **argv) {
   const double one = 1, zero = 0;
   const float onef = 1, zerof = 0;
 
+  if (!strcmp(c, "threads")) {
+    pthread_t th[THREADS];
+    memcpy(tA, A, sizeof A);
+    memcpy(tB, B, sizeof B);
+    for (long t = 0; t < THREADS; ++t) pthread_create(&th[t], NULL, worker, (void *)t);
+    for (int t = 0; t < THREADS; ++t) pthread_join(th[t], NULL);
+    for (int t = 0; t < THREADS; ++t)
+      for (int j = 0; j < N; ++j)
+        for (int i = 0; i < M; ++i)
+          printf("dgemm_t%d %d %d %a\n", t, i, j, tC[t][i + j * M]);
+    return 0;
+  }
   if (!strcmp(c, "bad")) {
     const int bad_lda = M - 1;
     dgemm_("N", "N", &m, &n, &k, &one, A, &bad_lda, B, &k, &zero, C, &m);
