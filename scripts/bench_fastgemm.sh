@@ -60,21 +60,8 @@ status=0
 ran=()
 times=()
 
-# run NAME ARGS...: one xnbench gemm run, table to NAME.txt, records to
-# NAME.csv / NAME.json.
-run() {
-  local name=$1
-  shift
-  echo "=== $name: xnbench gemm $* ${EXTRA[*]}" >&2
-  "$XNBENCH" gemm --device gpu "$@" "${EXTRA[@]}" \
-    --csv "$OUTDIR/$name.csv" --json "$OUTDIR/$name.json" | tee "$OUTDIR/$name.txt"
-  local rc=${PIPESTATUS[0]}
-  if [ "$rc" -ne 0 ]; then
-    echo "bench_fastgemm.sh: $name: xnbench exited with status $rc" >&2
-    status=1
-  fi
-  ran+=("$name")
-}
+# run NAME ARGS... and CSV_AWK (records read by column name).
+source "$(dirname "$0")/bench_lib.sh"
 
 part_quick() {
   for r in "${ROUTINES[@]}"; do
@@ -143,26 +130,8 @@ echo "=== summary, files in $OUTDIR"
 for name in "${ran[@]}"; do
   f="$OUTDIR/$name.csv"
   [ -s "$f" ] || { echo "$name: no records"; status=1; continue; }
-  awk -v name="$name" '
-    # Splits CSV line s into f[1..n] (RFC 4180 quoting); returns n.
-    function csv(s, f,    n, i, c, q, cur) {
-      n = 0; cur = ""; q = 0
-      for (i = 1; i <= length(s); i++) {
-        c = substr(s, i, 1)
-        if (q) {
-          if (c == "\"" && substr(s, i + 1, 1) == "\"") { cur = cur c; i++ }
-          else if (c == "\"") q = 0
-          else cur = cur c
-        } else if (c == "\"") q = 1
-        else if (c == ",") { f[++n] = cur; cur = "" }
-        else cur = cur c
-      }
-      f[++n] = cur
-      return n
-    }
-    NR == 1 { nh = csv($0, h); for (i = 1; i <= nh; i++) col[h[i]] = i; next }
+  awk -v name="$name" "$CSV_AWK"'
     {
-      csv($0, f)
       p = f[col["prec"]]
       id = p " " f[col["trans"]] " " f[col["m"]] "x" f[col["n"]] "x" f[col["k"]]
       if (f[col["level_forced"]] != "") id = id " L" f[col["level_forced"]]

@@ -47,21 +47,8 @@ mkdir -p "$OUTDIR" || exit 2
 status=0
 ran=()
 
-# run NAME ARGS...: one xnbench gemm run, table to NAME.txt, records to
-# NAME.csv / NAME.json.
-run() {
-  local name=$1
-  shift
-  echo "=== $name: xnbench gemm $* ${EXTRA[*]}" >&2
-  "$XNBENCH" gemm --device gpu "$@" "${EXTRA[@]}" \
-    --csv "$OUTDIR/$name.csv" --json "$OUTDIR/$name.json" | tee "$OUTDIR/$name.txt"
-  local rc=${PIPESTATUS[0]}
-  if [ "$rc" -ne 0 ]; then
-    echo "bench_gpu.sh: $name: xnbench exited with status $rc" >&2
-    status=1
-  fi
-  ran+=("$name")
-}
+# run NAME ARGS... and CSV_AWK (records read by column name).
+source "$(dirname "$0")/bench_lib.sh"
 
 part_table() {
   run table --prec both --trans NN --dist u01 --time-budget 3 \
@@ -96,14 +83,12 @@ echo "=== summary (threshold ${MIN_SPEEDUP}x), files in $OUTDIR"
 for name in "${ran[@]}"; do
   f="$OUTDIR/$name.csv"
   [ -s "$f" ] || { echo "$name: no records"; status=1; continue; }
-  awk -F, -v name="$name" -v thr="$MIN_SPEEDUP" '
-    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  awk -v name="$name" -v thr="$MIN_SPEEDUP" "$CSV_AWK"'
     {
-      st = $col["status"]; p = $col["prec"]
-      id = p " " $col["trans"] " " $col["m"] "x" $col["n"] "x" $col["k"]
+      st = f[col["status"]]; p = f[col["prec"]]
+      id = p " " f[col["trans"]] " " f[col["m"]] "x" f[col["n"]] "x" f[col["k"]]
       if (st != "ok") { bad = bad "\n  " id ": " st; next }
-      # The message column may be quoted and hold commas: count from the end.
-      s = $(NF - 12); eo = $(NF - 11); eb = $(NF - 7)
+      s = f[col["speedup"]]; eo = f[col["ours_max_rel"]]; eb = f[col["base_max_rel"]]
       n[p]++
       if (!(p in min) || s + 0 < min[p] + 0) { min[p] = s; minid[p] = id }
       if (s + 0 < thr + 0) below = below sprintf("\n  %s: %.3fx", id, s)
