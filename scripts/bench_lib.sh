@@ -2,15 +2,16 @@
 # and bench_fastgemm.sh): the xnbench runner and a CSV reader for awk.
 #
 # The sourcing script sets OUTDIR, XNBENCH and the array EXTRA, and has
-# `status=0` and `ran=()`.
+# `status=0` and `ran=()`; XNBENCH_COMMAND is the xnbench command (default
+# gemm), and a start time t0 (seconds) adds the elapsed time to each line.
 
-# run NAME ARGS...: one `xnbench gemm` run on the GPU, the printed table to
+# run NAME ARGS...: one xnbench run on the GPU, the printed table to
 # NAME.txt, the records to NAME.csv / NAME.json; a failed run sets status=1.
 run() {
-  local name=$1
+  local name=$1 command=${XNBENCH_COMMAND:-gemm}
   shift
-  echo "=== $name: xnbench gemm $* ${EXTRA[*]}" >&2
-  "$XNBENCH" gemm --device gpu "$@" "${EXTRA[@]}" \
+  echo "=== $name: xnbench $command $* ${EXTRA[*]}${t0:+ ($(( $(date +%s) - t0 )) s elapsed)}" >&2
+  "$XNBENCH" "$command" --device gpu "$@" "${EXTRA[@]}" \
     --csv "$OUTDIR/$name.csv" --json "$OUTDIR/$name.json" | tee "$OUTDIR/$name.txt"
   local rc=${PIPESTATUS[0]}
   if [ "$rc" -ne 0 ]; then

@@ -45,19 +45,8 @@ ran=()
 t0=$(date +%s)
 
 # run NAME ARGS...: one `xnbench symv` run, output to NAME.txt/.csv/.json.
-run() {
-  local name=$1
-  shift
-  echo "=== $name: xnbench symv $* ${EXTRA[*]} ($(( $(date +%s) - t0 )) s elapsed)" >&2
-  "$XNBENCH" symv --device gpu "$@" "${EXTRA[@]}" \
-    --csv "$OUTDIR/$name.csv" --json "$OUTDIR/$name.json" | tee "$OUTDIR/$name.txt"
-  local rc=${PIPESTATUS[0]}
-  if [ "$rc" -ne 0 ]; then
-    echo "bench_symv.sh: $name: xnbench exited with status $rc" >&2
-    status=1
-  fi
-  ran+=("$name")
-}
+XNBENCH_COMMAND=symv
+source "$(dirname "$0")/bench_lib.sh"
 
 run main --prec both --uplo both --sizes 8192,16384,32768 --reps "${REPS_MAIN:-30}"
 run osc --prec both --uplo both --sizes 14172:14200 --reps "${REPS_OSC:-20}"
