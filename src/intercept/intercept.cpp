@@ -36,6 +36,8 @@ enum Outcome {
   kNoRoutine,     // the mode has no routine for the precision (single, exdgemm)
   kBadArguments,  // left to the BLAS to report
   kReentrant,     // the library's own BLAS call during a rerouted one
+  kQuickReturn,   // alpha = 0, k = 0 or an empty C: A and B are not read
+                  // (reasons hold no comma: the exit log is comma-separated)
   kOutcomes
 };
 constexpr const char *kOutcomeNames[kOutcomes] = {
@@ -45,7 +47,8 @@ constexpr const char *kOutcomeNames[kOutcomes] = {
     "passed through: negative entries (ngemm)",
     "passed through: no such routine for this precision",
     "passed through: bad arguments (reported by the BLAS)",
-    "passed through: the library's own calls"};
+    "passed through: the library's own calls",
+    "passed through: quick return (alpha = 0 or k = 0 or empty C)"};
 
 // The library's routines of each mode, Fortran and CBLAS forms (nullptr:
 // none for that precision, the call passes through).
@@ -157,14 +160,17 @@ bool has_negative(const T *p, long rows, long cols, long ld) {
 
 // Where a valid column-major call goes; kRerouted when to the library.
 template <class T>
-Outcome route(char ta, char tb, long m, long n, long k, const T *A, long lda, const T *B,
-              long ldb) {
+Outcome route(char ta, char tb, long m, long n, long k, T alpha, const T *A, long lda,
+              const T *B, long ldb) {
   const Config &c = config();
   if (t_depth > 0) return kReentrant;
+  // BLAS's quick return reads neither A nor B (they may be invalid
+  // pointers): the BLAS does it, nothing to scan or reroute.
+  if (alpha == T(0) || k == 0 || m == 0 || n == 0) return kQuickReturn;
   if (!c.mode) return kOff;
   if (!c.mode->fortran<T>()) return kNoRoutine;
   if (2.0 * double(m) * double(n) * double(k) < c.min_flops) return kSmall;
-  if (c.mode->nonneg_only && m > 0 && n > 0 && k > 0 &&
+  if (c.mode->nonneg_only &&
       (has_negative(A, is_trans(ta) ? k : m, is_trans(ta) ? m : k, lda) ||
        has_negative(B, is_trans(tb) ? n : k, is_trans(tb) ? k : n, ldb)))
     return kNegative;
@@ -215,7 +221,7 @@ void fortran_entry(FortranGemm<T> next, const char *transa, const char *transb,
                    const int *ldc) {
   const char ta = upper(*transa), tb = upper(*transb);
   const Outcome o = valid(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)
-                        ? route<T>(ta, tb, *m, *n, *k, A, *lda, B, *ldb)
+                        ? route<T>(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb)
                         : kBadArguments;
   dispatch(
       o,
@@ -235,8 +241,8 @@ void cblas_entry(CblasGemm<T> next, int layout, int transa, int transb, int m, i
   bool swap;
   const Outcome o = cblas_as_column_major(layout, transa, transb, m, n, k, lda, ldb, ldc,
                                           &ta, &tb, &cm, &cn, &swap)
-                        ? route<T>(ta, tb, cm, cn, k, swap ? B : A, swap ? ldb : lda,
-                                   swap ? A : B, swap ? lda : ldb)
+                        ? route<T>(ta, tb, cm, cn, k, alpha, swap ? B : A,
+                                   swap ? ldb : lda, swap ? A : B, swap ? lda : ldb)
                         : kBadArguments;
   dispatch(
       o,

@@ -55,6 +55,7 @@ def expect(c, **want):
         "negative": "passed through: negative entries (ngemm)",
         "precision": "passed through: no such routine for this precision",
         "bad": "passed through: bad arguments (reported by the BLAS)",
+        "quick": "passed through: quick return (alpha = 0 or k = 0 or empty C)",
     }
     for key, n in want.items():
         assert c[names[key]] == n, f"{key}: {c[names[key]]} != {n} in {c}"
@@ -162,6 +163,14 @@ def part_client(lib, exe):
                 assert v[(f"dgemm_t{t}", i, j)] == cr[i][j], f"thread {t} ({i},{j})"
     expect(counts(err), rerouted=32)
     print("threads: 4 x 8 concurrent dgemm_ calls rerouted, each correctly rounded")
+
+    # alpha = 0: BLAS's quick return, left to the BLAS (nothing scanned).
+    plain_q, _ = run([exe, "alpha0"])
+    for mode in ("exdgemm", "ngemm"):
+        out, err = run([exe, "alpha0"], lib, XN_INTERCEPT=mode)
+        assert out == plain_q, f"{mode}: alpha = 0 changed C"
+        expect(counts(err), rerouted=0, quick=2)
+    print("alpha = 0: passed to the BLAS's quick return")
 
     # Bad arguments: the BLAS's own report, whatever it does next.
     plain_out, plain_err = run([exe, "bad"])

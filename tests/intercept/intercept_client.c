@@ -4,7 +4,8 @@
  * from a fixed generator and prints every entry of C in hexadecimal, so the
  * checker can compare bit for bit and against exact rational arithmetic.
  *
- *   intercept_client CASE    CASE: signed (the default), nonneg, bad, threads
+ *   intercept_client CASE    CASE: signed (the default), nonneg, bad, threads,
+ *                            alpha0
  *
  * signed: A (m x k) and B (k x n) with entries of mixed sign and exponents
  *         2^-20..2^20 (dot products that cancel); nonneg: small non-negative
@@ -12,7 +13,8 @@
  *         the BLAS reports through its xerbla (the program then continues
  *         or stops as that BLAS does); threads: the signed dgemm_ from 4
  *         threads at once, 8 times each, every thread's last C printed as
- *         "dgemm_tT". */
+ *         "dgemm_tT"; alpha0: alpha = 0, C = beta C (BLAS's quick return,
+ *         which reference BLAS does without reading A or B). */
 #include <cblas.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -83,6 +85,15 @@ int main(int argc, char **argv) {
       for (int j = 0; j < N; ++j)
         for (int i = 0; i < M; ++i)
           printf("dgemm_t%d %d %d %a\n", t, i, j, tC[t][i + j * M]);
+    return 0;
+  }
+  if (!strcmp(c, "alpha0")) {
+    const double two = 2;
+    for (int i = 0; i < M * N; ++i) C[i] = i + 1;
+    dgemm_("N", "N", &m, &n, &k, &zero, A, &m, B, &k, &two, C, &m);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 0.0, Ar, K, Br, N,
+                2.0, C, N);
+    for (int i = 0; i < M * N; ++i) printf("alpha0 %d 0 %a\n", i, C[i]);
     return 0;
   }
   if (!strcmp(c, "bad")) {
