@@ -26,12 +26,14 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   const long calls = argc > 1 ? atol(argv[1]) : 200000;
-  const int reps = argc > 2 ? atoi(argv[2]) : 9;
+  int reps = argc > 2 ? atoi(argv[2]) : 9;
+  if (reps < 1) reps = 1;
+  if (reps > 64) reps = 64; /* the arrays below */
   double A[4] = {1, 2, 3, 4}, B[4] = {5, 6, 7, 8}, C[4] = {0};
   const int n = 2;
   const double one = 1, zero = 0;
   double t_f[64], t_c[64];
-  for (int r = 0; r < reps && r < 64; ++r) {
+  for (int r = 0; r < reps; ++r) {
     double t0 = now();
     for (long i = 0; i < calls; ++i)
       dgemm_("N", "N", &n, &n, &n, &one, A, &n, B, &n, &zero, C, &n);

@@ -52,10 +52,13 @@ def load(paths):
 
 
 def gain(r):
-    """Baseline error over ours (the columns the routine's table reports)."""
+    """Baseline error over ours (the columns the routine's table reports);
+    NaN where ours is 0 or missing (not drawn)."""
     if r["routine"] in ("strassen", "winograd"):
-        return number(r.get("base_maxnorm")) / number(r.get("ours_maxnorm"))
-    return number(r.get("base_max_rel")) / number(r.get("ours_max_rel"))
+        base, ours = number(r.get("base_maxnorm")), number(r.get("ours_maxnorm"))
+    else:
+        base, ours = number(r.get("base_max_rel")), number(r.get("ours_max_rel"))
+    return base / ours if ours > 0 else float("nan")
 
 
 def series(rows, routine, prec):
@@ -63,21 +66,25 @@ def series(rows, routine, prec):
     for r in rows:
         if r["routine"] != routine or r["prec"] != prec:
             continue
-        n, reps = int(r["n"]), int(number(r.get("reps")) or 0)
+        reps = number(r.get("reps"))
+        n, reps = int(r["n"]), int(reps) if reps == reps else 0
         if n not in best or reps > best[n][0]:
-            best[n] = (reps, number(r["speedup"]), gain(r), r["date"][:10])
+            best[n] = (reps, number(r["speedup"]), gain(r), r["date"][:10],
+                       r.get("device", "") or "?")
     ns = sorted(best)
-    return ns, [best[n][1] for n in ns], [best[n][2] for n in ns], sorted({best[n][3] for n in ns})
+    return (ns, [best[n][1] for n in ns], [best[n][2] for n in ns],
+            sorted({best[n][3] for n in ns}), sorted({best[n][4] for n in ns}))
 
 
 def plot(rows, routine, out):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    dates = set()
+    dates, devices = set(), set()
     for prec in ("d", "s"):
-        ns, sp, gn, ds = series(rows, routine, prec)
+        ns, sp, gn, ds, dv = series(rows, routine, prec)
         if not ns:
             continue
         dates.update(ds)
+        devices.update(dv)
         ax1.plot(ns, sp, marker=".", label=PREC[prec])
         ax2.plot(ns, gn, marker=".", label=PREC[prec])
     ax1.axhline(1.0, color="gray", lw=0.8)
@@ -90,7 +97,8 @@ def plot(rows, routine, out):
     for ax in (ax1, ax2):
         ax.grid(True, alpha=0.3)
         ax.legend()
-    fig.suptitle(f"{TITLES.get(routine, routine)}, NVIDIA H200, {', '.join(sorted(dates))}")
+    fig.suptitle(f"{TITLES.get(routine, routine)}, {', '.join(sorted(devices))}, "
+                 f"{', '.join(sorted(dates))}")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)

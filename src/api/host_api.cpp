@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "api/args.h"
+#include "api/host_depth.h"
 #include "api/internal.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_exdgemm.h"
@@ -100,6 +101,15 @@ thread_local ThreadGpu t_gpu;
 // The levels the calling thread's last recursive host GEMM ran
 // (xnGetLastLevels(NULL, ...)); -1 before any.
 thread_local int t_last_levels = -1;
+// Host entry points the thread is inside (api/host_depth.h), counted by an
+// RAII guard so that an exception cannot leave it raised.
+thread_local int t_host_depth = 0;
+struct HostDepthGuard {
+  HostDepthGuard() { ++t_host_depth; }
+  ~HostDepthGuard() { --t_host_depth; }
+  HostDepthGuard(const HostDepthGuard &) = delete;
+  HostDepthGuard &operator=(const HostDepthGuard &) = delete;
+};
 
 // Which routine a host call runs: a recursive GEMM (non-negative, Strassen,
 // Winograd) or (double only) the correctly rounded product.
@@ -188,6 +198,7 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
                const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   // The depth this call ran, for xnGetLastLevels(NULL, ...): 0 for an empty
   // C and the quick return, the device's on the GPU, the CPU's otherwise.
+  const HostDepthGuard inside;
   const bool recursive = routine != HostRoutine::Exdgemm;
   if (recursive) t_last_levels = 0;
   if (m == 0 || n == 0) return;
@@ -206,9 +217,17 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
     if (routine == HostRoutine::Exdgemm) {
       const Options o = default_options();
       ExdgemmReport info{};
-      cpu_exdgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                  std::size_t(o.exdgemm_workspace_limit), o.exdgemm_block, &info);
+      const Status st =
+          cpu_exdgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                      std::size_t(o.exdgemm_workspace_limit), o.exdgemm_block, &info);
       set_host_exdgemm_info(to_public(info));
+      // A BLAS routine has no error return: say it rather than leave C
+      // unchanged in silence (a workspace limit too small for one block).
+      if (st != Status::Ok)
+        std::fprintf(stderr,
+                     "xngemm: EXDGEMM could not run on the CPU (status %d; "
+                     "XN_EXDGEMM_WORKSPACE_LIMIT too small?): C is unchanged\n",
+                     int(st));
       return;
     }
   }
@@ -254,6 +273,7 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 }  // namespace
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
+int host_call_depth() { return t_host_depth; }
 int host_last_levels() { return t_last_levels; }
 
 }  // namespace xn
@@ -366,5 +386,7 @@ void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, doub
   cblas_gemm_entry<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb,
                            m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+
+int xn_internal_host_call_depth(void) { return xn::host_call_depth(); }
 
 }  // extern "C"

@@ -11,9 +11,12 @@
 // of the symbol after this library (dlsym(RTLD_NEXT)), with its arguments
 // untouched: the result is the one the program gets without the interposer,
 // bad arguments included (they are never rerouted, so the BLAS reports them
-// as it always does). The library's own BLAS calls (its CPU leaves) come
-// back here while a rerouted call runs; a per-thread flag sends them
-// straight through, so the interposer never re-enters itself.
+// as it always does). libxngemm is loaded only at the first rerouted call,
+// privately (RTLD_LOCAL): a process that reroutes nothing pays nothing, and
+// the library's own BLAS never becomes the program's. The library's BLAS
+// calls (its CPU leaves) come back here while a host entry point runs; the
+// library's per-thread count of them (api/host_depth.h) sends them straight
+// through, also when the program calls xNGEMM directly.
 // docs/design.md, "Interposer".
 #include <dlfcn.h>
 
@@ -23,7 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "xngemm.h"
+#ifndef XN_LIBRARY_SONAME
+#define XN_LIBRARY_SONAME "libxngemm.so.0"
+#endif
 
 namespace {
 
@@ -33,10 +38,12 @@ enum Outcome {
   kOff,           // XN_INTERCEPT off or unknown
   kSmall,         // 2 m n k below XN_INTERCEPT_MIN_FLOPS
   kNegative,      // ngemm: an operand has a negative entry
+  kNonFinite,     // a recursive mode: NaN or Inf would spread further than in BLAS
   kNoRoutine,     // the mode has no routine for the precision (single, exdgemm)
   kBadArguments,  // left to the BLAS to report
   kReentrant,     // the library's own BLAS call during a rerouted one
   kQuickReturn,   // alpha = 0, k = 0 or an empty C: A and B are not read
+  kNoLibrary,     // libxngemm could not be loaded
                   // (reasons hold no comma: the exit log is comma-separated)
   kOutcomes
 };
@@ -45,13 +52,15 @@ constexpr const char *kOutcomeNames[kOutcomes] = {
     "passed through: XN_INTERCEPT off",
     "passed through: below XN_INTERCEPT_MIN_FLOPS",
     "passed through: negative entries (ngemm)",
+    "passed through: NaN or Inf entries",
     "passed through: no such routine for this precision",
     "passed through: bad arguments (reported by the BLAS)",
     "passed through: the library's own calls",
-    "passed through: quick return (alpha = 0 or k = 0 or empty C)"};
+    "passed through: quick return (alpha = 0 or k = 0 or empty C)",
+    "passed through: libxngemm not loadable"};
 
-// The library's routines of each mode, Fortran and CBLAS forms (nullptr:
-// none for that precision, the call passes through).
+// The library's routines of each mode by symbol name, Fortran and CBLAS
+// forms (nullptr: none for that precision, the call passes through).
 template <class T>
 using FortranGemm = void (*)(const char *, const char *, const int *, const int *,
                              const int *, const T *, const T *, const int *, const T *,
@@ -59,35 +68,35 @@ using FortranGemm = void (*)(const char *, const char *, const int *, const int 
 template <class T>
 using CblasGemm = void (*)(int, int, int, int, int, int, T, const T *, int, const T *,
                            int, T, T *, int);
+// What a mode requires of op(A) and op(B) before it takes a call.
+enum class Scan {
+  None,    // exdgemm: every input, non-finite ones as BLAS
+  Finite,  // Strassen, Winograd: NaN and Inf would reach more entries than
+           // in the classical product (pre-additions, Inf - Inf)
+  NonNeg,  // ngemm: its contract (Badin et al., ICS'13), and finite
+};
 struct Mode {
   const char *name;  // XN_INTERCEPT's value
-  bool nonneg_only;  // reroute only operands without negative entries
-  FortranGemm<double> fortran_d;
-  FortranGemm<float> fortran_s;
-  CblasGemm<double> cblas_d;
-  CblasGemm<float> cblas_s;
-
-  template <class T>
-  auto fortran() const {
-    if constexpr (sizeof(T) == sizeof(double))
-      return fortran_d;
-    else
-      return fortran_s;
-  }
-  template <class T>
-  auto cblas() const {
-    if constexpr (sizeof(T) == sizeof(double))
-      return cblas_d;
-    else
-      return cblas_s;
-  }
+  Scan scan;
+  const char *fortran[2];  // double, single
+  const char *cblas[2];
 };
 const Mode kModes[] = {
-    {"exdgemm", false, exdgemm_, nullptr, cblas_exdgemm, nullptr},
-    {"ngemm", true, dngemm_, sngemm_, cblas_dngemm, cblas_sngemm},
-    {"strassen", false, dstgemm_, sstgemm_, cblas_dstgemm, cblas_sstgemm},
-    {"winograd", false, dwigemm_, swigemm_, cblas_dwigemm, cblas_swigemm},
+    {"exdgemm", Scan::None, {"exdgemm_", nullptr}, {"cblas_exdgemm", nullptr}},
+    {"ngemm", Scan::NonNeg, {"dngemm_", "sngemm_"}, {"cblas_dngemm", "cblas_sngemm"}},
+    {"strassen",
+     Scan::Finite,
+     {"dstgemm_", "sstgemm_"},
+     {"cblas_dstgemm", "cblas_sstgemm"}},
+    {"winograd",
+     Scan::Finite,
+     {"dwigemm_", "swigemm_"},
+     {"cblas_dwigemm", "cblas_swigemm"}},
 };
+template <class T>
+constexpr int precision_index() {
+  return sizeof(T) == sizeof(double) ? 0 : 1;
+}
 
 struct Config {
   const Mode *mode = nullptr;  // nullptr: off
@@ -96,7 +105,6 @@ struct Config {
 };
 
 std::atomic<std::uint64_t> g_count[kOutcomes];
-thread_local int t_depth = 0;  // > 0 while this thread runs a rerouted call
 
 void print_log() {
   std::fprintf(stderr, "xngemm intercept:");
@@ -126,15 +134,56 @@ const Config &config() {
   return c;
 }
 
-// The real routine: the next definition after this library.
+// libxngemm, loaded at the first rerouted call, privately; nullptr (said
+// once) when it cannot be.
+void *library() {
+  static void *const handle = [] {
+    void *h = dlopen(XN_LIBRARY_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+      std::fprintf(stderr,
+                   "xngemm intercept: cannot load %s (%s): every call passes "
+                   "through\n",
+                   XN_LIBRARY_SONAME, dlerror());
+    return h;
+  }();
+  return handle;
+}
+std::atomic<int (*)()> g_loaded_depth{nullptr};  // set once the library is loaded
+
+// Whether the calling thread is inside one of xNGEMM's host entry points:
+// a libxngemm the program links itself, or the one loaded here.
+bool inside_library() {
+  static int (*const linked)() =
+      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "xn_internal_host_call_depth"));
+  if (linked && linked() > 0) return true;
+  int (*const loaded)() = g_loaded_depth.load(std::memory_order_acquire);
+  return loaded && loaded() > 0;
+}
+
+// The real routine: the next definition after this library, else (a BLAS
+// without the CBLAS symbols, the library's leaves asking for them) the one
+// the library itself links.
 template <class F>
 F real(const char *name) {
   void *p = dlsym(RTLD_NEXT, name);
+  if (!p && library()) p = dlsym(library(), name);
   if (!p) {
     std::fprintf(stderr, "xngemm intercept: no %s after the interposer\n", name);
     std::abort();
   }
   return reinterpret_cast<F>(p);
+}
+
+// The library's routine `name`, or nullptr.
+template <class F>
+F routine(const char *name) {
+  void *h = library();
+  if (!h) return nullptr;
+  if (!g_loaded_depth.load(std::memory_order_acquire))
+    g_loaded_depth.store(
+        reinterpret_cast<int (*)()>(dlsym(h, "xn_internal_host_call_depth")),
+        std::memory_order_release);
+  return reinterpret_cast<F>(dlsym(h, name));
 }
 
 char upper(char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; }
@@ -150,12 +199,20 @@ bool valid(char ta, char tb, long m, long n, long k, long lda, long ldb, long ld
          at_least(ldb, rows_b) && at_least(ldc, m);
 }
 
+// What a rows x cols operand (column-major, leading dimension ld) holds
+// that a mode may refuse: kRerouted (nothing), kNegative (a negative
+// number), kNonFinite (NaN or Inf; checked first, it matters to every
+// scanning mode).
 template <class T>
-bool has_negative(const T *p, long rows, long cols, long ld) {
+Outcome scan_operand(const T *p, long rows, long cols, long ld) {
+  Outcome worst = kRerouted;
   for (long j = 0; j < cols; ++j)
-    for (long i = 0; i < rows; ++i)
-      if (p[i + j * ld] < T(0)) return true;
-  return false;
+    for (long i = 0; i < rows; ++i) {
+      const T x = p[i + j * ld];
+      if (!(x - x == T(0))) return kNonFinite;
+      if (x < T(0)) worst = kNegative;
+    }
+  return worst;
 }
 
 // Where a valid column-major call goes; kRerouted when to the library.
@@ -163,22 +220,26 @@ template <class T>
 Outcome route(char ta, char tb, long m, long n, long k, T alpha, const T *A, long lda,
               const T *B, long ldb) {
   const Config &c = config();
-  if (t_depth > 0) return kReentrant;
+  if (inside_library()) return kReentrant;
   // BLAS's quick return reads neither A nor B (they may be invalid
   // pointers): the BLAS does it, nothing to scan or reroute.
   if (alpha == T(0) || k == 0 || m == 0 || n == 0) return kQuickReturn;
   if (!c.mode) return kOff;
-  if (!c.mode->fortran<T>()) return kNoRoutine;
+  if (!c.mode->fortran[precision_index<T>()]) return kNoRoutine;
   if (2.0 * double(m) * double(n) * double(k) < c.min_flops) return kSmall;
-  if (c.mode->nonneg_only &&
-      (has_negative(A, is_trans(ta) ? k : m, is_trans(ta) ? m : k, lda) ||
-       has_negative(B, is_trans(tb) ? n : k, is_trans(tb) ? k : n, ldb)))
-    return kNegative;
+  if (c.mode->scan != Scan::None) {
+    const Outcome a_has =
+        scan_operand(A, is_trans(ta) ? k : m, is_trans(ta) ? m : k, lda);
+    const Outcome b_has =
+        scan_operand(B, is_trans(tb) ? n : k, is_trans(tb) ? k : n, ldb);
+    if (a_has == kNonFinite || b_has == kNonFinite) return kNonFinite;
+    if (c.mode->scan == Scan::NonNeg && (a_has == kNegative || b_has == kNegative))
+      return kNegative;
+  }
   return kRerouted;
 }
 
-// Counts the outcome; on kRerouted runs `library` with the guard set, else
-// `pass`.
+// Counts the outcome; on kRerouted runs `library`, else `pass`.
 template <class Library, class Pass>
 void dispatch(Outcome o, Library &&library, Pass &&pass) {
   config();  // reads the environment (and arms the exit log) on the first call
@@ -187,9 +248,7 @@ void dispatch(Outcome o, Library &&library, Pass &&pass) {
     pass();
     return;
   }
-  ++t_depth;
   library();
-  --t_depth;
 }
 
 // CBLAS arguments as the column-major call they describe: RowMajor C = op(A)
@@ -220,15 +279,15 @@ void fortran_entry(FortranGemm<T> next, const char *transa, const char *transb,
                    const int *lda, const T *B, const int *ldb, const T *beta, T *C,
                    const int *ldc) {
   const char ta = upper(*transa), tb = upper(*transb);
-  const Outcome o = valid(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)
-                        ? route<T>(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb)
-                        : kBadArguments;
+  Outcome o = valid(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)
+                  ? route<T>(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb)
+                  : kBadArguments;
+  FortranGemm<T> fn = nullptr;
+  if (o == kRerouted &&
+      !(fn = routine<FortranGemm<T>>(config().mode->fortran[precision_index<T>()])))
+    o = kNoLibrary;
   dispatch(
-      o,
-      [&] {
-        config().mode->fortran<T>()(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                                    C, ldc);
-      },
+      o, [&] { fn(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
       [&] { next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
@@ -239,17 +298,18 @@ void cblas_entry(CblasGemm<T> next, int layout, int transa, int transb, int m, i
   char ta, tb;
   long cm, cn;
   bool swap;
-  const Outcome o = cblas_as_column_major(layout, transa, transb, m, n, k, lda, ldb, ldc,
-                                          &ta, &tb, &cm, &cn, &swap)
-                        ? route<T>(ta, tb, cm, cn, k, alpha, swap ? B : A,
-                                   swap ? ldb : lda, swap ? A : B, swap ? lda : ldb)
-                        : kBadArguments;
+  Outcome o = cblas_as_column_major(layout, transa, transb, m, n, k, lda, ldb, ldc, &ta,
+                                    &tb, &cm, &cn, &swap)
+                  ? route<T>(ta, tb, cm, cn, k, alpha, swap ? B : A, swap ? ldb : lda,
+                             swap ? A : B, swap ? lda : ldb)
+                  : kBadArguments;
+  CblasGemm<T> fn = nullptr;
+  if (o == kRerouted &&
+      !(fn = routine<CblasGemm<T>>(config().mode->cblas[precision_index<T>()])))
+    o = kNoLibrary;
   dispatch(
       o,
-      [&] {
-        config().mode->cblas<T>()(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                                  beta, C, ldc);
-      },
+      [&] { fn(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
       [&] {
         next(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
       });

@@ -53,6 +53,8 @@ def expect(c, **want):
         "off": "passed through: XN_INTERCEPT off",
         "small": "passed through: below XN_INTERCEPT_MIN_FLOPS",
         "negative": "passed through: negative entries (ngemm)",
+        "nonfinite": "passed through: NaN or Inf entries",
+        "own": "passed through: the library's own calls",
         "precision": "passed through: no such routine for this precision",
         "bad": "passed through: bad arguments (reported by the BLAS)",
         "quick": "passed through: quick return (alpha = 0 or k = 0 or empty C)",
@@ -110,6 +112,9 @@ def parse(stdout):
     return vals
 
 
+names_own = "passed through: the library's own calls"
+
+
 def part_client(lib, exe):
     plain, _ = run([exe])
     plain_v = parse(plain)
@@ -145,13 +150,32 @@ def part_client(lib, exe):
     out, err = run([exe], lib, XN_INTERCEPT="ngemm")
     assert out == plain, "ngemm changed a call with negative entries"
     expect(counts(err), rerouted=0, negative=4)
+    # Leaves of 2 and no crossover, so that the 5 x 4 x 96 calls recurse: the
+    # leaf GEMMs come back through the interposer as the library's own.
+    small_leaves = {f"XN_{v}": 2 for v in ("LEAF_D", "LEAF_S", "STRASSEN_LEAF_D",
+                                             "STRASSEN_LEAF_S", "WINOGRAD_LEAF_D",
+                                             "WINOGRAD_LEAF_S")}
+    small_leaves.update({f"XN_{v}": 0 for v in ("MIN_SIZE_D", "MIN_SIZE_S",
+                                                  "STRASSEN_MIN_SIZE_D", "STRASSEN_MIN_SIZE_S",
+                                                  "WINOGRAD_MIN_SIZE_D", "WINOGRAD_MIN_SIZE_S")})
     plain_nn, _ = run([exe, "nonneg"])
     for mode in ("ngemm", "strassen", "winograd"):
-        out, err = run([exe, "nonneg"], lib, XN_INTERCEPT=mode)
+        out, err = run([exe, "nonneg"], lib, XN_INTERCEPT=mode, **small_leaves)
         assert out == plain_nn, f"{mode}: not the exact integer product"
-        expect(counts(err), rerouted=4)
+        c = counts(err)
+        expect(c, rerouted=4)
+        assert c[names_own] > 4 * 7, f"{mode}: did not recurse ({c[names_own]} leaf calls)"
     print("ngemm: negative operands passed through; ngemm, strassen, winograd rerouted "
-          "non-negative integer calls exactly")
+          "non-negative integer calls exactly, recursing (leaf 2)")
+
+    # NaN: the recursive modes pass it through (it would reach more entries
+    # than in the classical product); exdgemm takes it as BLAS does.
+    plain_nan, _ = run([exe, "nan"])
+    for mode in ("ngemm", "strassen", "winograd"):
+        out, err = run([exe, "nan"], lib, XN_INTERCEPT=mode, **small_leaves)
+        assert out == plain_nan, f"{mode}: a NaN input changed the result"
+        expect(counts(err), rerouted=0, nonfinite=4)
+    print("NaN in A: passed through by ngemm, strassen and winograd")
 
     # Threads: four at once, each rerouted and correctly rounded, none of
     # them mistaken for the library's own calls of another thread.
@@ -207,6 +231,8 @@ def part_numpy(lib):
         print("numpy is not installed for", python, "(Debian: python3-numpy): skipped")
         return SKIP
     plain, _ = run([python, "-c", NUMPY_PROBE])
+    off, _ = run([python, "-c", NUMPY_PROBE], lib, XN_INTERCEPT="off")
+    assert off == plain, "numpy under the interposer, off: not the plain BLAS's bits"
     out, err = run([python, "-c", NUMPY_PROBE], lib, XN_INTERCEPT="exdgemm")
     m, k, n = 6, 200, 5
     rows = [list(map(float.fromhex, l.split())) for l in plain.splitlines()]

@@ -5,7 +5,7 @@
  * checker can compare bit for bit and against exact rational arithmetic.
  *
  *   intercept_client CASE    CASE: signed (the default), nonneg, bad, threads,
- *                            alpha0
+ *                            alpha0, nan
  *
  * signed: A (m x k) and B (k x n) with entries of mixed sign and exponents
  *         2^-20..2^20 (dot products that cancel); nonneg: small non-negative
@@ -14,8 +14,10 @@
  *         or stops as that BLAS does); threads: the signed dgemm_ from 4
  *         threads at once, 8 times each, every thread's last C printed as
  *         "dgemm_tT"; alpha0: alpha = 0, C = beta C (BLAS's quick return,
- *         which reference BLAS does without reading A or B). */
+ *         which reference BLAS does without reading A or B); nan: signed
+ *         with A(0,0) = NaN. */
 #include <cblas.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +66,7 @@ int main(int argc, char **argv) {
   float As[M * K], Bs[K * N], Cs[M * N];
   for (int i = 0; i < M * K; ++i) A[i] = draw(nonneg);
   for (int i = 0; i < K * N; ++i) B[i] = draw(nonneg);
+  if (!strcmp(c, "nan")) A[0] = NAN;
   /* Row-major copies of the same matrices for cblas_dgemm. */
   for (int i = 0; i < M; ++i)
     for (int p = 0; p < K; ++p) Ar[i * K + p] = A[i + p * M];
