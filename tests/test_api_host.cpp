@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "support/bad_gemm_args.h"
+#include "support/host_state.h"
 #include "support/test_support.h"
 #include "support/xerbla_log.h"
 #include "xngemm.h"
@@ -55,24 +56,7 @@ constexpr int kN = CblasNoTrans, kT = CblasTrans, kC = CblasConjTrans;
 
 // Saves every process-wide option and restores it on scope exit, so a failing
 // test cannot leak a small leaf or the non-negative check into the next one.
-class OptionGuard {
- public:
-  OptionGuard() {
-    for (int o = 0; o < kCount; ++o)
-      EXPECT_EQ(xnGetOption(nullptr, xnOption_t(o), &saved_[o]), CUBLAS_STATUS_SUCCESS);
-  }
-  ~OptionGuard() {
-    for (int o = 0; o < kCount; ++o)
-      EXPECT_EQ(xnSetOption(nullptr, xnOption_t(o), saved_[o]), CUBLAS_STATUS_SUCCESS);
-  }
-  OptionGuard(const OptionGuard &) = delete;
-  OptionGuard &operator=(const OptionGuard &) = delete;
-
- private:
-  // Every option of the table (its last enumerator is the highest id).
-  static constexpr int kCount = XN_OPT_PACK_TRANS_A + 1;
-  std::int64_t saved_[kCount] = {};
-};
+using OptionGuard = xn_test::HostStateGuard;
 
 // Per-precision entry points, names and the OpenBLAS oracle.
 template <class T>

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -35,6 +36,7 @@
 #include "core/schedule.h"
 #include "support/bad_gemm_args.h"
 #include "support/error_bound.h"
+#include "support/host_state.h"
 #include "support/mpfr_oracle.h"
 #include "support/paper_matrix.h"
 #include "support/test_support.h"
@@ -562,44 +564,31 @@ constexpr int kMaxLevels = 3;
 
 class FastGemmHostOnCpu : public ::testing::Test {
  protected:
-  static constexpr xnOption_t kOptions[] = {
-      XN_OPT_STRASSEN_LEAF_S,     XN_OPT_STRASSEN_LEAF_D,     XN_OPT_WINOGRAD_LEAF_S,
-      XN_OPT_WINOGRAD_LEAF_D,     XN_OPT_STRASSEN_MIN_SIZE_S, XN_OPT_STRASSEN_MIN_SIZE_D,
-      XN_OPT_WINOGRAD_MIN_SIZE_S, XN_OPT_WINOGRAD_MIN_SIZE_D, XN_OPT_MAX_LEVELS,
-      XN_OPT_WORKSPACE_LIMIT,     XN_OPT_PACK_TRANS_B,        XN_OPT_PACK_TRANS_A};
-  static constexpr int kCount = sizeof kOptions / sizeof kOptions[0];
+  static constexpr xnOption_t kLeafOptions[] = {
+      XN_OPT_STRASSEN_LEAF_S, XN_OPT_STRASSEN_LEAF_D, XN_OPT_WINOGRAD_LEAF_S,
+      XN_OPT_WINOGRAD_LEAF_D};
+  static constexpr xnOption_t kMinSizeOptions[] = {
+      XN_OPT_STRASSEN_MIN_SIZE_S, XN_OPT_STRASSEN_MIN_SIZE_D, XN_OPT_WINOGRAD_MIN_SIZE_S,
+      XN_OPT_WINOGRAD_MIN_SIZE_D};
 
   void SetUp() override {
-    const char *d = std::getenv("XN_DEVICE");
-    had_device_ = d != nullptr;
-    if (d) device_ = d;
-    setenv("XN_DEVICE", "cpu", 1);
-    for (int i = 0; i < kCount; ++i)
-      ASSERT_EQ(xnGetOption(nullptr, kOptions[i], &saved_[i]), CUBLAS_STATUS_SUCCESS);
+    state_ = std::make_unique<xn_test::HostStateGuard>("cpu");
     // No crossover: the small leaf alone decides the depth.
-    for (int i = 0; i < 4; ++i)
-      ASSERT_EQ(xnSetOption(nullptr, kOptions[i], kLeaf), CUBLAS_STATUS_SUCCESS);
-    for (int i = 4; i < 8; ++i)
-      ASSERT_EQ(xnSetOption(nullptr, kOptions[i], 0), CUBLAS_STATUS_SUCCESS);
+    for (xnOption_t o : kLeafOptions)
+      ASSERT_EQ(xnSetOption(nullptr, o, kLeaf), CUBLAS_STATUS_SUCCESS);
+    for (xnOption_t o : kMinSizeOptions)
+      ASSERT_EQ(xnSetOption(nullptr, o, 0), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_MAX_LEVELS, kMaxLevels), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_WORKSPACE_LIMIT, -1), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_B, -1), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_PACK_TRANS_A, -1), CUBLAS_STATUS_SUCCESS);
   }
-  void TearDown() override {
-    for (int i = 0; i < kCount; ++i) xnSetOption(nullptr, kOptions[i], saved_[i]);
-    if (had_device_)
-      setenv("XN_DEVICE", device_.c_str(), 1);
-    else
-      unsetenv("XN_DEVICE");
-  }
+  void TearDown() override { state_.reset(); }
 
   std::uint64_t seed_ = xn_test::fresh_seed();
 
  private:
-  std::int64_t saved_[kCount] = {};
-  bool had_device_ = false;
-  std::string device_;
+  std::unique_ptr<xn_test::HostStateGuard> state_;  // every option, XN_DEVICE
 };
 
 // The entry points of one precision, in the order Strassen, Winograd.

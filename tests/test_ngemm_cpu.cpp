@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -25,6 +26,7 @@
 #include "core/options.h"
 #include "core/plan.h"
 #include "core/schedule.h"
+#include "support/host_state.h"
 #include "support/mpfr_oracle.h"
 #include "support/test_support.h"
 #include "xngemm.h"
@@ -1106,16 +1108,8 @@ TEST(CpuAccuracy, NonTransposedBTempsOptionValuesAndEnvironment) {
 
 class HostApiOnCpu : public ::testing::Test {
  protected:
-  static constexpr xnOption_t kOptions[] = {
-      XN_OPT_LEAF_SIZE_S,     XN_OPT_LEAF_SIZE_D, XN_OPT_MAX_LEVELS, XN_OPT_CHECK_NONNEG,
-      XN_OPT_WORKSPACE_LIMIT, XN_OPT_MIN_SIZE_S,  XN_OPT_MIN_SIZE_D, XN_OPT_PACK_TRANS_B};
   void SetUp() override {
-    const char *d = std::getenv("XN_DEVICE");
-    had_device_ = d != nullptr;
-    if (d) device_ = d;
-    setenv("XN_DEVICE", "cpu", 1);
-    for (int i = 0; i < kCount; ++i)
-      ASSERT_EQ(xnGetOption(nullptr, kOptions[i], &saved_[i]), CUBLAS_STATUS_SUCCESS);
+    state_ = std::make_unique<xn_test::HostStateGuard>("cpu");
     // No crossover: the small leaf alone decides the depth.
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_MIN_SIZE_S, 0), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_MIN_SIZE_D, 0), CUBLAS_STATUS_SUCCESS);
@@ -1125,13 +1119,7 @@ class HostApiOnCpu : public ::testing::Test {
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_CHECK_NONNEG, 0), CUBLAS_STATUS_SUCCESS);
     ASSERT_EQ(xnSetOption(nullptr, XN_OPT_WORKSPACE_LIMIT, -1), CUBLAS_STATUS_SUCCESS);
   }
-  void TearDown() override {
-    for (int i = 0; i < kCount; ++i) xnSetOption(nullptr, kOptions[i], saved_[i]);
-    if (had_device_)
-      setenv("XN_DEVICE", device_.c_str(), 1);
-    else
-      unsetenv("XN_DEVICE");
-  }
+  void TearDown() override { state_.reset(); }
 
   // Checks a result of the host API against the bound at the depth the
   // library chooses (always in its regime: leaf 16).
@@ -1147,10 +1135,9 @@ class HostApiOnCpu : public ::testing::Test {
   }
 
   std::uint64_t seed_ = xn_test::fresh_seed();
-  static constexpr int kCount = sizeof(kOptions) / sizeof(kOptions[0]);
-  std::int64_t saved_[kCount] = {};
-  bool had_device_ = false;
-  std::string device_;
+
+ private:
+  std::unique_ptr<xn_test::HostStateGuard> state_;  // every option, XN_DEVICE
 };
 
 TEST_F(HostApiOnCpu, FortranAndCblasEntryPointsMeetTheBounds) {
