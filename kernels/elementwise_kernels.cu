@@ -149,19 +149,20 @@ __global__ void __launch_bounds__(kThreads)
 
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    find_negative_kernel(idx rows, idx cols, const T *x, idx ldx, int *flag,
-                         bool vector_ok) {
+    entry_flags_kernel(idx rows, idx cols, const T *x, idx ldx, int *flags,
+                       bool vector_ok) {
   const idx i = (idx(blockIdx.x) * kThreads + threadIdx.x) * V;
   if (i >= rows) return;
   const idx left = rows - i;
-  bool negative = false;
+  int found = 0;
   for (idx j = blockIdx.y; j < cols; j += gridDim.y) {
     const Pack<T, V> a = load<T, V>(x + i + j * ldx, left, vector_ok);
 #pragma unroll
-    for (int e = 0; e < V; ++e) negative |= ew_is_negative(a.v[e]);
+    for (int e = 0; e < V; ++e) found |= ew_entry_flags(a.v[e]);
   }
-  // Every writer stores the same value: no atomics needed.
-  if (negative) *flag = 1;
+  // Writers are rare (only threads that found something) and may set
+  // different bits.
+  if (found) atomicOr(flags, found);
 }
 
 // D = op(X) +/- op(Y) over kTile x kTile tiles of D, for operands of either
@@ -413,13 +414,13 @@ cudaError_t launch_scale(cudaStream_t stream, idx rows, idx cols, T *c, idx ldc,
 }
 
 template <class T>
-cudaError_t launch_find_negative(cudaStream_t stream, idx rows, idx cols, const T *x,
-                                 idx ldx, int *flag) {
+cudaError_t launch_entry_flags(cudaStream_t stream, idx rows, idx cols, const T *x,
+                               idx ldx, int *flags) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   constexpr int V = VecWidth<T>::value;
   const bool vec = vector_ok<T>({{x, ldx}});
-  find_negative_kernel<T, V>
-      <<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(rows, cols, x, ldx, flag, vec);
+  entry_flags_kernel<T, V>
+      <<<grid_for<T>(rows, cols), kThreads, 0, stream>>>(rows, cols, x, ldx, flags, vec);
   return cudaGetLastError();
 }
 
@@ -453,8 +454,8 @@ cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst) {
 #define XN_INSTANTIATE(T)                                                                \
   template cudaError_t launch_combine<T>(cudaStream_t, const CombineArgs<T> &);          \
   template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>);  \
-  template cudaError_t launch_find_negative<T>(cudaStream_t, idx, idx, const T *, idx,   \
-                                               int *);                                   \
+  template cudaError_t launch_entry_flags<T>(cudaStream_t, idx, idx, const T *, idx,     \
+                                             int *);                                     \
   template cudaError_t launch_transpose_add_sub<T>(cudaStream_t, idx, idx, T *, idx,     \
                                                    const T *, idx, bool, const T *, idx, \
                                                    bool, bool);

@@ -50,12 +50,13 @@ template <class T>
 cudaError_t launch_scale(cudaStream_t stream, std::int64_t rows, std::int64_t cols, T *c,
                          std::int64_t ldc, ScalarArg<T> beta);
 
-// Sets *flag = 1 if any entry is negative (NaN is not). *flag must have been
-// cleared by the caller; the kernel only ever writes 1.
+// ORs into *flags the EntryFlags (numerics/elementwise.h) of every entry of
+// the rows x cols matrix x: kEntryNegative for a negative number,
+// kEntryNonFinite for a NaN or Inf. *flags must have been cleared by the
+// caller.
 template <class T>
-cudaError_t launch_find_negative(cudaStream_t stream, std::int64_t rows,
-                                 std::int64_t cols, const T *x, std::int64_t ldx,
-                                 int *flag);
+cudaError_t launch_entry_flags(cudaStream_t stream, std::int64_t rows, std::int64_t cols,
+                               const T *x, std::int64_t ldx, int *flags);
 
 // D = op(X) + op(Y) or op(X) - op(Y) for a rows x cols D: an operand with
 // its `_trans` flag set is stored transposed (cols x rows, op(X)(i, j) =

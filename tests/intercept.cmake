@@ -50,3 +50,16 @@ add_test(NAME api_plot_results
     ${CMAKE_CURRENT_BINARY_DIR}/plots ${PROJECT_SOURCE_DIR}/docs/results/fastgemm/sweep.csv)
 set_tests_properties(api_plot_results PROPERTIES LABELS api SKIP_RETURN_CODE 77
   TIMEOUT 120)
+
+# The unchanged CUDA program (labels api and gpu; skipped without a GPU):
+# cublasDgemm/cublasSgemm under the interposer, checked bit for bit against
+# the mode's device routine called directly (cublas_reference).
+add_executable(cublas_client ${xn_intercept_dir}/cublas_client.cpp)
+target_link_libraries(cublas_client PRIVATE CUDA::cudart CUDA::cublas Threads::Threads)
+add_executable(cublas_reference ${xn_intercept_dir}/cublas_reference.cpp)
+target_link_libraries(cublas_reference PRIVATE xngemm Threads::Threads)
+add_test(NAME gpu_intercept_cublas
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} cublas ${xn_lib}
+    $<TARGET_FILE:cublas_client> $<TARGET_FILE:cublas_reference>)
+set_tests_properties(gpu_intercept_cublas PROPERTIES LABELS "api;gpu"
+  SKIP_RETURN_CODE 77 TIMEOUT 600)

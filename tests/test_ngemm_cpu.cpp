@@ -1284,3 +1284,31 @@ TEST_F(HostApiOnCpu, NonTransposedBTempsThroughTheFortranAndCblasEntryPoints) {
 }
 
 }  // namespace
+
+// The classification both scans apply (the device's entry_flags_kernel and
+// the interposer's host scan): what each kind of IEEE value sets.
+template <class T>
+void expect_entry_flags() {
+  using L = std::numeric_limits<T>;
+  const struct {
+    T x;
+    int flags;
+  } kinds[] = {{T(0), 0},
+               {-T(0), 0},  // -0 is not negative: it breaks no contract
+               {T(1.5), 0},
+               {L::denorm_min(), 0},
+               {L::max(), 0},
+               {-L::denorm_min(), xn::kEntryNegative},
+               {-L::max(), xn::kEntryNegative},
+               {T(-2), xn::kEntryNegative},
+               {L::infinity(), xn::kEntryNonFinite},
+               {-L::infinity(), xn::kEntryNegative | xn::kEntryNonFinite},
+               {L::quiet_NaN(), xn::kEntryNonFinite},
+               {-L::quiet_NaN(), xn::kEntryNonFinite}};
+  for (const auto &k : kinds) EXPECT_EQ(xn::ew_entry_flags(k.x), k.flags) << k.x;
+}
+
+TEST(EntryFlags, EveryKindOfValue) {
+  expect_entry_flags<double>();
+  expect_entry_flags<float>();
+}

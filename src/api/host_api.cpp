@@ -16,10 +16,10 @@
 #include <type_traits>
 
 #include "api/args.h"
-#include "api/host_depth.h"
 #include "api/internal.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_exdgemm.h"
+#include "core/call_depth.h"
 #include "core/options.h"
 #include "xngemm.h"
 
@@ -101,15 +101,6 @@ thread_local ThreadGpu t_gpu;
 // The levels the calling thread's last recursive host GEMM ran
 // (xnGetLastLevels(NULL, ...)); -1 before any.
 thread_local int t_last_levels = -1;
-// Host entry points the thread is inside (api/host_depth.h), counted by an
-// RAII guard so that an exception cannot leave it raised.
-thread_local int t_host_depth = 0;
-struct HostDepthGuard {
-  HostDepthGuard() { ++t_host_depth; }
-  ~HostDepthGuard() { --t_host_depth; }
-  HostDepthGuard(const HostDepthGuard &) = delete;
-  HostDepthGuard &operator=(const HostDepthGuard &) = delete;
-};
 
 // Which routine a host call runs: a recursive GEMM (non-negative, Strassen,
 // Winograd) or (double only) the correctly rounded product.
@@ -126,8 +117,8 @@ const GemmAlgorithm &algorithm_of(HostRoutine r) {
 // only after the device result is complete; *levels is the depth the device
 // call ran.
 template <class T>
-bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, int k, T alpha,
-              const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, int k,
+              T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   if (!t_gpu.ready()) return false;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
   const std::size_t rb = tb ? n : k, cb = tb ? k : n;
@@ -196,9 +187,9 @@ bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, 
 template <class T>
 void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
                const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+  const CallDepthGuard inside;  // its BLAS/cuBLAS leaves bypass the interposer
   // The depth this call ran, for xnGetLastLevels(NULL, ...): 0 for an empty
   // C and the quick return, the device's on the GPU, the CPU's otherwise.
-  const HostDepthGuard inside;
   const bool recursive = routine != HostRoutine::Exdgemm;
   if (recursive) t_last_levels = 0;
   if (m == 0 || n == 0) return;
@@ -233,8 +224,8 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   }
   bool fell_back = false;
   cpu_recursive_gemm<T>(algorithm_of(routine), ta, tb, m, n, k, alpha, A, lda, B, ldb,
-                        beta, C, ldc, default_options(), -1, CpuLeaf::OpenBlas, &fell_back,
-                        nullptr, &levels);
+                        beta, C, ldc, default_options(), -1, CpuLeaf::OpenBlas,
+                        &fell_back, nullptr, &levels);
   t_last_levels = levels;
   if (fell_back) ++g_host_fallbacks;
 }
@@ -273,7 +264,6 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 }  // namespace
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
-int host_call_depth() { return t_host_depth; }
 int host_last_levels() { return t_last_levels; }
 
 }  // namespace xn
@@ -386,7 +376,5 @@ void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, doub
   cblas_gemm_entry<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb,
                            m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
-
-int xn_internal_host_call_depth(void) { return xn::host_call_depth(); }
 
 }  // extern "C"

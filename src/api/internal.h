@@ -101,7 +101,5 @@ std::uint64_t host_nonneg_fallbacks();
 // ?stgemm_, ?wigemm_ and their cblas_ forms) ran, on the GPU or the CPU;
 // -1 before any (xnGetLastLevels(NULL, ...)).
 int host_last_levels();
-// Host entry points the calling thread is inside (api/host_depth.h).
-int host_call_depth();
 
 }  // namespace xn

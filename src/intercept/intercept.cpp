@@ -1,6 +1,9 @@
-// intercept.cpp - libxngemm_intercept.so: the host BLAS GEMMs of an
-// unchanged program (dgemm_, sgemm_, cblas_dgemm, cblas_sgemm), rerouted to
-// xNGEMM's host entry points by environment, loaded with LD_PRELOAD.
+// intercept.cpp - libxngemm_intercept.so: the GEMMs of an unchanged program,
+// rerouted to xNGEMM by environment, loaded with LD_PRELOAD. The host BLAS
+// ones (dgemm_, sgemm_, cblas_dgemm, cblas_sgemm) go to the host entry
+// points; cuBLAS's (cublasDgemm_v2, cublasSgemm_v2: cuBLAS 13 has no separate
+// un-suffixed symbols) go to the device routines on the caller's handle,
+// stream and pointer mode.
 //
 //   XN_INTERCEPT           off (default) | exdgemm | ngemm | strassen | winograd
 //   XN_INTERCEPT_MIN_FLOPS calls with 2 m n k below this pass through (default 0)
@@ -16,8 +19,11 @@
 // the library's own BLAS never becomes the program's. The library's BLAS
 // calls (its CPU leaves) come back here while a host entry point runs; the
 // library's per-thread count of them (api/host_depth.h) sends them straight
-// through, also when the program calls xNGEMM directly.
+// through, also when the program calls xNGEMM directly. A cuBLAS call the
+// library cannot run (it reports a status that leaves C untouched) goes to
+// cuBLAS; cublasDestroy_v2 first frees the library's state of the handle.
 // docs/design.md, "Interposer".
+#include <cublas_v2.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -25,6 +31,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "api/interposer_support.h"
+#include "numerics/elementwise.h"
 
 #ifndef XN_LIBRARY_SONAME
 #define XN_LIBRARY_SONAME "libxngemm.so.0"
@@ -44,6 +53,10 @@ enum Outcome {
   kReentrant,     // the library's own BLAS call during a rerouted one
   kQuickReturn,   // alpha = 0, k = 0 or an empty C: A and B are not read
   kNoLibrary,     // libxngemm could not be loaded
+  kCannotRun,     // cuBLAS: the library's scan or routine reported a status
+                  // that leaves C untouched (no memory, ...)
+  kDeviceError,   // cuBLAS: the library's routine failed after it may have
+                  // written C: its status is returned, cuBLAS not called
                   // (reasons hold no comma: the exit log is comma-separated)
   kOutcomes
 };
@@ -57,7 +70,14 @@ constexpr const char *kOutcomeNames[kOutcomes] = {
     "passed through: bad arguments (reported by the BLAS)",
     "passed through: the library's own calls",
     "passed through: quick return (alpha = 0 or k = 0 or empty C)",
-    "passed through: libxngemm not loadable"};
+    "passed through: libxngemm not loadable",
+    "passed through: xNGEMM could not run the call",
+    "rerouted and failed: the library's status returned"};
+
+// Which family of entry points a call came through: one log line each.
+enum Family { kBlas, kCublas, kFamilies };
+constexpr const char *kFamilyLogPrefix[kFamilies] = {"xngemm intercept:",
+                                                     "xngemm intercept (cuBLAS):"};
 
 // The library's routines of each mode by symbol name, Fortran and CBLAS
 // forms (nullptr: none for that precision, the call passes through).
@@ -68,6 +88,11 @@ using FortranGemm = void (*)(const char *, const char *, const int *, const int 
 template <class T>
 using CblasGemm = void (*)(int, int, int, int, int, int, T, const T *, int, const T *,
                            int, T, T *, int);
+template <class T>
+using CublasGemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                      cublasOperation_t, int, int, int, const T *,
+                                      const T *, int, const T *, int, const T *, T *,
+                                      int);
 // What a mode requires of op(A) and op(B) before it takes a call.
 enum class Scan {
   None,    // exdgemm: every input, non-finite ones as BLAS
@@ -80,18 +105,29 @@ struct Mode {
   Scan scan;
   const char *fortran[2];  // double, single
   const char *cblas[2];
+  const char *device[2];  // the cuBLAS-compatible routine
 };
 const Mode kModes[] = {
-    {"exdgemm", Scan::None, {"exdgemm_", nullptr}, {"cblas_exdgemm", nullptr}},
-    {"ngemm", Scan::NonNeg, {"dngemm_", "sngemm_"}, {"cblas_dngemm", "cblas_sngemm"}},
+    {"exdgemm",
+     Scan::None,
+     {"exdgemm_", nullptr},
+     {"cblas_exdgemm", nullptr},
+     {"xnExdgemm", nullptr}},
+    {"ngemm",
+     Scan::NonNeg,
+     {"dngemm_", "sngemm_"},
+     {"cblas_dngemm", "cblas_sngemm"},
+     {"xnDngemm", "xnSngemm"}},
     {"strassen",
      Scan::Finite,
      {"dstgemm_", "sstgemm_"},
-     {"cblas_dstgemm", "cblas_sstgemm"}},
+     {"cblas_dstgemm", "cblas_sstgemm"},
+     {"xnDgemmStrassen", "xnSgemmStrassen"}},
     {"winograd",
      Scan::Finite,
      {"dwigemm_", "swigemm_"},
-     {"cblas_dwigemm", "cblas_swigemm"}},
+     {"cblas_dwigemm", "cblas_swigemm"},
+     {"xnDgemmWinograd", "xnSgemmWinograd"}},
 };
 template <class T>
 constexpr int precision_index() {
@@ -104,14 +140,26 @@ struct Config {
   bool log = false;
 };
 
-std::atomic<std::uint64_t> g_count[kOutcomes];
+std::atomic<std::uint64_t> g_count[kFamilies][kOutcomes];
+std::atomic<bool> g_seen[kFamilies];  // whether the family had a call
 
+// The BLAS line always (the host GEMMs are what most programs call), the
+// cuBLAS line when a cuBLAS GEMM was seen.
 void print_log() {
-  std::fprintf(stderr, "xngemm intercept:");
-  for (int i = 0; i < kOutcomes; ++i)
-    std::fprintf(stderr, "%s %llu %s", i ? "," : "",
-                 static_cast<unsigned long long>(g_count[i].load()), kOutcomeNames[i]);
-  std::fprintf(stderr, "\n");
+  for (int f = 0; f < kFamilies; ++f) {
+    if (f != kBlas && !g_seen[f].load()) continue;
+    std::fprintf(stderr, "%s", kFamilyLogPrefix[f]);
+    for (int i = 0; i < kOutcomes; ++i)
+      std::fprintf(stderr, "%s %llu %s", i ? "," : "",
+                   static_cast<unsigned long long>(g_count[f][i].load()),
+                   kOutcomeNames[i]);
+    std::fprintf(stderr, "\n");
+  }
+}
+
+void count(Family f, Outcome o) {
+  g_count[f][o].fetch_add(1, std::memory_order_relaxed);
+  if (f != kBlas && !g_seen[f].load(std::memory_order_relaxed)) g_seen[f].store(true);
 }
 
 const Config &config() {
@@ -135,7 +183,9 @@ const Config &config() {
 }
 
 // libxngemm, loaded at the first rerouted call, privately; nullptr (said
-// once) when it cannot be.
+// once) when it cannot be. g_library: the handle once loaded, for the paths
+// that must not load it (cublasDestroy_v2).
+std::atomic<void *> g_library{nullptr};
 void *library() {
   static void *const handle = [] {
     void *h = dlopen(XN_LIBRARY_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -144,17 +194,18 @@ void *library() {
                    "xngemm intercept: cannot load %s (%s): every call passes "
                    "through\n",
                    XN_LIBRARY_SONAME, dlerror());
+    g_library.store(h, std::memory_order_release);
     return h;
   }();
   return handle;
 }
 std::atomic<int (*)()> g_loaded_depth{nullptr};  // set once the library is loaded
 
-// Whether the calling thread is inside one of xNGEMM's host entry points:
-// a libxngemm the program links itself, or the one loaded here.
+// Whether the calling thread is inside one of xNGEMM's entry points, host or
+// device: of a libxngemm the program links itself, or of the one loaded here.
 bool inside_library() {
   static int (*const linked)() =
-      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "xn_internal_host_call_depth"));
+      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "xn_internal_call_depth"));
   if (linked && linked() > 0) return true;
   int (*const loaded)() = g_loaded_depth.load(std::memory_order_acquire);
   return loaded && loaded() > 0;
@@ -180,9 +231,8 @@ F routine(const char *name) {
   void *h = library();
   if (!h) return nullptr;
   if (!g_loaded_depth.load(std::memory_order_acquire))
-    g_loaded_depth.store(
-        reinterpret_cast<int (*)()>(dlsym(h, "xn_internal_host_call_depth")),
-        std::memory_order_release);
+    g_loaded_depth.store(reinterpret_cast<int (*)()>(dlsym(h, "xn_internal_call_depth")),
+                         std::memory_order_release);
   return reinterpret_cast<F>(dlsym(h, name));
 }
 
@@ -199,51 +249,64 @@ bool valid(char ta, char tb, long m, long n, long k, long lda, long ldb, long ld
          at_least(ldb, rows_b) && at_least(ldc, m);
 }
 
-// What a rows x cols operand (column-major, leading dimension ld) holds
-// that a mode may refuse: kRerouted (nothing), kNegative (a negative
-// number), kNonFinite (NaN or Inf; checked first, it matters to every
-// scanning mode).
+// The OR of the EntryFlags (numerics/elementwise.h, the classification the
+// library's device scan applies) of a rows x cols operand in host memory
+// (column-major, leading dimension ld); stops at the first NaN or Inf,
+// which decides every scanning mode.
 template <class T>
-Outcome scan_operand(const T *p, long rows, long cols, long ld) {
-  Outcome worst = kRerouted;
+int host_operand_flags(const T *p, long rows, long cols, long ld) {
+  int flags = 0;
   for (long j = 0; j < cols; ++j)
     for (long i = 0; i < rows; ++i) {
-      const T x = p[i + j * ld];
-      if (!(x - x == T(0))) return kNonFinite;
-      if (x < T(0)) worst = kNegative;
+      flags |= xn::ew_entry_flags(p[i + j * ld]);
+      if (flags & xn::kEntryNonFinite) return flags;
     }
-  return worst;
+  return flags;
 }
 
 // Where a valid column-major call goes; kRerouted when to the library.
-template <class T>
-Outcome route(char ta, char tb, long m, long n, long k, T alpha, const T *A, long lda,
-              const T *B, long ldb) {
+// `alpha_zero()` says whether alpha is known to be 0; `flags_of(&flags)`
+// classifies op(A) and op(B) (kRerouted, or why it could not).
+template <class T, class AlphaZero, class FlagsOf>
+Outcome route(long m, long n, long k, AlphaZero &&alpha_zero, FlagsOf &&flags_of) {
   const Config &c = config();
   if (inside_library()) return kReentrant;
   // BLAS's quick return reads neither A nor B (they may be invalid
   // pointers): the BLAS does it, nothing to scan or reroute.
-  if (alpha == T(0) || k == 0 || m == 0 || n == 0) return kQuickReturn;
+  if (k == 0 || m == 0 || n == 0 || alpha_zero()) return kQuickReturn;
   if (!c.mode) return kOff;
+  // (Every form of a mode has routines for the same precisions.)
   if (!c.mode->fortran[precision_index<T>()]) return kNoRoutine;
   if (2.0 * double(m) * double(n) * double(k) < c.min_flops) return kSmall;
-  if (c.mode->scan != Scan::None) {
-    const Outcome a_has =
-        scan_operand(A, is_trans(ta) ? k : m, is_trans(ta) ? m : k, lda);
-    const Outcome b_has =
-        scan_operand(B, is_trans(tb) ? n : k, is_trans(tb) ? k : n, ldb);
-    if (a_has == kNonFinite || b_has == kNonFinite) return kNonFinite;
-    if (c.mode->scan == Scan::NonNeg && (a_has == kNegative || b_has == kNegative))
-      return kNegative;
-  }
+  if (c.mode->scan == Scan::None) return kRerouted;
+  int flags = 0;
+  const Outcome scanned = flags_of(&flags);
+  if (scanned != kRerouted) return scanned;
+  if (flags & xn::kEntryNonFinite) return kNonFinite;
+  if (c.mode->scan == Scan::NonNeg && (flags & xn::kEntryNegative)) return kNegative;
   return kRerouted;
+}
+
+// route() for a call with its operands in host memory.
+template <class T>
+Outcome route_host(char ta, char tb, long m, long n, long k, T alpha, const T *A,
+                   long lda, const T *B, long ldb) {
+  return route<T>(
+      m, n, k, [&] { return alpha == T(0); },
+      [&](int *flags) {
+        *flags = host_operand_flags(A, is_trans(ta) ? k : m, is_trans(ta) ? m : k, lda);
+        if (!(*flags & xn::kEntryNonFinite))
+          *flags |=
+              host_operand_flags(B, is_trans(tb) ? n : k, is_trans(tb) ? k : n, ldb);
+        return kRerouted;
+      });
 }
 
 // Counts the outcome; on kRerouted runs `library`, else `pass`.
 template <class Library, class Pass>
 void dispatch(Outcome o, Library &&library, Pass &&pass) {
   config();  // reads the environment (and arms the exit log) on the first call
-  g_count[o].fetch_add(1, std::memory_order_relaxed);
+  count(kBlas, o);
   if (o != kRerouted) {
     pass();
     return;
@@ -280,7 +343,7 @@ void fortran_entry(FortranGemm<T> next, const char *transa, const char *transb,
                    const int *ldc) {
   const char ta = upper(*transa), tb = upper(*transb);
   Outcome o = valid(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)
-                  ? route<T>(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb)
+                  ? route_host<T>(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb)
                   : kBadArguments;
   FortranGemm<T> fn = nullptr;
   if (o == kRerouted &&
@@ -300,8 +363,8 @@ void cblas_entry(CblasGemm<T> next, int layout, int transa, int transb, int m, i
   bool swap;
   Outcome o = cblas_as_column_major(layout, transa, transb, m, n, k, lda, ldb, ldc, &ta,
                                     &tb, &cm, &cn, &swap)
-                  ? route<T>(ta, tb, cm, cn, k, alpha, swap ? B : A, swap ? ldb : lda,
-                             swap ? A : B, swap ? lda : ldb)
+                  ? route_host<T>(ta, tb, cm, cn, k, alpha, swap ? B : A,
+                                  swap ? ldb : lda, swap ? A : B, swap ? lda : ldb)
                   : kBadArguments;
   CblasGemm<T> fn = nullptr;
   if (o == kRerouted &&
@@ -313,6 +376,94 @@ void cblas_entry(CblasGemm<T> next, int layout, int transa, int transb, int m, i
       [&] {
         next(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
       });
+}
+
+// ---------------------------------------------------------------- cuBLAS
+
+char cublas_op(cublasOperation_t op) {
+  return op == CUBLAS_OP_N   ? 'N'
+         : op == CUBLAS_OP_T ? 'T'
+         : op == CUBLAS_OP_C ? 'C'
+                             : '?';
+}
+
+// The library's scan of device operands (api/interposer_support.h), on the
+// call's handle: kRerouted with *flags set, or why it could not run.
+template <class T>
+Outcome device_operand_flags(cublasHandle_t h, cublasOperation_t transa,
+                             cublasOperation_t transb, int m, int n, int k, const T *A,
+                             int lda, const T *B, int ldb, int *flags) {
+  static const auto scan =
+      routine<decltype(&xn_internal_operand_flags)>("xn_internal_operand_flags");
+  if (!scan) return kNoLibrary;
+  return scan(h, precision_index<T>() == 0 ? 'd' : 's', transa, transb, m, n, k, A, lda,
+              B, ldb, flags) == CUBLAS_STATUS_SUCCESS
+             ? kRerouted
+             : kCannotRun;
+}
+
+// Statuses with which the library's routines return before writing C (bad
+// arguments, no memory, no support): the call can still go to cuBLAS.
+bool leaves_c_untouched(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_NOT_INITIALIZED || s == CUBLAS_STATUS_ALLOC_FAILED ||
+         s == CUBLAS_STATUS_INVALID_VALUE || s == CUBLAS_STATUS_ARCH_MISMATCH ||
+         s == CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+// cublas?gemm_v2: route (the scanning modes read op(A) and op(B) on the
+// device and synchronise the handle's stream once), then the library's
+// routine on the same handle, or cuBLAS (`next`).
+template <class T>
+cublasStatus_t cublas_entry(CublasGemm<T> next, cublasHandle_t h,
+                            cublasOperation_t transa, cublasOperation_t transb, int m,
+                            int n, int k, const T *alpha, const T *A, int lda, const T *B,
+                            int ldb, const T *beta, T *C, int ldc) {
+  config();
+  static const auto get_pointer_mode =
+      real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2");
+  Outcome o = h && valid(cublas_op(transa), cublas_op(transb), m, n, k, lda, ldb, ldc)
+                  ? route<T>(
+                        m, n, k,
+                        [&] {
+                          // Only a host alpha can be read here; a device alpha = 0 is
+                          // the library's quick return (it handles both modes).
+                          cublasPointerMode_t mode;
+                          return get_pointer_mode(h, &mode) == CUBLAS_STATUS_SUCCESS &&
+                                 mode == CUBLAS_POINTER_MODE_HOST && alpha &&
+                                 *alpha == T(0);
+                        },
+                        [&](int *flags) {
+                          return device_operand_flags<T>(h, transa, transb, m, n, k, A,
+                                                         lda, B, ldb, flags);
+                        })
+                  : kBadArguments;
+  CublasGemm<T> fn = nullptr;
+  if (o == kRerouted &&
+      !(fn = routine<CublasGemm<T>>(config().mode->device[precision_index<T>()])))
+    o = kNoLibrary;
+  if (o == kRerouted) {
+    const cublasStatus_t s =
+        fn(h, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (s == CUBLAS_STATUS_SUCCESS || !leaves_c_untouched(s)) {
+      count(kCublas, s == CUBLAS_STATUS_SUCCESS ? kRerouted : kDeviceError);
+      return s;
+    }
+    o = kCannotRun;
+  }
+  count(kCublas, o);
+  return next(h, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// Frees the library's state of a handle about to be destroyed (its
+// workspace, events, cuBLASLt plans): the library's if loaded here, else a
+// libxngemm the program links; nothing if neither.
+void release_library_state(cublasHandle_t h) {
+  if (!h || inside_library()) return;  // the library releases its own
+  void *lib = g_library.load(std::memory_order_acquire);
+  using Release = cublasStatus_t (*)(cublasHandle_t);
+  if (auto release =
+          reinterpret_cast<Release>(dlsym(lib ? lib : RTLD_DEFAULT, "xnRelease")))
+    release(h);
 }
 
 }  // namespace
@@ -350,6 +501,31 @@ void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float 
   static const auto next = real<CblasGemm<float>>("cblas_sgemm");
   cblas_entry<float>(next, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
                      C, ldc);
+}
+
+cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const double *alpha, const double *A, int lda,
+                              const double *B, int ldb, const double *beta, double *C,
+                              int ldc) {
+  static const auto next = real<CublasGemm<double>>("cublasDgemm_v2");
+  return cublas_entry<double>(next, handle, transa, transb, m, n, k, alpha, A, lda, B,
+                              ldb, beta, C, ldc);
+}
+
+cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const float *alpha, const float *A, int lda, const float *B,
+                              int ldb, const float *beta, float *C, int ldc) {
+  static const auto next = real<CublasGemm<float>>("cublasSgemm_v2");
+  return cublas_entry<float>(next, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                             beta, C, ldc);
+}
+
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  static const auto next = real<decltype(&cublasDestroy_v2)>("cublasDestroy_v2");
+  release_library_state(handle);
+  return next(handle);
 }
 
 }  // extern "C"

@@ -89,4 +89,14 @@ XN_HD bool ew_is_negative(T x) {
   return x < T(0);
 }
 
+// What an operand's entry holds that a routine may refuse, as bits to OR
+// over a matrix: a negative number (ew_is_negative: -Inf is, NaN and -0 are
+// not) and a NaN or Inf (which the recursive algorithms spread to more
+// entries than the classical product does).
+enum EntryFlags : int { kEntryNegative = 1, kEntryNonFinite = 2 };
+template <class T>
+XN_HD int ew_entry_flags(T x) {
+  return (ew_is_negative(x) ? kEntryNegative : 0) | (x - x == T(0) ? 0 : kEntryNonFinite);
+}
+
 }  // namespace xn

@@ -4,13 +4,16 @@
   check_intercept.py client INTERPOSER CLIENT     the C client (intercept_client.c)
   check_intercept.py fortran INTERPOSER DGEMM_EXE DNGEMM_EXE
   check_intercept.py numpy INTERPOSER             numpy.dot on the system BLAS
+  check_intercept.py cublas INTERPOSER CLIENT REFERENCE
+                                                  cublasDgemm/cublasSgemm (GPU)
 
 Each part runs the program without the interposer, then under LD_PRELOAD in
 several XN_INTERCEPT modes, and checks the results bit for bit: against the
 program's own output where the call must pass through, and against the
 correctly rounded product (exact rational arithmetic, fractions.Fraction)
-where exdgemm must have taken it. XN_INTERCEPT_LOG=1's counts say which way
-each call went. Exit status 77: skipped (numpy not installed).
+where exdgemm must have taken it, or (cuBLAS) against xNGEMM's device
+routine called directly. XN_INTERCEPT_LOG=1's counts say which way each call
+went. Exit status 77: skipped (numpy not installed, no GPU).
 """
 import os
 import re
@@ -36,12 +39,15 @@ def run(cmd, preload=None, **env):
     return p.stdout, p.stderr
 
 
-def counts(stderr):
-    """The interposer's exit line as {reason: count}."""
-    line = [l for l in stderr.splitlines() if l.startswith("xngemm intercept:")]
-    assert line, f"no interposer log in: {stderr!r}"
+BLAS_LOG, CUBLAS_LOG = "xngemm intercept:", "xngemm intercept (cuBLAS):"
+
+
+def counts(stderr, prefix=BLAS_LOG):
+    """The interposer's exit line for one family of entry points as {reason: count}."""
+    line = [l for l in stderr.splitlines() if l.startswith(prefix)]
+    assert line, f"no interposer log {prefix!r} in: {stderr!r}"
     out = {}
-    for part in line[-1][len("xngemm intercept:"):].split(","):
+    for part in line[-1][len(prefix):].split(","):
         n, reason = part.strip().split(" ", 1)
         out[reason] = int(n)
     return out
@@ -58,13 +64,15 @@ def expect(c, **want):
         "precision": "passed through: no such routine for this precision",
         "bad": "passed through: bad arguments (reported by the BLAS)",
         "quick": "passed through: quick return (alpha = 0 or k = 0 or empty C)",
+        "cannot": "passed through: xNGEMM could not run the call",
+        "failed": "rerouted and failed: the library's status returned",
     }
     for key, n in want.items():
         assert c[names[key]] == n, f"{key}: {c[names[key]]} != {n} in {c}"
 
 
 def without_log(text):
-    return "\n".join(l for l in text.splitlines() if not l.startswith("xngemm intercept:"))
+    return "\n".join(l for l in text.splitlines() if not l.startswith("xngemm intercept"))
 
 
 # ------------------------------------------------------------- the client
@@ -255,6 +263,93 @@ def part_numpy(lib):
     return 0
 
 
+# ---------------------------------------------------------------- cuBLAS
+
+def part_cublas(lib, client, reference):
+    """cublas_client.cpp under the interposer against cublas_reference.cpp."""
+    # Leaves of 64 and no crossover, so that the recursive modes recurse on
+    # the client's few-hundred sizes (read by both programs' libxngemm).
+    env = {f"XN_{v}": 64 for v in ("LEAF_D", "LEAF_S", "STRASSEN_LEAF_D", "STRASSEN_LEAF_S",
+                                   "WINOGRAD_LEAF_D", "WINOGRAD_LEAF_S")}
+    env.update({f"XN_{v}": 0 for v in ("MIN_SIZE_D", "MIN_SIZE_S", "STRASSEN_MIN_SIZE_D",
+                                       "STRASSEN_MIN_SIZE_S", "WINOGRAD_MIN_SIZE_D",
+                                       "WINOGRAD_MIN_SIZE_S")})
+    p = subprocess.run([client], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, **{k: str(v) for k, v in env.items()}})
+    if p.returncode == SKIP:
+        print(p.stdout.strip())
+        return SKIP
+
+    def lines(out):
+        """{name: (status, hash)}, {comment key: value}; anything else
+        (cuBLAS's own report of a bad argument) under the key None."""
+        res, extra = {None: []}, {}
+        for l in out.splitlines():
+            fields = l.split()
+            if l.startswith("# "):
+                extra[fields[1]] = float(fields[2])
+            elif len(fields) == 3 and re.fullmatch(r"-?\d+ [0-9a-f]{16}", " ".join(fields[1:])):
+                res[fields[0]] = (int(fields[1]), fields[2])
+            else:
+                res[None].append(l)
+        return res, extra
+
+    def same(got, want, what):
+        assert got.keys() == want.keys(), f"{what}: cases {list(got)} != {list(want)}"
+        bad = [n for n in want if got[n] != want[n]]
+        assert not bad, f"{what}: " + "; ".join(f"{n} {got[n]} != {want[n]}" for n in bad)
+
+    plain, _ = lines(run([client], **env)[0])
+    # One call per line, but "handles" stands for 1 + 12 (cublas_cases.h).
+    calls = sum(1 for n in plain if n not in ("handles", None)) + 1 + 12
+    assert plain["d_nn_bad_lda"][0] == 7, "cuBLAS did not report lda < m"
+
+    out, err = run([client], lib, **env)
+    same(lines(out)[0], plain, "XN_INTERCEPT unset")
+    expect(counts(err, CUBLAS_LOG), rerouted=0, bad=1, quick=1, off=calls - 2)
+    print(f"off: {calls} cuBLAS calls passed through, same bits")
+
+    for mode in ("exdgemm", "ngemm", "strassen", "winograd"):
+        ref, ref_extra = lines(run([reference, mode], **env)[0])
+        out, err = run([client], lib, XN_INTERCEPT=mode, **env)
+        got, extra = lines(out)
+        same(got, ref, f"{mode}: the client under the interposer and {mode}'s routine")
+        c = counts(err, CUBLAS_LOG)
+        want = int(ref_extra["rerouted"])
+        expect(c, rerouted=want, bad=1, quick=1, cannot=0, failed=0)
+        changed = [n for n in ref if n and ref[n] != plain[n]]
+        assert changed, f"{mode}: no call differs from cuBLAS: was anything computed?"
+        if mode == "exdgemm":
+            # Random signed data with k = 301: cuBLAS is not correctly rounded
+            # in every entry, the rerouted call is.
+            assert "d_nn_signed" in changed, "exdgemm: d_nn_signed equals cuBLAS's"
+        else:
+            assert c["passed through: the library's own calls"] > want, \
+                f"{mode}: the rerouted calls did not recurse"
+        assert extra["leak_mib"] < 16, f"{mode}: {extra['leak_mib']} MiB left by destroyed handles"
+        if mode == "exdgemm":
+            # The measurement sees a missing release: the reference program
+            # destroys its handles without xnRelease.
+            assert ref_extra["leak_mib"] > 64, \
+                f"the reference left only {ref_extra['leak_mib']} MiB: leak check blind"
+        print(f"{mode}: {want} of {calls} calls rerouted, each bit for bit the routine's "
+              f"({len(changed)} differ from cuBLAS); destroyed handles left "
+              f"{extra['leak_mib']:.0f} MiB")
+
+    # Below the threshold, and when the library cannot run the call (a
+    # workspace budget of 1 byte: ALLOC_FAILED, C untouched): cuBLAS's bits.
+    out, err = run([client], lib, XN_INTERCEPT="exdgemm", XN_INTERCEPT_MIN_FLOPS=1e12, **env)
+    same(lines(out)[0], plain, "below XN_INTERCEPT_MIN_FLOPS")
+    expect(counts(err, CUBLAS_LOG), rerouted=0)
+    out, err = run([client], lib, XN_INTERCEPT="exdgemm", XN_EXDGEMM_WORKSPACE_LIMIT=1, **env)
+    same(lines(out)[0], plain, "exdgemm without workspace")
+    ex_ref = int(lines(run([reference, "exdgemm"], **env)[0])[1]["rerouted"])
+    expect(counts(err, CUBLAS_LOG), rerouted=0, cannot=ex_ref)
+    print(f"threshold and ALLOC_FAILED: every call cuBLAS's ({ex_ref} could not run "
+          "in xNGEMM and went to cuBLAS)")
+    return 0
+
+
 def main():
     part = sys.argv[1]
     if part == "client":
@@ -263,6 +358,8 @@ def main():
         part_fortran(*sys.argv[2:5])
     elif part == "numpy":
         return part_numpy(sys.argv[2])
+    elif part == "cublas":
+        return part_cublas(*sys.argv[2:5])
     else:
         raise SystemExit(f"unknown part {part}")
     return 0

@@ -13,6 +13,8 @@
 // finish() records it again. Neither synchronises the device. A call that
 // never enters (a plain cuBLAS product below the crossover, a quick return)
 // leaves the event alone and costs nothing beyond the lock.
+// While the guard lives the thread counts as inside the library
+// (core/call_depth.h): its cuBLAS leaves bypass the interposer.
 #pragma once
 
 #include <cublas_v2.h>
@@ -21,6 +23,7 @@
 #include <mutex>
 
 #include "backend/cuda/handle_state.h"
+#include "core/call_depth.h"
 #include "core/types.h"
 
 namespace xn {
@@ -50,6 +53,7 @@ class CallGuard {
   Status finish(Status s);
 
  private:
+  CallDepthGuard inside_;
   cublasHandle_t handle_;
   cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
   HandleState *state_ = nullptr;

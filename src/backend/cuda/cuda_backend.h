@@ -125,6 +125,30 @@ class CudaBackend {
 // a call that does not recurse needs neither constants nor the call guard.
 // begin() enters the guard; backend() then also has the handle's 0 and 1 in
 // the scalars' memory kind, for the schedule's internal betas.
+// The OR of the EntryFlags of every entry of A and B (stored as viewed), on
+// the guard's stream, read back to the host: one read of each operand and
+// one synchronisation of that stream (not of the device). The guard must
+// have entered (its state's flag words exist).
+template <class T>
+Status operand_entry_flags(CallGuard &g, MatView<const T> A, MatView<const T> B,
+                           int *flags) {
+  *flags = 0;
+  HandleState &st = g.state();
+  const cudaStream_t stream = g.stream();
+  if (cudaMemsetAsync(st.scan_flags_dev, 0, sizeof(int), stream) != cudaSuccess)
+    return Status::ExecutionFailed;
+  for (const MatView<const T> &V : {A, B})
+    if (launch_entry_flags<T>(stream, V.stored_rows(), V.stored_cols(), V.p, V.ld,
+                              st.scan_flags_dev) != cudaSuccess)
+      return Status::ExecutionFailed;
+  if (cudaMemcpyAsync(st.scan_flags_host, st.scan_flags_dev, sizeof(int),
+                      cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+      cudaStreamSynchronize(stream) != cudaSuccess)
+    return Status::ExecutionFailed;
+  *flags = *st.scan_flags_host;
+  return Status::Ok;
+}
+
 template <class T>
 class CudaGemmHooks {
  public:
@@ -154,21 +178,10 @@ class CudaGemmHooks {
   // One read of op(A) and op(B) and one stream synchronisation: the choice
   // of algorithm is made on the host.
   Status find_negative(MatView<const T> A, MatView<const T> B, bool *found) {
-    *found = false;
-    HandleState &st = g_.state();
-    const cudaStream_t stream = g_.stream();
-    if (cudaMemsetAsync(st.neg_flag_dev, 0, sizeof(int), stream) != cudaSuccess)
-      return Status::ExecutionFailed;
-    for (const MatView<const T> &V : {A, B})
-      if (launch_find_negative<T>(stream, V.stored_rows(), V.stored_cols(), V.p, V.ld,
-                                  st.neg_flag_dev) != cudaSuccess)
-        return Status::ExecutionFailed;
-    if (cudaMemcpyAsync(st.neg_flag_host, st.neg_flag_dev, sizeof(int),
-                        cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
-        cudaStreamSynchronize(stream) != cudaSuccess)
-      return Status::ExecutionFailed;
-    *found = *st.neg_flag_host != 0;
-    return Status::Ok;
+    int flags = 0;
+    const Status s = operand_entry_flags<T>(g_, A, B, &flags);
+    *found = (flags & kEntryNegative) != 0;
+    return s;
   }
 
   // XN_OPT_WORKSPACE_LIMIT caps what the recursion may have the library

@@ -85,8 +85,8 @@ bool release_handle_state(cublasHandle_t handle) {
   if (st->has_last) cudaEventSynchronize(st->last_done);
   free_workspace(*st, nullptr);
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
-  if (st->neg_flag_dev && cudaFree(st->neg_flag_dev) != cudaSuccess) cudaGetLastError();
-  if (st->neg_flag_host && cudaFreeHost(st->neg_flag_host) != cudaSuccess)
+  if (st->scan_flags_dev && cudaFree(st->scan_flags_dev) != cudaSuccess) cudaGetLastError();
+  if (st->scan_flags_host && cudaFreeHost(st->scan_flags_host) != cudaSuccess)
     cudaGetLastError();
   if (st->ex_host && cudaFreeHost(st->ex_host) != cudaSuccess) cudaGetLastError();
   if (st->last_done && cudaEventDestroy(st->last_done) != cudaSuccess) cudaGetLastError();
@@ -116,8 +116,8 @@ Status ensure_device_resources(HandleState &st, cudaStream_t stream) {
     return Status::AllocFailed;
   }
   st.consts = consts;
-  st.neg_flag_dev = flag;
-  st.neg_flag_host = flag_host;
+  st.scan_flags_dev = flag;
+  st.scan_flags_host = flag_host;
   st.last_done = ev;
   return Status::Ok;
 }

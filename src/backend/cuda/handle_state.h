@@ -37,9 +37,10 @@ struct HandleState {
   // xnExdgemm's count of entries summed by the wide accumulator, which the
   // handle's workspace cannot hold (later calls of other routines reuse it).
   void *consts = nullptr;
-  // The non-negative scan's flag: device word and its pinned host mirror.
-  int *neg_flag_dev = nullptr;
-  int *neg_flag_host = nullptr;
+  // The operand scan's EntryFlags (numerics/elementwise.h): device word and
+  // its pinned host mirror.
+  int *scan_flags_dev = nullptr;
+  int *scan_flags_host = nullptr;
   std::uint64_t nonneg_fallbacks = 0;
   int last_levels = -1;  // levels the last call ran (xnGetLastLevels)
 

@@ -1,0 +1,55 @@
+// interposer_support.cpp - the library's exports for its interposer
+// (api/interposer_support.h): the calling thread's depth inside the library,
+// and the scan of device operands that decides whether a cuBLAS call may be
+// rerouted (docs/design.md, "Interposer").
+#include "api/interposer_support.h"
+
+#include "api/internal.h"
+#include "backend/cuda/cuda_backend.h"
+#include "core/call_depth.h"
+
+namespace xn {
+namespace {
+
+template <class T>
+cublasStatus_t device_operand_flags(cublasHandle_t handle, cublasOperation_t transa,
+                                    cublasOperation_t transb, int m, int n, int k,
+                                    const T *A, int lda, const T *B, int ldb,
+                                    int *flags) {
+  return gemm_entry(
+      handle, transa, transb, m, n, k, lda, ldb, m > 1 ? m : 1, [&](CallGuard &guard) {
+        Status s = guard.enter();
+        if (s == Status::Ok)
+          s = operand_entry_flags<T>(
+              guard, MatView<const T>{A, m, k, lda, is_trans(op_of(transa))},
+              MatView<const T>{B, k, n, ldb, is_trans(op_of(transb))}, flags);
+        return to_cublas(guard.finish(s));
+      });
+}
+
+}  // namespace
+}  // namespace xn
+
+extern "C" {
+
+int xn_internal_call_depth(void) { return xn::t_call_depth; }
+
+cublasStatus_t xn_internal_operand_flags(cublasHandle_t handle, char precision,
+                                         cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k,
+                                         const void *A, int lda, const void *B, int ldb,
+                                         int *flags) {
+  if (!flags) return CUBLAS_STATUS_INVALID_VALUE;
+  *flags = 0;
+  if (precision == 'd')
+    return xn::device_operand_flags(handle, transa, transb, m, n, k,
+                                    static_cast<const double *>(A), lda,
+                                    static_cast<const double *>(B), ldb, flags);
+  if (precision == 's')
+    return xn::device_operand_flags(handle, transa, transb, m, n, k,
+                                    static_cast<const float *>(A), lda,
+                                    static_cast<const float *>(B), ldb, flags);
+  return CUBLAS_STATUS_INVALID_VALUE;
+}
+
+}  // extern "C"

@@ -1,0 +1,33 @@
+// interposer_support.h - what libxngemm exports for its interposer
+// (src/intercept/, docs/design.md "Interposer"); not part of the documented
+// API. The interposer loads the library privately and finds these by dlsym.
+#pragma once
+
+#include <cublas_v2.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How many of the library's entry points, host (sngemm_, exdgemm_,
+ * cblas_...) or device (xnDngemm, xnExdgemm, ...), the calling thread is
+ * inside. A BLAS or cuBLAS call made while it is > 0 is the library's own (a
+ * leaf product) and must reach the real routine, whether the entry point was
+ * called through the interposer or by a program that links xNGEMM. */
+int xn_internal_call_depth(void);
+
+/* The entries of op(A) (m x k) and op(B) (k x n) in device memory, as
+ * cublas?gemm describes them (precision 'd' or 's'), classified on the
+ * handle's stream: *flags gets the OR of xn::EntryFlags over every entry
+ * (1: a negative number, 2: a NaN or Inf). Synchronises that stream once, to
+ * hand the answer to the host. Statuses as a cuBLAS call on the handle; C
+ * and the operands are never written. */
+cublasStatus_t xn_internal_operand_flags(cublasHandle_t handle, char precision,
+                                         cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k,
+                                         const void *A, int lda, const void *B, int ldb,
+                                         int *flags);
+
+#ifdef __cplusplus
+}
+#endif
