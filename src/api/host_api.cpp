@@ -98,6 +98,11 @@ struct ThreadGpu {
 
 thread_local ThreadGpu t_gpu;
 
+// Whether the calling thread's last host call could not run and left C
+// unchanged (xn_internal_host_call_failed: the interposer then calls the
+// BLAS instead).
+thread_local bool t_host_failed = false;
+
 // The levels the calling thread's last recursive host GEMM ran
 // (xnGetLastLevels(NULL, ...)); -1 before any.
 thread_local int t_last_levels = -1;
@@ -188,6 +193,7 @@ template <class T>
 void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
                const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   const CallDepthGuard inside;  // its BLAS/cuBLAS leaves bypass the interposer
+  t_host_failed = false;
   // The depth this call ran, for xnGetLastLevels(NULL, ...): 0 for an empty
   // C and the quick return, the device's on the GPU, the CPU's otherwise.
   const bool recursive = routine != HostRoutine::Exdgemm;
@@ -214,7 +220,8 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
       set_host_exdgemm_info(to_public(info));
       // A BLAS routine has no error return: say it rather than leave C
       // unchanged in silence (a workspace limit too small for one block).
-      if (st != Status::Ok)
+      t_host_failed = st != Status::Ok;
+      if (t_host_failed)
         std::fprintf(stderr,
                      "xngemm: EXDGEMM could not run on the CPU (status %d; "
                      "XN_EXDGEMM_WORKSPACE_LIMIT too small?): C is unchanged\n",
@@ -265,6 +272,7 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
 int host_last_levels() { return t_last_levels; }
+bool host_call_failed() { return t_host_failed; }
 
 }  // namespace xn
 

@@ -102,4 +102,8 @@ std::uint64_t host_nonneg_fallbacks();
 // -1 before any (xnGetLastLevels(NULL, ...)).
 int host_last_levels();
 
+// Whether the calling thread's last host entry point could not run (C left
+// unchanged): CPU exdgemm within a workspace limit too small for one block.
+bool host_call_failed();
+
 }  // namespace xn

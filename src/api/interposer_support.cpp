@@ -34,6 +34,8 @@ extern "C" {
 
 int xn_internal_call_depth(void) { return xn::t_call_depth; }
 
+int xn_internal_host_call_failed(void) { return xn::host_call_failed() ? 1 : 0; }
+
 cublasStatus_t xn_internal_operand_flags(cublasHandle_t handle, char precision,
                                          cublasOperation_t transa,
                                          cublasOperation_t transb, int m, int n, int k,

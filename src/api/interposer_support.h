@@ -16,6 +16,11 @@ extern "C" {
  * called through the interposer or by a program that links xNGEMM. */
 int xn_internal_call_depth(void);
 
+/* 1 if the calling thread's last host entry point (exdgemm_, dngemm_, ...)
+ * could not run and left C unchanged (a BLAS routine has no status to
+ * return it in), else 0. */
+int xn_internal_host_call_failed(void);
+
 /* The entries of op(A) (m x k) and op(B) (k x n) in device memory, as
  * cublas?gemm describes them (precision 'd' or 's'), classified on the
  * handle's stream: *flags gets the OR of xn::EntryFlags over every entry

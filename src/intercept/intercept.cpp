@@ -19,9 +19,10 @@
 // the library's own BLAS never becomes the program's. The library's BLAS
 // calls (its CPU leaves) come back here while a host entry point runs; the
 // library's per-thread count of them (api/host_depth.h) sends them straight
-// through, also when the program calls xNGEMM directly. A cuBLAS call the
-// library cannot run (it reports a status that leaves C untouched) goes to
-// cuBLAS; cublasDestroy_v2 first frees the library's state of the handle.
+// through, also when the program calls xNGEMM directly. A call the library
+// cannot run (C left untouched: a cuBLAS status says so, for a BLAS call the
+// library's per-thread flag) goes to the real routine; cublasDestroy_v2
+// first frees the library's state of the handle.
 // docs/design.md, "Interposer".
 #include <cublas_v2.h>
 #include <dlfcn.h>
@@ -53,8 +54,8 @@ enum Outcome {
   kReentrant,     // the library's own BLAS call during a rerouted one
   kQuickReturn,   // alpha = 0, k = 0 or an empty C: A and B are not read
   kNoLibrary,     // libxngemm could not be loaded
-  kCannotRun,     // cuBLAS: the library's scan or routine reported a status
-                  // that leaves C untouched (no memory, ...)
+  kCannotRun,     // the library's scan or routine could not run the call and
+                  // left C untouched (no memory, ...)
   kDeviceError,   // cuBLAS: the library's routine failed after it may have
                   // written C: its status is returned, cuBLAS not called
                   // (reasons hold no comma: the exit log is comma-separated)
@@ -302,16 +303,24 @@ Outcome route_host(char ta, char tb, long m, long n, long k, T alpha, const T *A
       });
 }
 
-// Counts the outcome; on kRerouted runs `library`, else `pass`.
+// On kRerouted runs `library`, then `pass` if the library could not run the
+// call (it left C unchanged: a BLAS routine has no status to say so, the
+// library's per-thread flag does); otherwise `pass`. Counts what happened.
 template <class Library, class Pass>
 void dispatch(Outcome o, Library &&library, Pass &&pass) {
   config();  // reads the environment (and arms the exit log) on the first call
-  count(kBlas, o);
-  if (o != kRerouted) {
-    pass();
-    return;
+  if (o == kRerouted) {
+    library();
+    static const auto failed =
+        routine<decltype(&xn_internal_host_call_failed)>("xn_internal_host_call_failed");
+    if (!failed || !failed()) {
+      count(kBlas, kRerouted);
+      return;
+    }
+    o = kCannotRun;
   }
-  library();
+  count(kBlas, o);
+  pass();
 }
 
 // CBLAS arguments as the column-major call they describe: RowMajor C = op(A)

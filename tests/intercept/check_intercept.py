@@ -153,6 +153,13 @@ def part_client(lib, exe):
     print("exdgemm: dgemm_ and cblas_dgemm correctly rounded in every entry; "
           "sgemm_ and cblas_sgemm passed through")
 
+    # The library cannot run them (a workspace limit of 1 byte: EXDGEMM
+    # leaves C unchanged and says so through its per-thread flag): BLAS's.
+    out, err = run([exe], lib, XN_INTERCEPT="exdgemm", XN_EXDGEMM_WORKSPACE_LIMIT=1)
+    assert out == plain, "a call xNGEMM could not run did not get the BLAS's result"
+    expect(counts(err), rerouted=0, cannot=2, precision=2)
+    print("exdgemm without workspace: dgemm_ and cblas_dgemm went to the BLAS")
+
     # ngemm: signed operands pass through; non-negative ones are rerouted
     # (small integers: every routine gives the exact product).
     out, err = run([exe], lib, XN_INTERCEPT="ngemm")
