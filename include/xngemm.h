@@ -211,6 +211,11 @@ typedef struct {
   int64_t wide_entries;   /**< entries summed by the wide (long accumulator)
                                path instead of NearSum; -1 if not counted */
   size_t workspace_bytes; /**< bytes of workspace the call used */
+  int engine;             /**< the engine of the products: 1 = FP64 slices,
+                               2 = modular (XN_OPT_EXDGEMM_ENGINE); 0 = none ran
+                               (quick return) */
+  int moduli;             /**< modular engine: moduli, i.e. integer products of
+                               the full m x n x k shape (slice_products too) */
 } xnExdgemmInfo_t;
 
 /** Report of the last xnExdgemm on the handle; handle NULL: the calling
@@ -375,7 +380,15 @@ typedef enum {
    *  automatic (double precision with transb = N: cuBLAS's TN leaf kernels
    *  are slower than NN, its TT ones are not), 0 = never, 1 = whenever
    *  transa != N (XN_PACK_TRANS_A). */
-  XN_OPT_PACK_TRANS_A = 21
+  XN_OPT_PACK_TRANS_A = 21,
+  /** xnExdgemm: the engine that forms the exact products
+   *  (XN_EXDGEMM_ENGINE). 0 = automatic: per call, the cheaper of the two for
+   *  the bits the inputs need; 1 = FP64 slices (Ozaki scheme, products on
+   *  the FP64 units); 2 = modular: the integer product modulo small primes,
+   *  one integer GEMM each, reconstructed exactly (inputs whose range needs
+   *  more moduli than it has still take the slices). Every engine returns
+   *  the same, correctly rounded, bits. */
+  XN_OPT_EXDGEMM_ENGINE = 22
 } xnOption_t;
 
 /**

@@ -4,3 +4,7 @@
 xn_add_test(test_numerics_nearsum LABELS unit SOURCES test_numerics_nearsum.cpp)
 xn_add_test(test_numerics_wide_accumulator LABELS unit
   SOURCES test_numerics_wide_accumulator.cpp)
+# The modular engine's residues and reconstruction against GMP.
+xn_add_test(test_numerics_modular LABELS unit SOURCES test_numerics_modular.cpp)
+target_include_directories(test_numerics_modular PRIVATE ${XN_GMP_INCLUDE_DIR})
+target_link_libraries(test_numerics_modular PRIVATE ${XN_GMP_LIBRARY})

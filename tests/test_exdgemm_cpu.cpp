@@ -36,18 +36,18 @@ struct Case {
   double alpha, beta;
 };
 
-// Runs cpu_exdgemm and checks every entry against the oracle. Returns the
-// result for further comparisons.
-std::vector<double> run_and_check(const Case &c, const std::vector<double> &a,
-                                  const std::vector<double> &b,
-                                  const std::vector<double> &c0, std::int64_t block,
-                                  std::size_t budget, const std::string &what,
-                                  xn::ExdgemmReport *info_out = nullptr) {
+// Runs cpu_exdgemm with one engine and checks every entry against the
+// oracle. Returns the result for further comparisons.
+std::vector<double> run_engine(const Case &c, const std::vector<double> &a,
+                               const std::vector<double> &b,
+                               const std::vector<double> &c0, std::int64_t block,
+                               std::size_t budget, const std::string &what,
+                               xn::ExEngine engine, xn::ExdgemmReport *info_out) {
   std::vector<double> got = c0;
   xn::ExdgemmReport info{};
   const xn::Status st =
       xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda, b.data(),
-                      c.ldb, c.beta, got.data(), c.ldc, budget, block, &info);
+                      c.ldb, c.beta, got.data(), c.ldc, budget, block, &info, engine);
   EXPECT_EQ(st, xn::Status::Ok) << what;
   if (info_out) *info_out = info;
   std::vector<xn_test::ExactEntry> want;
@@ -70,6 +70,27 @@ std::vector<double> run_and_check(const Case &c, const std::vector<double> &a,
                   bits(c0[std::size_t(i + j * c.ldc)]))
           << what << ": padding of C written";
   return got;
+}
+
+// Every case runs both engines: the FP64-slice engine (whose report is
+// returned) and the modular engine (forced; where the inputs' range needs
+// more moduli than it has, it runs the slices itself), each against the
+// oracle, and the two bit for bit.
+std::vector<double> run_and_check(const Case &c, const std::vector<double> &a,
+                                  const std::vector<double> &b,
+                                  const std::vector<double> &c0, std::int64_t block,
+                                  std::size_t budget, const std::string &what,
+                                  xn::ExdgemmReport *info_out = nullptr) {
+  const std::vector<double> slices = run_engine(
+      c, a, b, c0, block, budget, what + " [slices]", xn::ExEngine::Slices, info_out);
+  xn::ExdgemmReport mod{};
+  const std::vector<double> modular = run_engine(
+      c, a, b, c0, block, budget, what + " [modular]", xn::ExEngine::Modular, &mod);
+  EXPECT_EQ(std::memcmp(slices.data(), modular.data(), slices.size() * 8), 0)
+      << what << ": the engines differ";
+  // 0: the BLAS quick return (alpha = 0), no product formed.
+  EXPECT_EQ(mod.engine == 0, c.alpha == 0.0) << what;
+  return slices;
 }
 
 std::vector<double> make_c(std::int64_t m, std::int64_t n, std::int64_t ldc, double beta,
@@ -300,6 +321,56 @@ TEST(Exdgemm, SliceCountsReported) {
   run_and_check(c, a, b, make_c(c.m, c.n, c.ldc, 0.0, rng), 0, 0, "zero A", &info);
   EXPECT_EQ(info.max_slices_a, 0);
   EXPECT_EQ(info.slice_products, 0.0);
+}
+
+// Which engine runs: the modular one where forced and the range allows, with
+// the moduli its range needs; the slices where the range needs more moduli
+// than there are (rows spanning ~1000 binades) or its workspace does not fit
+// the budget; the same bits every time (run_and_check).
+TEST(Exdgemm, EngineChoiceAndFallbacks) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{false, true, 70, 66, 100, 70, 66, 71, 0.75, 0.0};
+  std::vector<double> a, b;
+  auto run = [&](std::size_t budget, xn::ExEngine engine, const char *what) {
+    xn::ExdgemmReport info{};
+    run_engine(c, a, b, make_c(c.m, c.n, c.ldc, c.beta, rng), 0, budget, what, engine,
+               &info);
+    return info;
+  };
+  // 53-bit uniforms: spans of at most 53 bits, 1 + 7 + 53 + 53 = 114 bits.
+  xn_test::ex_fill(ExKind::Phi, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  xn::ExdgemmReport r = run(0, xn::ExEngine::Modular, "phi 0, modular");
+  EXPECT_EQ(r.engine, int(xn::ExEngine::Modular));
+  EXPECT_GE(r.moduli, 1);
+  EXPECT_LE(r.moduli, xn::exact::moduli_for_bits(1 + 7 + 53 + 53));
+  EXPECT_EQ(run(0, xn::ExEngine::Slices, "phi 0, slices").engine,
+            int(xn::ExEngine::Slices));
+  // On the CPU a modular product costs a slice product: automatic takes
+  // whichever needs fewer (here the s t = 9 slice products).
+  r = run(0, xn::ExEngine::Auto, "phi 0, automatic");
+  EXPECT_EQ(r.engine, r.moduli > 0 && r.moduli < r.max_slices_a * r.max_slices_b
+                          ? int(xn::ExEngine::Modular)
+                          : int(xn::ExEngine::Slices));
+  // Small integers: one slice each, one modulus or two: both cheap.
+  xn_test::ex_fill(ExKind::Integer, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb,
+                   rng);
+  EXPECT_EQ(run(0, xn::ExEngine::Modular, "integers").engine, int(xn::ExEngine::Modular));
+  // Rows from 2^-500 to 2^500: the range needs far more than 40 moduli.
+  xn_test::ex_fill(ExKind::MixedRange, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb,
+                   rng);
+  EXPECT_EQ(run(0, xn::ExEngine::Modular, "mixed range").engine,
+            int(xn::ExEngine::Slices));
+  // A budget the slice engine fits in 64 x 64 blocks and the modular one does
+  // not: the slices run (the call never fails for the engine's sake).
+  xn_test::ex_fill(ExKind::Phi, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::size_t head = xn::ex_detail::head_bytes(c.m, c.n);
+  const std::size_t slices64 =
+      head + xn::ex_detail::body_bytes(64, 64, c.n, c.k, 3, 3, false);
+  r = run(slices64 + 1024, xn::ExEngine::Modular, "tight budget");
+  EXPECT_EQ(r.engine, int(xn::ExEngine::Slices));
+  EXPECT_LE(r.workspace_bytes, slices64 + 1024);
 }
 
 // The workspace query (xnGetExdgemmWorkspaceSize, no handle needed): the

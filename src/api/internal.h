@@ -56,6 +56,8 @@ inline xnExdgemmInfo_t to_public(const ExdgemmReport &r) {
   i.slice_products = r.slice_products;
   i.wide_entries = r.wide_entries;
   i.workspace_bytes = r.workspace_bytes;
+  i.engine = r.engine;
+  i.moduli = r.moduli;
   return i;
 }
 

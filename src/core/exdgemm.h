@@ -4,9 +4,10 @@
 //
 //   scan_rows   per row of a view: highest/lowest set bit, non-finite flag
 //   mark_rows   per group of kGroupRows rows: which slices are nonzero
-//   fetch       the group masks (and alpha/beta) to the host: the call's one
-//               synchronisation, needed because the slice counts decide how
-//               many and how large the DGEMMs are (host-side parameters)
+//   fetch       the group masks, the exponent summaries (and alpha/beta) to
+//               the host: the call's one synchronisation, needed because the
+//               slice counts (or moduli) decide how many and how large the
+//               products are (host-side parameters), and which engine runs
 //   split_rows  the nonzero slices of a block of rows, stacked
 //   gemm_exact  one DGEMM of the stacked slices: all slice products at once
 //   sum_block   one thread/iteration per entry: exdgemm_entry (NearSum)
@@ -34,6 +35,7 @@
 #include "core/types.h"
 #include "core/view.h"
 #include "numerics/exdgemm_entry.h"
+#include "numerics/modular.h"
 #include "numerics/ozaki_split.h"
 
 namespace xn {
@@ -41,8 +43,13 @@ namespace xn {
 using exact::kGroupRows;
 using exact::SliceList;
 
+// The engine that forms the exact products (XN_OPT_EXDGEMM_ENGINE).
+enum class ExEngine : int { Auto = 0, Slices = 1, Modular = 2 };
+
 // What a call did (xnGetLastExdgemmInfo; the fields are documented there).
 struct ExdgemmReport {
+  int engine = 0;  // ExEngine that ran (Slices or Modular); 0 before any product
+  int moduli = 0;  // modular engine: moduli, i.e. integer products of the full shape
   int max_slices_a = 0, max_slices_b = 0;
   int block_rows = 0, block_cols = 0;
   std::int64_t blocks = 0;
@@ -54,6 +61,7 @@ struct ExdgemmReport {
 struct ExdgemmLimits {
   std::size_t workspace_bytes = 0;  // budget for the call's workspace
   index_t force_block = 0;          // 0 = from the budget
+  ExEngine engine = ExEngine::Auto;
 };
 
 namespace ex_detail {
@@ -103,27 +111,27 @@ inline std::size_t body_bytes(index_t bm, index_t bn, index_t n, index_t k, int 
 }
 
 // Largest square-ish block (multiple of kGroupRows, or the whole dimension)
-// whose workspace fits the budget; s and t are upper bounds on the slice
-// counts of any block.
-inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
-                                std::size_t budget, index_t force) {
+// whose head and body fit the budget; body(bm, bn, once) gives the body's
+// bytes (SIZE_MAX: that shape is impossible), once = op(B)'s part made once
+// for all blocks.
+template <class Body>
+Blocking choose_block(index_t m, index_t n, std::size_t head, std::size_t budget,
+                      index_t force, Body &&body) {
   Blocking best;
-  const index_t head = index_t(head_bytes(m, n));
   auto fits = [&](index_t bm, index_t bn, bool once, Blocking *out) {
-    // cuBLAS takes int dimensions for the stacked product.
-    if (index_t(s) * bm > index_t(INT32_MAX) || index_t(t) * bn > index_t(INT32_MAX))
-      return false;
-    const std::size_t bytes = std::size_t(head) + body_bytes(bm, bn, n, k, s, t, once);
-    if (bytes > budget) return false;
-    *out = Blocking{bm, bn, once, bytes};
+    const std::size_t b = body(bm, bn, once);
+    if (b == SIZE_MAX || head + b > budget) return false;
+    *out = Blocking{bm, bn, once, head + b};
     return true;
   };
   if (force > 0) {
-    const index_t b = round_up(force, kGroupRows);
-    const index_t bm = std::min(m, b), bn = std::min(n, b);
-    if (!fits(bm, bn, true, &best) && !fits(bm, bn, false, &best))
-      best = Blocking{bm, bn, false,
-                      std::size_t(head) + body_bytes(bm, bn, n, k, s, t, false)};
+    const index_t f = round_up(force, kGroupRows);
+    const index_t bm = std::min(m, f), bn = std::min(n, f);
+    if (!fits(bm, bn, true, &best) && !fits(bm, bn, false, &best)) {
+      // Over the budget: the call will try it (and fail if it cannot have it).
+      const std::size_t b = body(bm, bn, false);
+      best = b == SIZE_MAX ? Blocking{} : Blocking{bm, bn, false, head + b};
+    }
     return best;
   }
   const index_t top = round_up(std::max(m, n), kGroupRows);
@@ -136,7 +144,126 @@ inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
   return Blocking{};  // nothing fits
 }
 
+// The slice engine's blocking; s and t are upper bounds on the slice counts
+// of any block.
+inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
+                                std::size_t budget, index_t force) {
+  return choose_block(
+      m, n, head_bytes(m, n), budget, force, [&](index_t bm, index_t bn, bool once) {
+        // cuBLAS takes int dimensions for the stacked product.
+        if (index_t(s) * bm > index_t(INT32_MAX) || index_t(t) * bn > index_t(INT32_MAX))
+          return SIZE_MAX;
+        return body_bytes(bm, bn, n, k, s, t, once);
+      });
+}
+
+// The modular engine's body: residues of a block's rows of op(A) (L bm
+// rows of ldr), of op(B)'s columns (L bn, or L n once), and the L products.
+inline index_t residue_ld(index_t k) { return round_up(k, 16); }
+inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n, index_t k, int L,
+                                      std::size_t residue_bytes,
+                                      std::size_t product_bytes, bool b_once) {
+  const index_t ldr = residue_ld(k);
+  const index_t a = round_up(index_t(L) * bm * ldr * index_t(residue_bytes), 256);
+  const index_t b =
+      round_up(index_t(L) * (b_once ? n : bn) * ldr * index_t(residue_bytes), 256);
+  const index_t p = round_up(index_t(L) * bm * bn * index_t(product_bytes), 256);
+  return std::size_t(a + b + p);
+}
+
+// Highest span (top - low + 1) over rows with a nonzero finite entry; 0 if
+// none.
+inline int max_span(const std::vector<exact::VectorInfo> &info) {
+  int span = 0;
+  for (const exact::VectorInfo &v : info)
+    if (v.top != exact::kNoTop) span = std::max(span, v.top - v.low + 1);
+  return span;
+}
+
+inline int ceil_log2(index_t k) {
+  int b = 0;
+  while ((index_t(1) << b) < k) ++b;
+  return b;
+}
+
 }  // namespace ex_detail
+
+// The modular engine's products and sums (docs/design.md, "exdgemm: the
+// modular engine"), after exdgemm_run's phase 1: L moduli, the phase-1
+// arrays in the head (`head` bytes) and the call's alpha and beta. Blocking
+// as the slice engine's, over the modular body. Backend hooks:
+//   residue_bytes(), product_bytes()   storage of one residue / one product
+//   modular_residues(X, info, r0, nr, L, out, ldr)
+//       rows r0..r0+nr of X (op(A), or op(B)^T) as residues: modulus l's
+//       block at out + l nr ldr elements, row i at + i ldr, k contiguous
+//   modular_products(ra, rb, L, bm, bn, rb_rows, k, ldr, P)
+//       P_l (bm x bn, ld bm, at P + l bm bn) = ra_l rb_l^T, exact (any
+//       integer congruent to it modulo m_l); ra_l at ra + l bm ldr,
+//       rb_l at rb + l rb_rows ldr (rb_rows = n when op(B)'s residues were
+//       made once for all blocks, else bn)
+//   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta, wide)
+template <class Backend>
+Status modular_run(Backend &be, MatView<const double> A, MatView<const double> Bt,
+                   MatView<const double> B, MatView<double> C, int L, std::size_t head,
+                   double alpha, double beta, const ExdgemmLimits &lim,
+                   ExdgemmReport *info) {
+  using namespace ex_detail;
+  const index_t m = C.rows, n = C.cols, k = A.cols, ldr = residue_ld(k);
+  const std::size_t rb = be.residue_bytes(), pb = be.product_bytes();
+  std::size_t budget = lim.workspace_bytes;
+  Blocking blk;
+  char *body = nullptr;
+  for (;;) {
+    blk = choose_block(m, n, head, budget, lim.force_block,
+                       [&](index_t bm, index_t bn, bool once) {
+                         return modular_body_bytes(bm, bn, n, k, L, rb, pb, once);
+                       });
+    if (blk.bm == 0) return Status::AllocFailed;
+    body = static_cast<char *>(be.body_space(blk.bytes - head));
+    if (body) break;
+    if (lim.force_block > 0 || blk.bytes <= head + 1) return Status::AllocFailed;
+    budget = blk.bytes - 1;
+  }
+  const auto *ia = static_cast<const exact::VectorInfo *>(be.head_address());
+  const exact::VectorInfo *ib = ia + m;
+  char *ra = body;
+  char *rbs = ra + round_up(index_t(L) * blk.bm * ldr * index_t(rb), 256);
+  char *P =
+      rbs + round_up(index_t(L) * (blk.b_once ? n : blk.bn) * ldr * index_t(rb), 256);
+  info->engine = int(ExEngine::Modular);
+  info->moduli = L;
+  info->block_rows = int(blk.bm);
+  info->block_cols = int(blk.bn);
+  info->workspace_bytes = blk.bytes;
+  info->wide_entries = 0;
+  info->slice_products = L;
+
+  Status s = Status::Ok;
+  if (blk.b_once && L > 0) s = be.modular_residues(Bt, ib, 0, n, L, rbs, ldr);
+  std::int64_t blocks = 0;
+  for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
+    const index_t bm = std::min(blk.bm, m - i0);
+    if (L > 0) s = be.modular_residues(A, ia, i0, bm, L, ra, ldr);
+    for (index_t j0 = 0; j0 < n && s == Status::Ok; j0 += blk.bn) {
+      const index_t bn = std::min(blk.bn, n - j0);
+      const char *rbj = rbs;
+      if (L > 0) {
+        if (blk.b_once)
+          rbj = rbs + j0 * ldr * index_t(rb);  // row j0 of each modulus' n rows
+        else
+          s = be.modular_residues(Bt, ib, j0, bn, L, rbs, ldr);
+        if (s == Status::Ok)
+          s = be.modular_products(ra, rbj, L, bm, bn, blk.b_once ? n : bn, k, ldr, P);
+      }
+      if (s == Status::Ok)
+        s = be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta,
+                                 &info->wide_entries);
+      ++blocks;
+    }
+  }
+  info->blocks = blocks;
+  return s;
+}
 
 // alpha op(A) op(B) + beta C, correctly rounded, over backend `be`. A, B, C
 // are the caller's views (m x k, k x n, m x n) with m, n, k > 0. `info`
@@ -174,8 +301,11 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   if (s == Status::Ok) s = be.mark_rows(Bt, info_b, w, masks_b);
   std::vector<std::uint64_t> ma(std::size_t(groups_a * exact::kMaskWords)),
       mb(std::size_t(groups_b * exact::kMaskWords));
+  std::vector<exact::VectorInfo> ha(static_cast<std::size_t>(m)),
+      hb(static_cast<std::size_t>(n));
   double alpha = 0, beta = 0;
-  if (s == Status::Ok) s = be.fetch(masks_a, ma, masks_b, mb, &alpha, &beta);
+  if (s == Status::Ok)
+    s = be.fetch(masks_a, ma, masks_b, mb, info_a, ha, info_b, hb, &alpha, &beta);
   if (s != Status::Ok) return s;
 
   if (alpha == 0.0) return be.scale(C, beta);  // BLAS: C = beta C, exactly RN(beta c)
@@ -184,6 +314,27 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   union_masks(ma, 0, groups_a, all_a);
   union_masks(mb, 0, groups_b, all_b);
   const int s_all = popcount_mask(all_a), t_all = popcount_mask(all_b);
+
+  // The engine: the modular one needs L moduli for |X| < k 2^(span_a +
+  // span_b) (modular.h); it runs where the backend has it, the range allows
+  // and (unless forced) its L integer products cost less than the s t
+  // slice products.
+  if constexpr (Backend::kHasModular) {
+    const int span_a = max_span(ha), span_b = max_span(hb);
+    const int L =
+        span_a && span_b ? exact::moduli_for_bits(1 + ceil_log2(k) + span_a + span_b) : 0;
+    const bool modular = L >= 0 && lim.engine != ExEngine::Slices &&
+                         (lim.engine == ExEngine::Modular ||
+                          L * be.modular_product_cost() < double(s_all) * double(t_all));
+    if (modular) {
+      // Its workspace is allocated before C is touched: if no block of it
+      // fits the budget, the slice engine (smaller blocks) runs instead.
+      const Status ms = modular_run(be, A, Bt, B, C, L, head, alpha, beta, lim, info);
+      if (ms != Status::AllocFailed) return ms;
+      place_head(static_cast<char *>(be.head_address()));
+    }
+  }
+  info->engine = int(ExEngine::Slices);
   // The largest blocking within the budget; if its body cannot be had after
   // all (memory taken since the budget was read), the largest one below it,
   // down to the smallest block.
@@ -326,6 +477,7 @@ Status exdgemm_driver(Backend &be, MatView<const double> A, MatView<const double
   if (A.cols == 0 || alpha_zero) return be.scale_by_beta(C);
   ExdgemmLimits lim;
   lim.force_block = opt.exdgemm_block;
+  lim.engine = static_cast<ExEngine>(opt.exdgemm_engine);
   lim.workspace_bytes =
       std::min(opt.exdgemm_workspace_limit > 0 ? std::size_t(opt.exdgemm_workspace_limit)
                                                : be.automatic_budget(),

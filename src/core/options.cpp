@@ -72,6 +72,8 @@ constexpr OptionSpec kOptionTable[] = {
    "xnDgemmWinograd: crossover"},
   {21, "XN_OPT_PACK_TRANS_A", "XN_PACK_TRANS_A", &Options::normal_a_temps, -1, 1, -1, nullptr,
    "with transa != N, store the A-side temporaries non-transposed: -1 = double with transb = N, 0 = never, 1 = always"},
+  {22, "XN_OPT_EXDGEMM_ENGINE", "XN_EXDGEMM_ENGINE", &Options::exdgemm_engine, 0, 2, 0, nullptr,
+   "xnExdgemm: the engine of the exact products: 0 = chosen per call from the bits the inputs need, 1 = FP64 slices, 2 = modular integer products (where the inputs' range allows; else slices)"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

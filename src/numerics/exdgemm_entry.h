@@ -70,13 +70,40 @@ XN_HD int ceil_log2_int(int n) {
 // Scratch doubles the NearSum path needs at most for ns x nt products.
 XN_HD int entry_terms_needed(int ns, int nt) { return 2 * ns * nt + 2; }
 
+// The exact terms of one entry from the slice engine: X = sum x_t 2^(k_t)
+// with x_t the slice products (integers below 2^53 in magnitude) and
+// k_t = e_i + f_j - (r + q + 2) w. Every engine hands its entry to
+// round_exact_terms in this form:
+//   int count()     most terms (nonzero ones are visited)
+//   int k_top()     an exponent >= every k_t (the window's anchor)
+//   int k_bottom()  an exponent <= every k_t
+//   each(f)         f(x_t, k_t) for every nonzero term, largest weight first
+struct SliceTerms {
+  EntryProducts P;
+  int e_i, f_j, w;
+  XN_HD int count() const { return P.ns * P.nt; }
+  XN_HD int k_top() const { return e_i + f_j - 2 * w; }
+  XN_HD int k_bottom() const {
+    return e_i + f_j - (P.slices_a[P.ns - 1] + P.slices_b[P.nt - 1] + 2) * w;
+  }
+  template <class F>
+  XN_HD void each(F &&f) const {
+    for (int a = 0; a < P.ns; ++a)
+      for (int b = 0; b < P.nt; ++b) {
+        const double p = P(a, b);
+        if (p != 0.0) f(p, e_i + f_j - (P.slices_a[a] + P.slices_b[b] + 2) * w);
+      }
+  }
+};
+
 // RN(alpha X + beta c) for finite alpha, beta, c and finite X given by its
-// slice products. beta == 0 never reads c (pass 0). `scratch` holds `cap`
-// doubles; *wide is set to true if the wide path was taken.
-XN_HD double exdgemm_entry_finite(const EntryProducts &P, int e_i, int f_j, int w,
-                                  double alpha, double beta, double c, double *scratch,
-                                  int cap, bool *wide) {
-  const bool has_x = alpha != 0.0 && P.ns > 0 && P.nt > 0;
+// exact terms (SliceTerms above, ModularTerms in modular.h). beta == 0
+// never reads c (pass 0). `scratch` holds `cap` doubles; *wide is set to
+// true if the wide path was taken.
+template <class Terms>
+XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double c,
+                               double *scratch, int cap, bool *wide) {
+  const bool has_x = alpha != 0.0 && T.count() > 0;
   const bool has_c = beta != 0.0 && c != 0.0;
   *wide = false;
   if (!has_x && !has_c) return 0.0;
@@ -97,44 +124,40 @@ XN_HD double exdgemm_entry_finite(const EntryProducts &P, int e_i, int f_j, int 
   }
 
   // Window: true value = scaled * 2^(G - Z).
-  const int G = alpha_exp + e_i + f_j - 2 * w;
+  const int k_top = T.k_top();
+  const int G = alpha_exp + k_top;
   int top = -1000000, bottom = 1000000;
   if (has_x) {
-    const int max_rq = P.slices_a[P.ns - 1] + P.slices_b[P.nt - 1];
-    top = 54;                   // |alpha_m * P| < 2 * 2^53
-    bottom = -52 - max_rq * w;  // TwoProd's low part is a multiple of this
+    top = 54;                               // |alpha_m * x_t| < 2 * 2^53
+    bottom = -52 - (k_top - T.k_bottom());  // TwoProd's low part is a multiple of this
   }
   const int D = c_exp - G;  // the c term's exponent relative to the window
   if (has_c) {
     top = top > D + 2 ? top : D + 2;
     bottom = bottom < D - 104 ? bottom : D - 104;
   }
-  const int n_max = entry_terms_needed(P.ns, P.nt);
+  const int n_max = 2 * T.count() + 2;
   const int headroom = ceil_log2_int(n_max + 2) + 4;
   const int Z = (1018 - headroom) - top;
   bool fits = bottom + Z >= -1074 && n_max <= cap;
 
-  // The scaled terms, in the order of the slice products (largest first):
-  // TwoProd(alpha_m, P_rq) 2^(Z - (r+q) w), then TwoProd(beta_m, c_m) 2^(D+Z);
-  // zero parts are skipped.
+  // The scaled terms, in the engine's order (largest weight first):
+  // TwoProd(alpha_m, x_t) 2^(Z + k_t - k_top), then TwoProd(beta_m, c_m)
+  // 2^(D+Z); zero parts are skipped.
   auto for_each_term = [&](auto &&sink) {
     if (has_x)
-      for (int a = 0; a < P.ns; ++a)
-        for (int b = 0; b < P.nt; ++b) {
-          const double p = P(a, b);
-          if (p == 0.0) continue;
-          double h, l;
-          two_prod(alpha_m, p, h, l);
-          const int sh = Z - (P.slices_a[a] + P.slices_b[b]) * w;
-          sink(std::ldexp(h, sh));
-          if (l != 0.0) sink(std::ldexp(l, sh));
-        }
+      T.each([&](double x, int k) {
+        double h, l;
+        two_prod(alpha_m, x, h, l);
+        const int sh = Z + k - k_top;
+        sink(std::ldexp(h, sh));
+        if (l != 0.0) sink(std::ldexp(l, sh));
+      });
     if (has_c) {
       sink(std::ldexp(bc_hi, D + Z));
       if (bc_lo != 0.0) sink(std::ldexp(bc_lo, D + Z));
     }
   };
-
   if (fits) {
     // Fast path (certificate before NearSum): cascaded TwoSum over the terms
     // as they are produced (Ogita, Rump, Oishi 2005, Sum2) leaves the exact
@@ -184,15 +207,17 @@ XN_HD double exdgemm_entry_finite(const EntryProducts &P, int e_i, int f_j, int 
   *wide = true;
   WideAccumulator acc;
   acc.clear();
-  if (has_x)
-    for (int a = 0; a < P.ns; ++a)
-      for (int b = 0; b < P.nt; ++b) {
-        const double p = P(a, b);
-        if (p != 0.0)
-          acc.add_product(alpha, p, e_i + f_j - (P.slices_a[a] + P.slices_b[b] + 2) * w);
-      }
+  if (has_x) T.each([&](double x, int k) { acc.add_product(alpha, x, k); });
   if (has_c) acc.add_product(beta, c, 0);
   return acc.round_to_double();
+}
+
+// The slice engine's entry (SliceTerms).
+XN_HD double exdgemm_entry_finite(const EntryProducts &P, int e_i, int f_j, int w,
+                                  double alpha, double beta, double c, double *scratch,
+                                  int cap, bool *wide) {
+  return round_exact_terms(SliceTerms{P, e_i, f_j, w}, alpha, beta, c, scratch, cap,
+                           wide);
 }
 
 // The IEEE value of sum_p a_p b_p when row a or column b holds an Inf or NaN
@@ -226,24 +251,47 @@ struct EntryContext {
   std::int64_t k;
 };
 
-// RN(alpha op(A)op(B)(i,j) + beta c) with BLAS and IEEE semantics: alpha == 0
-// never reads A or B; beta == 0 never reads C (c_ptr is only read if beta !=
-// 0). Returns the value to store; *wide as in exdgemm_entry_finite.
-XN_HD double exdgemm_entry(const EntryContext &E, double alpha, double beta,
-                           const double *c_ptr, double *scratch, int cap, bool *wide) {
+// Row i of op(A) and column j of op(B) as read for an entry that holds an
+// Inf or NaN (then no finite term matters).
+struct NonFiniteContext {
+  bool row_nonfinite, col_nonfinite;
+  const double *a;
+  std::int64_t sa;
+  const double *b;
+  std::int64_t sb;
+  std::int64_t k;
+};
+
+// RN(alpha op(A)op(B)(i,j) + beta c) with BLAS and IEEE semantics, X given
+// by an engine's exact terms: alpha == 0 never reads A or B; beta == 0 never
+// reads C (c_ptr is only read if beta != 0). Returns the value to store;
+// *wide as in round_exact_terms.
+template <class Terms>
+XN_HD double exact_entry(const Terms &T, const NonFiniteContext &N, double alpha,
+                         double beta, const double *c_ptr, double *scratch, int cap,
+                         bool *wide) {
   *wide = false;
   const double c = beta != 0.0 ? *c_ptr : 0.0;
   if (alpha == 0.0) return beta != 0.0 ? beta * c : 0.0;  // one rounding: RN(beta c)
-  const bool x_nonfinite = E.row_nonfinite || E.col_nonfinite;
+  const bool x_nonfinite = N.row_nonfinite || N.col_nonfinite;
   const bool scalars_finite = std::isfinite(alpha) && std::isfinite(beta);
   if (x_nonfinite || !scalars_finite) {
-    const double X = x_nonfinite ? nonfinite_dot(E.a, E.sa, E.b, E.sb, E.k)
-                                 : exdgemm_entry_finite(E.P, E.e_i, E.f_j, E.w, 1.0, 0.0,
-                                                        0.0, scratch, cap, wide);
+    const double X = x_nonfinite
+                         ? nonfinite_dot(N.a, N.sa, N.b, N.sb, N.k)
+                         : round_exact_terms(T, 1.0, 0.0, 0.0, scratch, cap, wide);
     return beta != 0.0 ? alpha * X + beta * c : alpha * X;
   }
   if (!std::isfinite(c)) return beta * c;  // beta != 0 here; X is finite
-  return exdgemm_entry_finite(E.P, E.e_i, E.f_j, E.w, alpha, beta, c, scratch, cap, wide);
+  return round_exact_terms(T, alpha, beta, c, scratch, cap, wide);
+}
+
+// The slice engine's entry.
+XN_HD double exdgemm_entry(const EntryContext &E, double alpha, double beta,
+                           const double *c_ptr, double *scratch, int cap, bool *wide) {
+  return exact_entry(
+      SliceTerms{E.P, E.e_i, E.f_j, E.w},
+      NonFiniteContext{E.row_nonfinite, E.col_nonfinite, E.a, E.sa, E.b, E.sb, E.k},
+      alpha, beta, c_ptr, scratch, cap, wide);
 }
 
 }  // namespace xn::exact

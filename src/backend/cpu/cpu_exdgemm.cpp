@@ -9,6 +9,7 @@
 
 #include "core/exdgemm.h"
 #include "numerics/exdgemm_entry.h"
+#include "numerics/modular.h"
 
 namespace xn {
 namespace {
@@ -17,6 +18,14 @@ using exact::VectorInfo;
 
 class CpuExBackend {
  public:
+  // The modular engine with its products done by OpenBLAS on residues held
+  // as doubles: every dot product is an integer below k 127^2 < 2^53, so
+  // exact in any order. One such product costs about one slice product.
+  static constexpr bool kHasModular = true;
+  std::size_t residue_bytes() const { return sizeof(double); }
+  std::size_t product_bytes() const { return sizeof(double); }
+  double modular_product_cost() const { return 1.0; }
+
   CpuExBackend(double alpha, double beta) : alpha_(alpha), beta_(beta) {}
 
   void *head_space(std::size_t bytes) { return grow(head_, bytes); }
@@ -44,10 +53,13 @@ class CpuExBackend {
   }
 
   Status fetch(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
-               const std::uint64_t *mb, std::vector<std::uint64_t> &hb, double *alpha,
-               double *beta) {
+               const std::uint64_t *mb, std::vector<std::uint64_t> &hb,
+               const VectorInfo *ia, std::vector<VectorInfo> &hia, const VectorInfo *ib,
+               std::vector<VectorInfo> &hib, double *alpha, double *beta) {
     std::copy(ma, ma + ha.size(), ha.begin());
     std::copy(mb, mb + hb.size(), hb.begin());
+    std::copy(ia, ia + hia.size(), hia.begin());
+    std::copy(ib, ib + hib.size(), hib.begin());
     *alpha = alpha_;
     *beta = beta_;
     return Status::Ok;
@@ -82,6 +94,63 @@ class CpuExBackend {
                 B.trans ? CblasTrans : CblasNoTrans, blasint(C.rows), blasint(C.cols),
                 blasint(A.cols), 1.0, A.p, blasint(A.ld), B.p, blasint(B.ld), 0.0, C.p,
                 blasint(C.ld));
+    return Status::Ok;
+  }
+
+  Status modular_residues(MatView<const double> X, const VectorInfo *info, index_t r0,
+                          index_t nr, int L, void *out, index_t ldr) {
+    double *o = static_cast<double *>(out);
+    for (index_t i = 0; i < nr; ++i) {
+      const int low = info[r0 + i].low;
+      for (index_t p = 0; p < ldr; ++p) {
+        const exact::Decoded d =
+            p < X.cols ? exact::decode(*X.at(r0 + i, p)) : exact::Decoded{};
+        for (int l = 0; l < L; ++l)
+          o[(index_t(l) * nr + i) * ldr + p] =
+              exact::modular_residue(d, low, l, exact::kModularTables);
+      }
+    }
+    return Status::Ok;
+  }
+
+  Status modular_products(const void *ra, const void *rb, int L, index_t bm, index_t bn,
+                          index_t rb_rows, index_t k, index_t ldr, void *P) {
+    const double *a = static_cast<const double *>(ra);
+    const double *b = static_cast<const double *>(rb);
+    double *p = static_cast<double *>(P);
+    for (int l = 0; l < L; ++l)
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blasint(bm), blasint(bn),
+                  blasint(k), 1.0, a + index_t(l) * bm * ldr, blasint(ldr),
+                  b + index_t(l) * rb_rows * ldr, blasint(ldr), 0.0,
+                  p + index_t(l) * bm * bn, blasint(bm));
+    return Status::Ok;
+  }
+
+  Status modular_sum_block(MatView<const double> A, MatView<const double> B,
+                           MatView<double> C, const VectorInfo *ia, const VectorInfo *ib,
+                           index_t i0, index_t bm, index_t j0, index_t bn, int L,
+                           const void *P, double alpha, double beta,
+                           std::int64_t *wide_count) {
+    const int cap = 2 * exact::kMaxLimbs + 2;
+    if (scratch_.size() < std::size_t(cap)) scratch_.resize(std::size_t(cap));
+    const double *prods = static_cast<const double *>(P);
+    std::int64_t wide_n = 0;
+    for (index_t j = 0; j < bn; ++j)
+      for (index_t i = 0; i < bm; ++i) {
+        const index_t gi = i0 + i, gj = j0 + j;
+        const bool empty = ia[gi].top == exact::kNoTop || ib[gj].top == exact::kNoTop;
+        const exact::ModularTerms X = exact::modular_terms(
+            prods + i + j * bm, bm * bn, empty ? 0 : L,
+            empty ? 0 : ia[gi].low + ib[gj].low, exact::kModularTables);
+        const exact::NonFiniteContext N{
+            ia[gi].nonfinite != 0, ib[gj].nonfinite != 0, A.at(gi, 0), A.trans ? 1 : A.ld,
+            B.at(0, gj),           B.trans ? B.ld : 1,    A.cols};
+        bool wide = false;
+        double *c = C.at(gi, gj);
+        *c = exact::exact_entry(X, N, alpha, beta, c, scratch_.data(), cap, &wide);
+        wide_n += wide;
+      }
+    *wide_count += wide_n;
     return Status::Ok;
   }
 
@@ -137,11 +206,12 @@ Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, double alpha, const double *A, std::int64_t lda,
                    const double *B, std::int64_t ldb, double beta, double *C,
                    std::int64_t ldc, std::size_t budget, std::int64_t force_block,
-                   ExdgemmReport *info) {
+                   ExdgemmReport *info, ExEngine engine) {
   ExdgemmReport local;
   Options opt;
   opt.exdgemm_workspace_limit = std::int64_t(budget);
   opt.exdgemm_block = force_block;
+  opt.exdgemm_engine = std::int64_t(engine);
   CpuExBackend be(alpha, beta);
   return exdgemm_driver(be, MatView<const double>{A, m, k, lda, trans_a},
                         MatView<const double>{B, k, n, ldb, trans_b},

@@ -14,12 +14,12 @@ namespace xn {
 // C = RN(alpha op(A) op(B) + beta C), column-major, for valid arguments
 // (m, n >= 0; any k; beta == 0 never reads C; alpha == 0 or k == 0 never
 // reads A or B). `budget` = workspace bytes (0 = 1 GiB), `force_block` as
-// XN_OPT_EXDGEMM_BLOCK. `info` may be null. The same driver as the GPU's
-// (core/exdgemm.h, exdgemm_driver).
+// XN_OPT_EXDGEMM_BLOCK, `engine` as XN_OPT_EXDGEMM_ENGINE. `info` may be
+// null. The same driver as the GPU's (core/exdgemm.h, exdgemm_driver).
 Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, double alpha, const double *A, std::int64_t lda,
                    const double *B, std::int64_t ldb, double beta, double *C,
                    std::int64_t ldc, std::size_t budget, std::int64_t force_block,
-                   ExdgemmReport *info);
+                   ExdgemmReport *info, ExEngine engine = ExEngine::Auto);
 
 }  // namespace xn

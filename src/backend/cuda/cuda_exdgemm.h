@@ -21,6 +21,11 @@ namespace xn {
 
 class CudaExBackend {
  public:
+  // The modular engine's kernels and INT8 products are not built yet: the
+  // slice engine runs every call (docs/design.md, "exdgemm: the modular
+  // engine").
+  static constexpr bool kHasModular = false;
+
   CudaExBackend(cublasHandle_t h, cudaStream_t s, HandleState &st, bool dev_scalars,
                 const double *alpha, const double *beta)
       : h_(h), s_(s), st_(st), dev_(dev_scalars), alpha_(alpha), beta_(beta) {}
@@ -54,17 +59,25 @@ class CudaExBackend {
     return ok(launch_ex_mark_rows(s_, view(X), info, w, masks));
   }
 
-  // The call's one synchronisation: masks (and device-resident alpha, beta)
-  // to pinned host memory, then wait for the stream.
+  // The call's one synchronisation: masks, exponent summaries (and
+  // device-resident alpha, beta) to pinned host memory, then wait for the
+  // stream.
   Status fetch(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
-               const std::uint64_t *mb, std::vector<std::uint64_t> &hb, double *alpha,
-               double *beta) {
+               const std::uint64_t *mb, std::vector<std::uint64_t> &hb,
+               const exact::VectorInfo *ia, std::vector<exact::VectorInfo> &hia,
+               const exact::VectorInfo *ib, std::vector<exact::VectorInfo> &hib,
+               double *alpha, double *beta) {
     const std::size_t na = ha.size() * 8, nb = hb.size() * 8;
-    char *host = static_cast<char *>(acquire_ex_host(st_, na + nb + 16));
+    const std::size_t nia = hia.size() * sizeof(exact::VectorInfo),
+                      nib = hib.size() * sizeof(exact::VectorInfo);
+    char *host = static_cast<char *>(acquire_ex_host(st_, na + nb + 16 + nia + nib));
     if (!host) return Status::AllocFailed;
     double *scal = reinterpret_cast<double *>(host + na + nb);
+    char *infos = host + na + nb + 16;
     if (cudaMemcpyAsync(host, ma, na, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
-        cudaMemcpyAsync(host + na, mb, nb, cudaMemcpyDeviceToHost, s_) != cudaSuccess)
+        cudaMemcpyAsync(host + na, mb, nb, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+        cudaMemcpyAsync(infos, ia, nia, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+        cudaMemcpyAsync(infos + nia, ib, nib, cudaMemcpyDeviceToHost, s_) != cudaSuccess)
       return Status::ExecutionFailed;
     if (dev_) {
       if (cudaMemcpyAsync(scal, alpha_, 8, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
@@ -74,6 +87,8 @@ class CudaExBackend {
     if (cudaStreamSynchronize(s_) != cudaSuccess) return Status::ExecutionFailed;
     std::memcpy(ha.data(), host, na);
     std::memcpy(hb.data(), host + na, nb);
+    std::memcpy(hia.data(), infos, nia);
+    std::memcpy(hib.data(), infos + nia, nib);
     *alpha = dev_ ? scal[0] : *alpha_;
     *beta = dev_ ? scal[1] : *beta_;
     return Status::Ok;
