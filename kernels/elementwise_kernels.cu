@@ -314,6 +314,9 @@ __global__ void write_zero_one_kernel(void *dst) {
   f[1] = 1.f;
   d[0] = 0.0;
   d[1] = 1.0;
+  int *i = reinterpret_cast<int *>(static_cast<char *>(dst) + 40);
+  i[0] = 0;
+  i[1] = 1;
 }
 
 // Whether V-wide vector accesses (16 bytes by default) are legal for every

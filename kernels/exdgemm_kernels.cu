@@ -174,6 +174,55 @@ __global__ void __launch_bounds__(kSumThreads)
   }
 }
 
+// The moduli and their constants, in constant memory (about 12 KB), made
+// at compile time by the same constexpr function as the host's copy.
+__constant__ exact::ModularTables c_modular = exact::make_modular_tables();
+
+// Thread per (row, column) of the stored block, k fastest in the output.
+__global__ void __launch_bounds__(kThreads)
+    modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
+                            std::int64_t nr, int L, std::int8_t *out, std::int64_t ldr) {
+  const std::int64_t p = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  if (p >= ldr) return;
+  for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
+    const Decoded d = p < X.cols ? exact::decode(load(X, r0 + i, p)) : Decoded{};
+    const int low = info[r0 + i].low;
+    for (int l = 0; l < L; ++l)
+      out[(l * nr + i) * ldr + p] =
+          std::int8_t(exact::modular_residue(d, low, l, c_modular));
+  }
+}
+
+constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
+
+__global__ void __launch_bounds__(kSumThreads)
+    modular_sum_block_kernel(ExModularSumArgs a) {
+  const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
+  if (i >= a.bm) return;
+  double scratch[kModularScratch];
+  for (std::int64_t j = blockIdx.y; j < a.bn; j += gridDim.y) {
+    const std::int64_t gi = a.i0 + i, gj = a.j0 + j;
+    const VectorInfo ia = a.info_a[gi], ib = a.info_b[gj];
+    const bool empty = ia.top == exact::kNoTop || ib.top == exact::kNoTop;
+    const exact::ModularTerms X =
+        exact::modular_terms(a.P + i + j * a.bm, a.bm * a.bn, empty ? 0 : a.L,
+                             empty ? 0 : ia.low + ib.low, c_modular);
+    const exact::NonFiniteContext N{ia.nonfinite != 0,
+                                    ib.nonfinite != 0,
+                                    a.A.trans ? a.A.p + gi * a.A.ld : a.A.p + gi,
+                                    a.A.trans ? 1 : a.A.ld,
+                                    a.B.trans ? a.B.p + gj : a.B.p + gj * a.B.ld,
+                                    a.B.trans ? a.B.ld : 1,
+                                    a.A.cols};
+    bool wide = false;
+    double *c = a.C + gi + gj * a.ldc;
+    const double r =
+        exact::exact_entry(X, N, a.alpha, a.beta, c, scratch, kModularScratch, &wide);
+    *c = r;
+    if (wide) atomicAdd(a.wide_count, 1ull);
+  }
+}
+
 unsigned blocks_for(std::int64_t n, int per) { return unsigned((n + per - 1) / per); }
 
 // Columns per thread in the scans: kColChunk, more if gridDim.y would
@@ -234,6 +283,23 @@ cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceL
   const dim3 grid(blocks_for(a.bm, kSumThreads),
                   unsigned(std::min<std::int64_t>(a.bn, 65535)));
   sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a, la, lb);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInfo *info,
+                                       std::int64_t r0, std::int64_t nr, int L,
+                                       std::int8_t *out, std::int64_t ldr) {
+  if (nr <= 0 || L <= 0) return cudaSuccess;
+  const dim3 grid(blocks_for(ldr, kThreads), unsigned(std::min<std::int64_t>(nr, 65535)));
+  modular_residues_kernel<<<grid, kThreads, 0, s>>>(X, info, r0, nr, L, out, ldr);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a) {
+  if (a.bm <= 0 || a.bn <= 0) return cudaSuccess;
+  const dim3 grid(blocks_for(a.bm, kSumThreads),
+                  unsigned(std::min<std::int64_t>(a.bn, 65535)));
+  modular_sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a);
   return cudaGetLastError();
 }
 

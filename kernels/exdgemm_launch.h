@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "numerics/exdgemm_entry.h"
+#include "numerics/modular.h"
 #include "numerics/ozaki_split.h"
 
 namespace xn {
@@ -53,5 +54,28 @@ struct ExSumArgs {
 };
 cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceList &la,
                                 const SliceList &lb);
+
+// The modular engine (src/numerics/modular.h). Residues of rows r0..r0+nr
+// of X modulo the first L moduli: out[(l nr + i) ldr + p] (int8, k
+// contiguous), zero in the padding p >= X.cols.
+cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
+                                       const exact::VectorInfo *info, std::int64_t r0,
+                                       std::int64_t nr, int L, std::int8_t *out,
+                                       std::int64_t ldr);
+
+// One entry per thread: C(i0 + i, j0 + j) = RN(alpha X 2^(low_i + low_j) +
+// beta c) with X rebuilt from the L products P[l bm bn + i + j bm] (int32).
+struct ExModularSumArgs {
+  ExView A, B;
+  double *C;
+  std::int64_t ldc;
+  const exact::VectorInfo *info_a, *info_b;
+  std::int64_t i0, bm, j0, bn;
+  int L;
+  const std::int32_t *P;
+  double alpha, beta;
+  unsigned long long *wide_count;
+};
+cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a);
 
 }  // namespace xn

@@ -74,8 +74,9 @@ cudaError_t launch_transpose_add_sub(cudaStream_t stream, std::int64_t rows,
                                      const T *y, std::int64_t ldy, bool y_trans,
                                      bool subtract);
 
-// Writes {0.f, 1.f} at bytes 0..7 and {0.0, 1.0} at bytes 16..31 of `dst`
-// (32 bytes of device memory), in stream order.
+// Writes {0.f, 1.f} at bytes 0..7, {0.0, 1.0} at bytes 16..31 and the
+// int32 {0, 1} at bytes 40..47 of `dst` (48 bytes of device memory), in
+// stream order.
 cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst);
 
 }  // namespace xn

@@ -151,6 +151,66 @@ TEST_F(GpuExdgemm, FamiliesAndTransposesMatchOracleAndCpuBitwise) {
     }
 }
 
+// The engines on the GPU: forced slices and forced modular (INT8 products)
+// give the same bits, both the oracle's; the report names the engine and
+// its moduli; automatic takes the modular one for well-scaled data; k above
+// the int32 accumulator's exact length (2^17) takes the slices.
+TEST_F(GpuExdgemm, EnginesGiveTheSameBitsAndReportThemselves) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  auto with_engine = [&](const Case &c, const std::vector<double> &a,
+                         const std::vector<double> &b, const std::vector<double> &c0,
+                         int engine, bool dev, xnExdgemmInfo_t *info) {
+    EXPECT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, engine), CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> r = run(c, a, b, c0, dev);
+    EXPECT_EQ(xnGetLastExdgemmInfo(h_, info), CUBLAS_STATUS_SUCCESS);
+    return r;
+  };
+  const ExKind kinds[] = {ExKind::Phi, ExKind::Phi, ExKind::Integer, ExKind::ZeroLines,
+                          ExKind::Subnormal};
+  const double phis[] = {0, 1, 0, 1, 0};
+  for (int f = 0; f < 5; ++f)
+    for (int t = 0; t < 4; ++t) {
+      Case c{bool(t & 1), bool(t & 2), 130, 97, 211, 0, 0, 0, 0, 0};
+      c.lda = (c.ta ? c.k : c.m) + 5;
+      c.ldb = (c.tb ? c.n : c.k) + 3;
+      c.ldc = c.m + 1;
+      std::uniform_real_distribution<double> ab(-2, 2);
+      c.alpha = ab(rng);
+      c.beta = t == 2 ? 0.0 : ab(rng);
+      std::vector<double> a, b;
+      xn_test::ex_fill(kinds[f], phis[f], c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb,
+                       rng);
+      const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+      std::ostringstream what;
+      what << ex_kind_name(kinds[f]) << " phi=" << phis[f] << " t=" << t;
+      xnExdgemmInfo_t si{}, mi{}, ai{};
+      const std::vector<double> slices = with_engine(c, a, b, c0, 1, t == 3, &si);
+      const std::vector<double> modular = with_engine(c, a, b, c0, 2, t == 3, &mi);
+      const std::vector<double> automatic = with_engine(c, a, b, c0, 0, false, &ai);
+      check_oracle(c, a, b, c0, modular, what.str() + " modular");
+      EXPECT_TRUE(xn_test::same_bits(slices, modular)) << what.str();
+      EXPECT_TRUE(xn_test::same_bits(slices, automatic)) << what.str();
+      EXPECT_EQ(si.engine, 1) << what.str();
+      EXPECT_EQ(mi.engine, 2) << what.str();
+      EXPECT_GT(mi.moduli, 0) << what.str();
+      EXPECT_EQ(ai.engine, 2) << what.str() << ": automatic did not take INT8";
+    }
+  // k = 2^17 + 1: int32 accumulation would not be exact: the slices run.
+  Case c{true, false, 8, 6, (1 << 17) + 1, 0, 0, 8, 1.0, 0.0};
+  c.lda = c.k;
+  c.ldb = c.k;
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  xnExdgemmInfo_t li{};
+  const std::vector<double> r = with_engine(c, a, b, c0, 2, false, &li);
+  EXPECT_EQ(li.engine, 1);
+  EXPECT_TRUE(xn_test::same_bits(r, cpu(c, a, b, c0)));
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+}
+
 TEST_F(GpuExdgemm, PointerModesStreamsBlocksAndRepeatsGiveTheSameBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);

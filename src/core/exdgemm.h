@@ -325,7 +325,7 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
         span_a && span_b ? exact::moduli_for_bits(1 + ceil_log2(k) + span_a + span_b) : 0;
     const bool modular = L >= 0 && lim.engine != ExEngine::Slices &&
                          (lim.engine == ExEngine::Modular ||
-                          L * be.modular_product_cost() < double(s_all) * double(t_all));
+                          L * be.modular_product_cost(k) < double(s_all) * double(t_all));
     if (modular) {
       // Its workspace is allocated before C is touched: if no block of it
       // fits the budget, the slice engine (smaller blocks) runs instead.

@@ -32,7 +32,8 @@ struct HandleState {
   std::size_t ws_bytes = 0;
   bool ws_owned = true;
 
-  // {0.f, 1.f} then {0.0, 1.0} in device memory: the 0 and 1 betas of the
+  // {0.f, 1.f} then {0.0, 1.0} (and the int32 {0, 1} at byte 40) in device
+  // memory: the 0 and 1 betas of the
   // schedule's leaf GEMMs under CUBLAS_POINTER_MODE_DEVICE; at byte 32,
   // xnExdgemm's count of entries summed by the wide accumulator, which the
   // handle's workspace cannot hold (later calls of other routines reuse it).
@@ -64,6 +65,10 @@ struct HandleState {
   const float *zero_one_f() const { return static_cast<const float *>(consts); }
   const double *zero_one_d() const {
     return reinterpret_cast<const double *>(static_cast<const char *>(consts) + 16);
+  }
+  // int32 {0, 1} at byte 40: the modular engine's INT8 products.
+  const int *zero_one_i32() const {
+    return reinterpret_cast<const int *>(static_cast<const char *>(consts) + 40);
   }
   unsigned long long *wide_count() const {
     return reinterpret_cast<unsigned long long *>(static_cast<char *>(consts) + 32);
