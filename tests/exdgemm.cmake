@@ -6,8 +6,9 @@ xn_add_test(test_exdgemm_gpu LABELS gpu SOURCES test_exdgemm_gpu.cpp)
 xn_add_test(test_exdgemm_native_dgemm LABELS unit SOURCES test_exdgemm_native_dgemm.cpp)
 # The slice-product and emulation tests again with cuBLAS's FP64 emulation
 # switched on for the whole process (eager, 8-bit mantissa): an emulated slice
-# product would then be wrong, so these fail if one slips through.
+# product would then be wrong, so these fail if one slips through. The slice
+# engine is forced (XN_EXDGEMM_ENGINE=1): the modular one runs no FP64 GEMM.
 add_test(NAME gpu_exdgemm_under_emulation_env COMMAND test_exdgemm_gpu
   --gtest_filter=GpuExdgemm.SliceProducts*:GpuExdgemm.UserEmulation*:GpuExdgemm.FamiliesAndTransposes*:GpuNativeDgemm.*)
 set_tests_properties(gpu_exdgemm_under_emulation_env PROPERTIES LABELS gpu
-  ENVIRONMENT "CUBLAS_EMULATE_DOUBLE_PRECISION=1;CUBLAS_EMULATION_STRATEGY=eager;CUBLAS_FIXEDPOINT_EMULATION_MANTISSA_BIT_COUNT=8")
+  ENVIRONMENT "CUBLAS_EMULATE_DOUBLE_PRECISION=1;CUBLAS_EMULATION_STRATEGY=eager;CUBLAS_FIXEDPOINT_EMULATION_MANTISSA_BIT_COUNT=8;XN_EXDGEMM_ENGINE=1")

@@ -197,6 +197,17 @@ TEST_F(GpuExdgemm, EnginesGiveTheSameBitsAndReportThemselves) {
       EXPECT_GT(mi.moduli, 0) << what.str();
       EXPECT_EQ(ai.engine, 2) << what.str() << ": automatic did not take INT8";
     }
+  // m and k odd: the INT8 products run over k padded to a multiple of 16.
+  {
+    Case c{false, false, 70, 44, 37, 70, 37, 70, 1.0, 0.0};
+    std::vector<double> a, b;
+    xn_test::ex_fill(ExKind::Phi, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    xnExdgemmInfo_t oi{};
+    const std::vector<double> r = with_engine(c, a, b, c0, 2, false, &oi);
+    EXPECT_EQ(oi.engine, 2);
+    check_oracle(c, a, b, c0, r, "odd m");
+  }
   // k = 2^17 + 1: int32 accumulation would not be exact: the slices run.
   Case c{true, false, 8, 6, (1 << 17) + 1, 0, 0, 8, 1.0, 0.0};
   c.lda = c.k;
@@ -273,6 +284,8 @@ TEST_F(GpuExdgemm, SliceProductsRunNativeAndTheFallbackGivesTheSameBits) {
   std::vector<double> a, b;
   xn_test::ex_fill(ExKind::Phi, 1, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
   const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  // The slice engine's products (automatic would take the INT8 ones).
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 1), CUBLAS_STATUS_SUCCESS);
   std::uint64_t native = 0, fallback = 0;
   xn::testing::reset_native_dgemm_counts();
   const std::vector<double> fast = run(c, a, b, c0);

@@ -323,9 +323,12 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
     const int span_a = max_span(ha), span_b = max_span(hb);
     const int L =
         span_a && span_b ? exact::moduli_for_bits(1 + ceil_log2(k) + span_a + span_b) : 0;
-    const bool modular = L >= 0 && lim.engine != ExEngine::Slices &&
-                         (lim.engine == ExEngine::Modular ||
-                          L * be.modular_product_cost(k) < double(s_all) * double(t_all));
+    // A cost of 1e30: the backend cannot run this shape exactly (the GPU's
+    // int32 accumulation beyond k = 2^17), forced or not.
+    const double cost = be.modular_product_cost(m, n, k);
+    const bool modular =
+        L >= 0 && cost < 1e29 && lim.engine != ExEngine::Slices &&
+        (lim.engine == ExEngine::Modular || L * cost < double(s_all) * double(t_all));
     if (modular) {
       // Its workspace is allocated before C is touched: if no block of it
       // fits the budget, the slice engine (smaller blocks) runs instead.

@@ -24,7 +24,7 @@ class CpuExBackend {
   static constexpr bool kHasModular = true;
   std::size_t residue_bytes() const { return sizeof(double); }
   std::size_t product_bytes() const { return sizeof(double); }
-  double modular_product_cost(index_t) const { return 1.0; }
+  double modular_product_cost(index_t, index_t, index_t) const { return 1.0; }
 
   CpuExBackend(double alpha, double beta) : alpha_(alpha), beta_(beta) {}
 

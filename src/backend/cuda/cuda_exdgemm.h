@@ -29,7 +29,7 @@ class CudaExBackend {
   static constexpr bool kHasModular = true;
   std::size_t residue_bytes() const { return 1; }
   std::size_t product_bytes() const { return 4; }
-  double modular_product_cost(index_t k) const {
+  double modular_product_cost(index_t, index_t, index_t k) const {
     return k <= exact::kInt32ChunkK ? 1.0 / 12 : 1e30;
   }
 
@@ -165,12 +165,15 @@ class CudaExBackend {
                                          static_cast<std::int8_t *>(out), ldr));
   }
 
-  // P_l = ra_l rb_l^T: op(A) = T, op(B) = N over k-contiguous int8 residues,
+  // P_l = ra_l rb_l^T: op(A) = T, op(B) = N over k-contiguous int8 residues
+  // (run over ldr, a multiple of 16: the padding residues are zero, and
+  // cuBLAS's INT8 kernels fail on an odd k such as 211),
   // int32 out, CUBLAS_COMPUTE_32I: exact (every partial sum of k <= 2^17
   // products of |r| <= 127 is below 2^31). The handle's pointer mode holds
   // for the int32 scalars.
   Status modular_products(const void *ra, const void *rb, int L, index_t bm, index_t bn,
-                          index_t rb_rows, index_t k, index_t ldr, void *P) {
+                          index_t rb_rows, index_t /* k: run over ldr */, index_t ldr,
+                          void *P) {
     static const int host_zero_one[2] = {0, 1};
     const int *zero_one = dev_ ? st_.zero_one_i32() : host_zero_one;
     const auto *a = static_cast<const std::int8_t *>(ra);
@@ -178,7 +181,7 @@ class CudaExBackend {
     auto *p = static_cast<std::int32_t *>(P);
     for (int l = 0; l < L; ++l) {
       const cublasStatus_t cs = cublasGemmEx(
-          h_, CUBLAS_OP_T, CUBLAS_OP_N, int(bm), int(bn), int(k), zero_one + 1,
+          h_, CUBLAS_OP_T, CUBLAS_OP_N, int(bm), int(bn), int(ldr), zero_one + 1,
           a + index_t(l) * bm * ldr, CUDA_R_8I, int(ldr), b + index_t(l) * rb_rows * ldr,
           CUDA_R_8I, int(ldr), zero_one, p + index_t(l) * bm * bn, CUDA_R_32I, int(bm),
           CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
