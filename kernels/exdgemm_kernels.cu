@@ -144,33 +144,35 @@ __global__ void __launch_bounds__(kThreads)
 constexpr int kSumThreads = 128;
 constexpr int kScratch = 4 * 128 + 2;  // NearSum terms for up to 16 x 16 slices
 
+// C(gi, gj) = RN(alpha X + beta c) for X given by an engine's terms; counts
+// the wide path.
+template <class Terms>
+__device__ void store_entry(const ExBlockArgs &a, std::int64_t gi, std::int64_t gj,
+                            const VectorInfo &ia, const VectorInfo &ib, const Terms &X,
+                            double *scratch, int cap) {
+  bool wide = false;
+  double *c = a.C + gi + gj * a.ldc;
+  const double r =
+      exact::exact_entry(X, exact::nonfinite_context(a.A, a.B, ia, ib, gi, gj), a.alpha,
+                         a.beta, c, scratch, cap, &wide);
+  *c = r;
+  if (wide) atomicAdd(a.wide_count, 1ull);
+}
+
 __global__ void __launch_bounds__(kSumThreads)
     sum_block_kernel(ExSumArgs a, SliceList la, SliceList lb) {
+  const ExBlockArgs &b = a.blk;
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
-  if (i >= a.bm) return;
+  if (i >= b.bm) return;
   double scratch[kScratch];
-  for (std::int64_t j = blockIdx.y; j < a.bn; j += gridDim.y) {
-    const std::int64_t gi = a.i0 + i, gj = a.j0 + j;
-    exact::EntryContext E;
-    E.P = exact::EntryProducts{
-        a.P + i + j * a.ldp, a.bm, a.bn * a.ldp, la.n, lb.n, la.idx, lb.idx};
-    const VectorInfo ia = a.info_a[gi], ib = a.info_b[gj];
-    E.e_i = ia.top + 1;
-    E.f_j = ib.top + 1;
-    E.w = a.w;
-    E.row_nonfinite = ia.nonfinite != 0;
-    E.col_nonfinite = ib.nonfinite != 0;
-    E.a = a.A.trans ? a.A.p + gi * a.A.ld : a.A.p + gi;
-    E.sa = a.A.trans ? 1 : a.A.ld;
-    E.b = a.B.trans ? a.B.p + gj : a.B.p + gj * a.B.ld;
-    E.sb = a.B.trans ? a.B.ld : 1;
-    E.k = a.A.cols;
-    bool wide = false;
-    double *c = a.C + gi + gj * a.ldc;
-    const double r =
-        exact::exdgemm_entry(E, a.alpha, a.beta, c, scratch, kScratch, &wide);
-    *c = r;
-    if (wide) atomicAdd(a.wide_count, 1ull);
+  for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
+    const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
+    const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
+    const exact::SliceTerms X{
+        exact::EntryProducts{a.P + i + j * a.ldp, b.bm, b.bn * a.ldp, la.n, lb.n, la.idx,
+                             lb.idx},
+        ia.top + 1, ib.top + 1, a.w};
+    store_entry(b, gi, gj, ia, ib, X, scratch, kScratch);
   }
 }
 
@@ -197,29 +199,16 @@ constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 
 __global__ void __launch_bounds__(kSumThreads)
     modular_sum_block_kernel(ExModularSumArgs a) {
+  const ExBlockArgs &b = a.blk;
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
-  if (i >= a.bm) return;
+  if (i >= b.bm) return;
   double scratch[kModularScratch];
-  for (std::int64_t j = blockIdx.y; j < a.bn; j += gridDim.y) {
-    const std::int64_t gi = a.i0 + i, gj = a.j0 + j;
-    const VectorInfo ia = a.info_a[gi], ib = a.info_b[gj];
-    const bool empty = ia.top == exact::kNoTop || ib.top == exact::kNoTop;
-    const exact::ModularTerms X =
-        exact::modular_terms(a.P + i + j * a.bm, a.bm * a.bn, empty ? 0 : a.L,
-                             empty ? 0 : ia.low + ib.low, c_modular);
-    const exact::NonFiniteContext N{ia.nonfinite != 0,
-                                    ib.nonfinite != 0,
-                                    a.A.trans ? a.A.p + gi * a.A.ld : a.A.p + gi,
-                                    a.A.trans ? 1 : a.A.ld,
-                                    a.B.trans ? a.B.p + gj : a.B.p + gj * a.B.ld,
-                                    a.B.trans ? a.B.ld : 1,
-                                    a.A.cols};
-    bool wide = false;
-    double *c = a.C + gi + gj * a.ldc;
-    const double r =
-        exact::exact_entry(X, N, a.alpha, a.beta, c, scratch, kModularScratch, &wide);
-    *c = r;
-    if (wide) atomicAdd(a.wide_count, 1ull);
+  for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
+    const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
+    const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
+    const exact::ModularTerms X = exact::entry_modular_terms(
+        a.P + i + j * b.bm, b.bm * b.bn, a.L, ia, ib, c_modular);
+    store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
 }
 
@@ -279,9 +268,9 @@ cudaError_t launch_ex_split_rows(cudaStream_t s, ExView X, const VectorInfo *inf
 
 cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceList &la,
                                 const SliceList &lb) {
-  if (a.bm <= 0 || a.bn <= 0) return cudaSuccess;
-  const dim3 grid(blocks_for(a.bm, kSumThreads),
-                  unsigned(std::min<std::int64_t>(a.bn, 65535)));
+  if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
+  const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
+                  unsigned(std::min<std::int64_t>(a.blk.bn, 65535)));
   sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a, la, lb);
   return cudaGetLastError();
 }
@@ -296,9 +285,9 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInf
 }
 
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a) {
-  if (a.bm <= 0 || a.bn <= 0) return cudaSuccess;
-  const dim3 grid(blocks_for(a.bm, kSumThreads),
-                  unsigned(std::min<std::int64_t>(a.bn, 65535)));
+  if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
+  const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
+                  unsigned(std::min<std::int64_t>(a.blk.bn, 65535)));
   modular_sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a);
   return cudaGetLastError();
 }

@@ -37,20 +37,27 @@ cudaError_t launch_ex_split_rows(cudaStream_t s, ExView X, const exact::VectorIn
                                  int w, std::int64_t r0, std::int64_t nr,
                                  const SliceList &list, double *out, std::int64_t ld_out);
 
-// One entry per thread: C(i0 + i, j0 + j) = exdgemm_entry(...) for the block.
-// alpha/beta are host values (known after the call's synchronisation).
-// *wide_count (device) is incremented by the entries that took the wide path.
-struct ExSumArgs {
+// What the per-entry kernels of both engines share: the block of C
+// (C(i0 + i, j0 + j), one entry per thread), the operands for non-finite
+// entries, alpha/beta as host values (known after the call's
+// synchronisation), and *wide_count (device), incremented by the entries
+// that took the wide path.
+struct ExBlockArgs {
   ExView A, B;
   double *C;
   std::int64_t ldc;
   const exact::VectorInfo *info_a, *info_b;
-  int w;
   std::int64_t i0, bm, j0, bn;
-  const double *P;
-  std::int64_t ldp;
   double alpha, beta;
   unsigned long long *wide_count;
+};
+
+// The slice engine: X from the block's slice products P (ld ldp).
+struct ExSumArgs {
+  ExBlockArgs blk;
+  int w;
+  const double *P;
+  std::int64_t ldp;
 };
 cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceList &la,
                                 const SliceList &lb);
@@ -63,18 +70,12 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
                                        std::int64_t nr, int L, std::int8_t *out,
                                        std::int64_t ldr);
 
-// One entry per thread: C(i0 + i, j0 + j) = RN(alpha X 2^(low_i + low_j) +
-// beta c) with X rebuilt from the L products P[l bm bn + i + j bm] (int32).
+// The modular engine: X rebuilt from the L products P[l bm bn + i + j bm]
+// (int32).
 struct ExModularSumArgs {
-  ExView A, B;
-  double *C;
-  std::int64_t ldc;
-  const exact::VectorInfo *info_a, *info_b;
-  std::int64_t i0, bm, j0, bn;
+  ExBlockArgs blk;
   int L;
   const std::int32_t *P;
-  double alpha, beta;
-  unsigned long long *wide_count;
 };
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a);
 

@@ -188,6 +188,26 @@ inline int ceil_log2(index_t k) {
 
 }  // namespace ex_detail
 
+// The largest blocking choose(budget) gives whose body the backend can
+// allocate after the head: if the body cannot be had after all (memory taken
+// since the budget was read), the largest one below it, down to the
+// smallest block; AllocFailed when none (C untouched). Growing the workspace
+// may move the head region (its contents kept): callers place the phase-1
+// arrays again at head_address().
+template <class Backend, class Choose>
+Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
+                      Choose &&choose, ex_detail::Blocking *blk, char **body) {
+  std::size_t budget = lim.workspace_bytes;
+  for (;;) {
+    *blk = choose(budget);
+    if (blk->bm == 0) return Status::AllocFailed;
+    *body = static_cast<char *>(be.body_space(blk->bytes - head));
+    if (*body) return Status::Ok;
+    if (lim.force_block > 0 || blk->bytes <= head + 1) return Status::AllocFailed;
+    budget = blk->bytes - 1;
+  }
+}
+
 // The modular engine's products and sums (docs/design.md, "exdgemm: the
 // modular engine"), after exdgemm_run's phase 1: L moduli, the phase-1
 // arrays in the head (`head` bytes) and the call's alpha and beta. Blocking
@@ -210,20 +230,18 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   using namespace ex_detail;
   const index_t m = C.rows, n = C.cols, k = A.cols, ldr = residue_ld(k);
   const std::size_t rb = be.residue_bytes(), pb = be.product_bytes();
-  std::size_t budget = lim.workspace_bytes;
   Blocking blk;
   char *body = nullptr;
-  for (;;) {
-    blk = choose_block(m, n, head, budget, lim.force_block,
-                       [&](index_t bm, index_t bn, bool once) {
-                         return modular_body_bytes(bm, bn, n, k, L, rb, pb, once);
-                       });
-    if (blk.bm == 0) return Status::AllocFailed;
-    body = static_cast<char *>(be.body_space(blk.bytes - head));
-    if (body) break;
-    if (lim.force_block > 0 || blk.bytes <= head + 1) return Status::AllocFailed;
-    budget = blk.bytes - 1;
-  }
+  const Status got = claim_blocking(
+      be, head, lim,
+      [&](std::size_t budget) {
+        return choose_block(m, n, head, budget, lim.force_block,
+                            [&](index_t bm, index_t bn, bool once) {
+                              return modular_body_bytes(bm, bn, n, k, L, rb, pb, once);
+                            });
+      },
+      &blk, &body);
+  if (got != Status::Ok) return got;
   const auto *ia = static_cast<const exact::VectorInfo *>(be.head_address());
   const exact::VectorInfo *ib = ia + m;
   char *ra = body;
@@ -323,38 +341,29 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
     const int span_a = max_span(ha), span_b = max_span(hb);
     const int L =
         span_a && span_b ? exact::moduli_for_bits(1 + ceil_log2(k) + span_a + span_b) : 0;
-    // A cost of 1e30: the backend cannot run this shape exactly (the GPU's
-    // int32 accumulation beyond k = 2^17), forced or not.
-    const double cost = be.modular_product_cost(m, n, k);
-    const bool modular =
-        L >= 0 && cost < 1e29 && lim.engine != ExEngine::Slices &&
-        (lim.engine == ExEngine::Modular || L * cost < double(s_all) * double(t_all));
+    // (The backend may not run every k exactly: the GPU's int32
+    // accumulation stops at k = 2^17, forced or not.)
+    const bool modular = L >= 0 && be.modular_exact_for(k) &&
+                         lim.engine != ExEngine::Slices &&
+                         (lim.engine == ExEngine::Modular ||
+                          L * be.modular_product_cost() < double(s_all) * double(t_all));
     if (modular) {
       // Its workspace is allocated before C is touched: if no block of it
       // fits the budget, the slice engine (smaller blocks) runs instead.
       const Status ms = modular_run(be, A, Bt, B, C, L, head, alpha, beta, lim, info);
       if (ms != Status::AllocFailed) return ms;
-      place_head(static_cast<char *>(be.head_address()));
     }
   }
   info->engine = int(ExEngine::Slices);
-  // The largest blocking within the budget; if its body cannot be had after
-  // all (memory taken since the budget was read), the largest one below it,
-  // down to the smallest block.
-  std::size_t budget = lim.workspace_bytes;
   Blocking blk;
   char *body = nullptr;
-  for (;;) {
-    blk = choose_blocking(m, n, k, s_all, t_all, budget, lim.force_block);
-    if (blk.bm == 0) return Status::AllocFailed;
-    // The body follows the head in the handle's one workspace: growing it may
-    // move the head region (its contents kept), so the phase-1 arrays are
-    // placed again.
-    body = static_cast<char *>(be.body_space(blk.bytes - head));
-    if (body) break;
-    if (lim.force_block > 0 || blk.bytes <= head + 1) return Status::AllocFailed;
-    budget = blk.bytes - 1;
-  }
+  s = claim_blocking(
+      be, head, lim,
+      [&](std::size_t budget) {
+        return choose_blocking(m, n, k, s_all, t_all, budget, lim.force_block);
+      },
+      &blk, &body);
+  if (s != Status::Ok) return s;
   place_head(static_cast<char *>(be.head_address()));
   double *a_slices = reinterpret_cast<double *>(body);
   double *b_slices =

@@ -212,14 +212,6 @@ XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double
   return acc.round_to_double();
 }
 
-// The slice engine's entry (SliceTerms).
-XN_HD double exdgemm_entry_finite(const EntryProducts &P, int e_i, int f_j, int w,
-                                  double alpha, double beta, double c, double *scratch,
-                                  int cap, bool *wide) {
-  return round_exact_terms(SliceTerms{P, e_i, f_j, w}, alpha, beta, c, scratch, cap,
-                           wide);
-}
-
 // The IEEE value of sum_p a_p b_p when row a or column b holds an Inf or NaN
 // (then no finite term matters): NaN if any term is NaN (NaN operand, 0*Inf)
 // or if +Inf and -Inf terms meet, else the infinity.
@@ -238,19 +230,6 @@ XN_HD double nonfinite_dot(const double *a, std::int64_t sa, const double *b,
   return pos ? INFINITY : (neg ? -INFINITY : 0.0);
 }
 
-// Everything one entry needs, in the form both backends have it.
-struct EntryContext {
-  EntryProducts P;
-  int e_i, f_j, w;
-  bool row_nonfinite, col_nonfinite;
-  // Row i of op(A) and column j of op(B), for the non-finite case.
-  const double *a;
-  std::int64_t sa;
-  const double *b;
-  std::int64_t sb;
-  std::int64_t k;
-};
-
 // Row i of op(A) and column j of op(B) as read for an entry that holds an
 // Inf or NaN (then no finite term matters).
 struct NonFiniteContext {
@@ -261,6 +240,22 @@ struct NonFiniteContext {
   std::int64_t sb;
   std::int64_t k;
 };
+
+// The context of entry (gi, gj) from the views of op(A) and op(B) (any view
+// with p, cols, ld, trans: the core's MatView, the kernels' ExView) and
+// their exponent summaries.
+template <class View>
+XN_HD NonFiniteContext nonfinite_context(const View &A, const View &B,
+                                         const VectorInfo &ia, const VectorInfo &ib,
+                                         std::int64_t gi, std::int64_t gj) {
+  return NonFiniteContext{ia.nonfinite != 0,
+                          ib.nonfinite != 0,
+                          A.trans ? A.p + gi * A.ld : A.p + gi,
+                          A.trans ? 1 : A.ld,
+                          B.trans ? B.p + gj : B.p + gj * B.ld,
+                          B.trans ? B.ld : 1,
+                          A.cols};
+}
 
 // RN(alpha op(A)op(B)(i,j) + beta c) with BLAS and IEEE semantics, X given
 // by an engine's exact terms: alpha == 0 never reads A or B; beta == 0 never
@@ -283,15 +278,6 @@ XN_HD double exact_entry(const Terms &T, const NonFiniteContext &N, double alpha
   }
   if (!std::isfinite(c)) return beta * c;  // beta != 0 here; X is finite
   return round_exact_terms(T, alpha, beta, c, scratch, cap, wide);
-}
-
-// The slice engine's entry.
-XN_HD double exdgemm_entry(const EntryContext &E, double alpha, double beta,
-                           const double *c_ptr, double *scratch, int cap, bool *wide) {
-  return exact_entry(
-      SliceTerms{E.P, E.e_i, E.f_j, E.w},
-      NonFiniteContext{E.row_nonfinite, E.col_nonfinite, E.a, E.sa, E.b, E.sb, E.k},
-      alpha, beta, c_ptr, scratch, cap, wide);
 }
 
 }  // namespace xn::exact

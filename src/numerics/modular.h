@@ -218,4 +218,15 @@ XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int L, int bas
   return r;
 }
 
+// Entry (i, j)'s terms: X 2^(low_i + low_j) from its L products (p, stride
+// as modular_terms); nothing where the row or the column has no nonzero
+// finite entry (its low is a sentinel, X is 0).
+template <class P>
+XN_HD ModularTerms entry_modular_terms(const P *p, std::int64_t stride, int L,
+                                       const VectorInfo &ia, const VectorInfo &ib,
+                                       const ModularTables &T) {
+  const bool empty = ia.top == kNoTop || ib.top == kNoTop;
+  return modular_terms(p, stride, empty ? 0 : L, empty ? 0 : ia.low + ib.low, T);
+}
+
 }  // namespace xn::exact

@@ -24,7 +24,8 @@ class CpuExBackend {
   static constexpr bool kHasModular = true;
   std::size_t residue_bytes() const { return sizeof(double); }
   std::size_t product_bytes() const { return sizeof(double); }
-  double modular_product_cost(index_t, index_t, index_t) const { return 1.0; }
+  bool modular_exact_for(index_t) const { return true; }  // k 127^2 < 2^53
+  double modular_product_cost() const { return 1.0; }
 
   CpuExBackend(double alpha, double beta) : alpha_(alpha), beta_(beta) {}
 
@@ -138,17 +139,9 @@ class CpuExBackend {
     for (index_t j = 0; j < bn; ++j)
       for (index_t i = 0; i < bm; ++i) {
         const index_t gi = i0 + i, gj = j0 + j;
-        const bool empty = ia[gi].top == exact::kNoTop || ib[gj].top == exact::kNoTop;
-        const exact::ModularTerms X = exact::modular_terms(
-            prods + i + j * bm, bm * bn, empty ? 0 : L,
-            empty ? 0 : ia[gi].low + ib[gj].low, exact::kModularTables);
-        const exact::NonFiniteContext N{
-            ia[gi].nonfinite != 0, ib[gj].nonfinite != 0, A.at(gi, 0), A.trans ? 1 : A.ld,
-            B.at(0, gj),           B.trans ? B.ld : 1,    A.cols};
-        bool wide = false;
-        double *c = C.at(gi, gj);
-        *c = exact::exact_entry(X, N, alpha, beta, c, scratch_.data(), cap, &wide);
-        wide_n += wide;
+        const exact::ModularTerms X = exact::entry_modular_terms(
+            prods + i + j * bm, bm * bn, L, ia[gi], ib[gj], exact::kModularTables);
+        wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
       }
     *wide_count += wide_n;
     return Status::Ok;
@@ -165,29 +158,28 @@ class CpuExBackend {
     for (index_t j = 0; j < bn; ++j)
       for (index_t i = 0; i < bm; ++i) {
         const index_t gi = i0 + i, gj = j0 + j;
-        exact::EntryContext E;
-        E.P = exact::EntryProducts{
-            P.p + i + j * P.ld, bm, bn * P.ld, la.n, lb.n, la.idx, lb.idx};
-        E.e_i = ia[gi].top + 1;
-        E.f_j = ib[gj].top + 1;
-        E.w = w;
-        E.row_nonfinite = ia[gi].nonfinite != 0;
-        E.col_nonfinite = ib[gj].nonfinite != 0;
-        E.a = A.at(gi, 0);
-        E.sa = A.trans ? 1 : A.ld;
-        E.b = B.at(0, gj);
-        E.sb = B.trans ? B.ld : 1;
-        E.k = A.cols;
-        bool wide = false;
-        double *c = C.at(gi, gj);
-        *c = exact::exdgemm_entry(E, alpha, beta, c, scratch_.data(), cap, &wide);
-        wide_n += wide;
+        const exact::SliceTerms X{exact::EntryProducts{P.p + i + j * P.ld, bm, bn * P.ld,
+                                                       la.n, lb.n, la.idx, lb.idx},
+                                  ia[gi].top + 1, ib[gj].top + 1, w};
+        wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
       }
     *wide_count += wide_n;
     return Status::Ok;
   }
 
  private:
+  // C(gi, gj) = RN(alpha X + beta c) for X given by an engine's terms;
+  // whether the wide path was taken.
+  template <class Terms>
+  bool store_entry(MatView<const double> A, MatView<const double> B, MatView<double> C,
+                   const VectorInfo &ia, const VectorInfo &ib, index_t gi, index_t gj,
+                   const Terms &X, double alpha, double beta, int cap) {
+    bool wide = false;
+    double *c = C.at(gi, gj);
+    *c = exact::exact_entry(X, exact::nonfinite_context(A, B, ia, ib, gi, gj), alpha,
+                            beta, c, scratch_.data(), cap, &wide);
+    return wide;
+  }
   static void *grow(std::vector<double> &v, std::size_t bytes) {
     try {
       if (v.size() * 8 < bytes) v.resize((bytes + 7) / 8);

@@ -29,9 +29,8 @@ class CudaExBackend {
   static constexpr bool kHasModular = true;
   std::size_t residue_bytes() const { return 1; }
   std::size_t product_bytes() const { return 4; }
-  double modular_product_cost(index_t, index_t, index_t k) const {
-    return k <= exact::kInt32ChunkK ? 1.0 / 12 : 1e30;
-  }
+  bool modular_exact_for(index_t k) const { return k <= exact::kInt32ChunkK; }
+  double modular_product_cost() const { return 1.0 / 12; }
 
   CudaExBackend(cublasHandle_t h, cudaStream_t s, HandleState &st, bool dev_scalars,
                 const double *alpha, const double *beta)
@@ -195,22 +194,8 @@ class CudaExBackend {
                            const exact::VectorInfo *ib, index_t i0, index_t bm,
                            index_t j0, index_t bn, int L, const void *P, double alpha,
                            double beta, std::int64_t *) {
-    ExModularSumArgs a;
-    a.A = view(A);
-    a.B = view(B);
-    a.C = C.p;
-    a.ldc = C.ld;
-    a.info_a = ia;
-    a.info_b = ib;
-    a.i0 = i0;
-    a.bm = bm;
-    a.j0 = j0;
-    a.bn = bn;
-    a.L = L;
-    a.P = static_cast<const std::int32_t *>(P);
-    a.alpha = alpha;
-    a.beta = beta;
-    a.wide_count = wide_;
+    const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta), L,
+                             static_cast<const std::int32_t *>(P)};
     return ok(launch_ex_modular_sum_block(s_, a));
   }
 
@@ -219,27 +204,19 @@ class CudaExBackend {
                    index_t i0, index_t bm, index_t j0, index_t bn, const SliceList &la,
                    const SliceList &lb, MatView<const double> P, double alpha,
                    double beta, std::int64_t *) {
-    ExSumArgs a;
-    a.A = view(A);
-    a.B = view(B);
-    a.C = C.p;
-    a.ldc = C.ld;
-    a.info_a = ia;
-    a.info_b = ib;
-    a.w = w;
-    a.i0 = i0;
-    a.bm = bm;
-    a.j0 = j0;
-    a.bn = bn;
-    a.P = P.p;
-    a.ldp = P.ld;
-    a.alpha = alpha;
-    a.beta = beta;
-    a.wide_count = wide_;
+    const ExSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta), w, P.p,
+                      P.ld};
     return ok(launch_ex_sum_block(s_, a, la, lb));
   }
 
  private:
+  ExBlockArgs block_args(MatView<const double> A, MatView<const double> B,
+                         MatView<double> C, const exact::VectorInfo *ia,
+                         const exact::VectorInfo *ib, index_t i0, index_t bm, index_t j0,
+                         index_t bn, double alpha, double beta) const {
+    return ExBlockArgs{view(A), view(B), C.p, C.ld,  ia,   ib,   i0,
+                       bm,      j0,      bn,  alpha, beta, wide_};
+  }
   static ExView view(MatView<const double> X) {
     return ExView{X.p, X.rows, X.cols, X.ld, X.trans};
   }
