@@ -131,6 +131,15 @@ struct CaseResult {
   std::uint64_t seed = 0;
   bool has_ex = false;  // exdgemm: `ex` holds xnGetLastExdgemmInfo's report
   xnExdgemmInfo_t ex{};
+  // exdgemm: milliseconds per phase of one more call with
+  // XN_OPT_EXDGEMM_PHASE_TIMES (xnExdgemmInfo_t::phase_ms: exponents,
+  // conversion, products, sums); NaN where not measured.
+  double ex_phase_ms[4] = {kNaN, kNaN, kNaN, kNaN};
+  // exdgemm on the GPU with the modular engine: seconds of a train of as
+  // many cuBLAS INT8 GEMMs (int32 out) of the call's shape, k padded as
+  // the engine pads it, as it has moduli, on random int8 data (median of
+  // 3): the products' yardstick (the DGEMM train is not run then).
+  double t_int8_train = kNaN;
   // --dist paper: max and mean of |ref - I| over the checked entries, what
   // rounding A and B to the precision alone does to the product.
   double ref_max_id = kNaN, ref_mean_id = kNaN;

@@ -139,13 +139,37 @@ std::vector<std::string> gemm_cells(const CaseSpec &c, const CaseResult &r,
 
 // exdgemm's table; a skipped or failed row prints trans, the shape and dist.
 const TableLayout kExdgemmTable(
-    "trans:-5 m x n x k:-18 dist:-9 s:3 t:3 prods:7 blocks:6 block:11 ws_MiB:9 wide:6 | "
-    "ex_ms:10 dgemm_ms:10 ex_TF:7 dgemm_TF:8 ratio:7 model:7 model_tr:8 | ex_wrong:8 "
-    "ex_maxrel:10 | dgemm_wrong:11 dgemm_maxrel:12 | ref:5",
+    "trans:-5 m x n x k:-18 dist:-9 eng:-5 s:3 t:3 prods:7 blocks:6 block:11 ws_MiB:9 "
+    "wide:6 | ex_ms:10 dgemm_ms:10 ex_TF:7 dgemm_TF:8 ratio:7 model:7 model_tr:8 | "
+    "ex_wrong:8 ex_maxrel:10 | dgemm_wrong:11 dgemm_maxrel:12 | ref:5 | exp_ms:7 "
+    "conv_ms:8 prod_ms:8 sum_ms:7 prod_TOPS:9 i8_frac:7",
     3);
 
-// ex_ms / (prods * dgemm_ms) with the baseline's time per call `t_base`.
+// The engine that ran, as the table names it.
+const char *engine_name(int engine) {
+  return engine == 1 ? "slice" : (engine == 2 ? "mod" : "-");
+}
+
+// Tera-operations per second of the modular engine's integer products:
+// moduli x 2 m n k over the products phase (k as the caller's).
+double int8_tops(const CaseSpec &c, const CaseResult &r) {
+  if (!r.has_ex || r.ex.engine != 2) return kNaN;
+  return r.ex.moduli * 2.0 * double(c.m) * double(c.n) * double(c.k) /
+         (r.ex_phase_ms[2] * 1e-3) / 1e12;
+}
+
+// The products phase against the train of cuBLAS INT8 GEMMs: 1 = the
+// products run at the rate of cuBLAS's own INT8 GEMM of that shape.
+double int8_fraction(const CaseResult &r) {
+  if (!r.has_ex || r.ex.engine != 2) return kNaN;
+  return r.t_int8_train * r.ex.moduli / (r.ex_phase_ms[2] * 1e-3);
+}
+
+// The slice engine's cost model: ex_ms / (prods * dgemm_ms) with the
+// baseline's time per call `t_base`; NaN for the modular engine, whose
+// products are not DGEMMs.
 double model_ratio(const CaseResult &r, double t_base) {
+  if (r.ex.engine == 2) return kNaN;
   return r.t_ours / (r.ex.slice_products * t_base);
 }
 
@@ -155,18 +179,32 @@ std::vector<std::string> exdgemm_cells(const CaseSpec &c, const CaseResult &r) {
   if (!ran_row(r)) return v;
   const xnExdgemmInfo_t &x = r.ex;
   v.insert(v.end(),
-           {std::to_string(x.max_slices_a), std::to_string(x.max_slices_b),
-            num(x.slice_products, "%.2f"), std::to_string(x.blocks),
+           {engine_name(x.engine),
+            std::to_string(x.max_slices_a),
+            std::to_string(x.max_slices_b),
+            num(x.slice_products, "%.2f"),
+            std::to_string(x.blocks),
             std::to_string(x.block_rows) + "x" + std::to_string(x.block_cols),
             num(double(x.workspace_bytes) / double(1 << 20), "%.1f"),
             x.wide_entries >= 0 ? std::to_string(x.wide_entries) : std::string("-"),
-            num(r.t_ours * 1e3, "%.4g"), num(r.t_base * 1e3, "%.4g"),
-            num(tflops(c, r.t_ours), "%.3g"), num(tflops(c, r.t_base), "%.3g"),
-            num(r.t_ours / r.t_base, "%.2fx"), num(model_ratio(r, r.t_base), "%.3f"),
-            num(model_ratio(r, r.t_base_train), "%.3f"), std::to_string(r.ours.wrong),
+            num(r.t_ours * 1e3, "%.4g"),
+            num(r.t_base * 1e3, "%.4g"),
+            num(tflops(c, r.t_ours), "%.3g"),
+            num(tflops(c, r.t_base), "%.3g"),
+            num(r.t_ours / r.t_base, "%.2fx"),
+            num(model_ratio(r, r.t_base), "%.3f"),
+            num(model_ratio(r, r.t_base_train), "%.3f"),
+            std::to_string(r.ours.wrong),
             num(r.ours.max_rel, "%.2e"),
             c.baseline ? std::to_string(r.base.wrong) : std::string("-"),
-            num(r.base.max_rel, "%.2e"), ref_cell(r)});
+            num(r.base.max_rel, "%.2e"),
+            ref_cell(r),
+            num(r.ex_phase_ms[0], "%.3g"),
+            num(r.ex_phase_ms[1], "%.3g"),
+            num(r.ex_phase_ms[2], "%.3g"),
+            num(r.ex_phase_ms[3], "%.3g"),
+            num(int8_tops(c, r), "%.0f"),
+            num(int8_fraction(r), "%.2f")});
   return v;
 }
 
@@ -270,6 +308,16 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"leaf_ms", number(r.t_leaf * 1e3)},
       {"outside", number(1 - r.t_leaf / r.t_ours)},
       {"timed_beta", number(c.timed_beta)},
+      // Added with exdgemm's modular engine.
+      {"ex_engine", opt_text(info, engine_name(r.ex.engine))},
+      {"ex_moduli", opt_int(info && r.ex.engine == 2, r.ex.moduli)},
+      {"ex_exponents_ms", number(r.ex_phase_ms[0])},
+      {"ex_conversion_ms", number(r.ex_phase_ms[1])},
+      {"ex_products_ms", number(r.ex_phase_ms[2])},
+      {"ex_sums_ms", number(r.ex_phase_ms[3])},
+      {"int8_train_ms", number(r.t_int8_train * 1e3)},
+      {"products_tops", number(int8_tops(c, r))},
+      {"int8_fraction", number(int8_fraction(r))},
   };
 }
 
@@ -277,8 +325,14 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
 struct ExTotals {
   std::int64_t cases = 0, checked = 0, ours_wrong = 0, base_wrong = 0, base_checked = 0;
   double max_model = kNaN, max_model_train = kNaN;
+  double min_rate = kNaN, max_rate = kNaN;  // modular rows: dgemm_ms / ex_ms
 
   void add(const CaseSpec &c, const CaseResult &r) {
+    const double rate = r.t_base / r.t_ours;
+    if (r.has_ex && r.ex.engine == 2 && std::isfinite(rate)) {
+      if (!(rate >= min_rate)) min_rate = rate;
+      if (!(rate <= max_rate)) max_rate = rate;
+    }
     ++cases;
     checked += r.ref_entries;
     ours_wrong += r.ours.wrong;
@@ -316,6 +370,10 @@ struct ExTotals {
           "model_tr = ex_ms / (prods * dgemm_ms of a DGEMM train as long as the "
           "products): largest %.3f\n",
           max_model_train);
+    if (std::isfinite(min_rate))
+      std::printf(
+          "modular engine: rate against DGEMM (dgemm_ms / ex_ms) %.0f %% to %.0f %%\n",
+          100 * min_rate, 100 * max_rate);
   }
 };
 

@@ -285,6 +285,7 @@ class GpuRunner final : public Runner {
   template <class T>
   void run_t(const CaseSpec &c, std::vector<CaseResult> *rows);
   CaseResult run_ex(const CaseSpec &c);
+  double int8_train(const CaseSpec &c, int count);
   // Seconds of one back-to-back train of the 7^levels leaf GEMMs (see
   // CaseResult::t_leaf), median of 3; *calls = 7^levels.
   template <class T>
@@ -816,18 +817,59 @@ CaseResult GpuRunner::run_ex(const CaseSpec &c) {
   time_interleaved(
       c, [&] { return timed(call_ours, "xnExdgemm"); },
       [&] { return timed(call_base, "cublasDgemm"); }, &r);
-  // 6. The baseline as a train as long as our slice products (see
-  //    CaseResult::t_base_train): one isolated DGEMM of tens of ms runs at
-  //    a higher clock than a long run of them.
-  if (c.baseline && r.ex.slice_products > 0) {
+  // 6. The yardstick of the products: for the slice engine the baseline as
+  //    a train as long as our slice products (see CaseResult::t_base_train;
+  //    one isolated DGEMM of tens of ms runs at a higher clock than a long
+  //    run of them); for the modular engine a train of its INT8 GEMMs.
+  if (r.ex.engine == 2) {
+    r.t_int8_train = int8_train(c, r.ex.moduli);
+  } else if (c.baseline && r.ex.slice_products > 0) {
     const int count = int(std::max(1.0, std::round(r.ex.slice_products)));
     std::vector<double> trains;
     for (int i = 0; i < 3; ++i)
       trains.push_back(gpu_.time_calls(call_base, count, "cublasDgemm"));
     r.t_base_train = median_of(trains);
   }
+  // 7. Where the time goes: one more call with its phases timed.
+  XNB_CUBLAS(xnSetOption(handle_, XN_OPT_EXDGEMM_PHASE_TIMES, 1));
+  check_status(call_ours(), "xnExdgemm");
+  XNB_CUDA(cudaStreamSynchronize(stream_));
+  xnExdgemmInfo_t phased{};
+  XNB_CUBLAS(xnGetLastExdgemmInfo(handle_, &phased));
+  XNB_CUBLAS(xnSetOption(handle_, XN_OPT_EXDGEMM_PHASE_TIMES, 0));
+  for (int p = 0; p < 4; ++p) r.ex_phase_ms[p] = phased.phase_ms[p];
   ex_check_result(&r);
   return r;
+}
+
+// Seconds per train of `count` cuBLAS INT8 GEMMs as the modular engine runs
+// them (op(A) = T, op(B) = N, k padded to 16, int32 out, COMPUTE_32I) on
+// random int8 data, median of 3 trains.
+double GpuRunner::int8_train(const CaseSpec &c, int count) {
+  const long long m = c.m, n = c.n, k = (c.k + 15) / 16 * 16;
+  DevMem A8, B8, C32;
+  CaseResult unused;
+  if (!alloc_or_skip({{&A8, std::size_t(m * k)},
+                      {&B8, std::size_t(n * k)},
+                      {&C32, std::size_t(m * n) * 4}},
+                     &unused))
+    return kNaN;
+  std::mt19937_64 rng(c.seed ^ 0x1a8u);
+  std::vector<std::int8_t> host(std::size_t(std::max(m, n) * k));
+  for (std::int8_t &v : host) v = std::int8_t(int(rng() % 255) - 127);
+  XNB_CUDA(cudaMemcpy(A8.p, host.data(), std::size_t(m * k), cudaMemcpyHostToDevice));
+  XNB_CUDA(cudaMemcpy(B8.p, host.data(), std::size_t(n * k), cudaMemcpyHostToDevice));
+  const int one = 1, zero = 0;
+  auto gemm = [&] {
+    return cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, int(m), int(n), int(k), &one,
+                        A8.p, CUDA_R_8I, int(k), B8.p, CUDA_R_8I, int(k), &zero, C32.p,
+                        CUDA_R_32I, int(m), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+  };
+  check_status(gemm(), "cublasGemmEx int8");  // warm-up
+  std::vector<double> trains;
+  for (int i = 0; i < 3; ++i)
+    trains.push_back(gpu_.time_calls(gemm, count, "cublasGemmEx int8") * count);
+  return median_of(trains);
 }
 
 }  // namespace

@@ -216,6 +216,13 @@ typedef struct {
                                (quick return) */
   int moduli;             /**< modular engine: moduli, i.e. integer products of
                                the full m x n x k shape (slice_products too) */
+  double phase_ms[4];     /**< with XN_OPT_EXDGEMM_PHASE_TIMES = 1, the
+                               milliseconds of each phase, summed over the
+                               blocks of C: [0] exponent scans and the one
+                               fetch to the host, [1] conversion (slices or
+                               residues), [2] products (DGEMMs or INT8
+                               GEMMs), [3] sums (reconstruction and
+                               rounding); zero otherwise */
 } xnExdgemmInfo_t;
 
 /** Report of the last xnExdgemm on the handle; handle NULL: the calling
@@ -388,7 +395,13 @@ typedef enum {
    *  one integer GEMM each, reconstructed exactly (inputs whose range needs
    *  more moduli than it has still take the slices). Every engine returns
    *  the same, correctly rounded, bits. */
-  XN_OPT_EXDGEMM_ENGINE = 22
+  XN_OPT_EXDGEMM_ENGINE = 22,
+  /** xnExdgemm: 1 = measure where the time goes: the call waits for its
+   *  stream at every phase boundary and reports the milliseconds of each
+   *  phase in xnExdgemmInfo_t's phase_ms (XN_EXDGEMM_PHASE_TIMES). The
+   *  waits cost a few microseconds each; for benchmarks, not production.
+   *  0 (default) = no waits, phase_ms zero. */
+  XN_OPT_EXDGEMM_PHASE_TIMES = 23
 } xnOption_t;
 
 /**

@@ -176,9 +176,13 @@ __global__ void __launch_bounds__(kSumThreads)
   }
 }
 
-// The moduli and their constants, in constant memory (about 12 KB), made
-// at compile time by the same constexpr function as the host's copy.
+// The moduli and their constants, made at compile time by the same
+// constexpr function as the host's copy: in constant memory for the
+// reconstruction (every thread of a warp reads the same modulus), and in
+// global memory, cached in L1, for the residues (threads read powers of
+// two at their own exponents; constant memory would serialise them).
 __constant__ exact::ModularTables c_modular = exact::make_modular_tables();
+__device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 
 // Thread per (row, column) of the stored block, k fastest in the output.
 __global__ void __launch_bounds__(kThreads)
@@ -191,7 +195,7 @@ __global__ void __launch_bounds__(kThreads)
     const int low = info[r0 + i].low;
     for (int l = 0; l < L; ++l)
       out[(l * nr + i) * ldr + p] =
-          std::int8_t(exact::modular_residue(d, low, l, c_modular));
+          std::int8_t(exact::modular_residue(d, low, l, g_modular));
   }
 }
 
@@ -207,7 +211,7 @@ __global__ void __launch_bounds__(kSumThreads)
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
     const exact::ModularTerms X = exact::entry_modular_terms(
-        a.P + i + j * b.bm, b.bm * b.bn, a.L, ia, ib, c_modular);
+        a.P + i + j * b.bm, b.bm * b.bn, ia, ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
 }

@@ -70,12 +70,13 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
                                        std::int64_t nr, int L, std::int8_t *out,
                                        std::int64_t ldr);
 
-// The modular engine: X rebuilt from the L products P[l bm bn + i + j bm]
-// (int32).
+// The modular engine: X rebuilt from the crt.L products P[l bm bn + i + j
+// bm] (int32); the basis travels by value (about 2 KB of kernel
+// parameters, read uniformly across a warp).
 struct ExModularSumArgs {
   ExBlockArgs blk;
-  int L;
   const std::int32_t *P;
+  exact::CrtBasis crt;
 };
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a);
 

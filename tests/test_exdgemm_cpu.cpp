@@ -373,6 +373,40 @@ TEST(Exdgemm, EngineChoiceAndFallbacks) {
   EXPECT_LE(r.workspace_bytes, slices64 + 1024);
 }
 
+// XN_OPT_EXDGEMM_PHASE_TIMES: with it, every phase of either engine has a
+// time and the bits are the same; without it, no time is reported. Two
+// blocks of C, so the phases of both are summed.
+TEST(Exdgemm, PhaseTimesCoverEveryPhaseAndChangeNoBit) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{true, false, 150, 90, 120, 120, 120, 151, -1.5, 0.5};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  for (const xn::ExEngine engine : {xn::ExEngine::Slices, xn::ExEngine::Modular}) {
+    xn::Options opt;
+    opt.exdgemm_engine = std::int64_t(engine);
+    opt.exdgemm_block = 128;
+    std::vector<double> plain = c0, timed = c0;
+    xn::ExdgemmReport pi{}, ti{};
+    ASSERT_EQ(xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda,
+                              b.data(), c.ldb, c.beta, plain.data(), c.ldc, opt, &pi),
+              xn::Status::Ok);
+    opt.exdgemm_phase_times = 1;
+    ASSERT_EQ(xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda,
+                              b.data(), c.ldb, c.beta, timed.data(), c.ldc, opt, &ti),
+              xn::Status::Ok);
+    EXPECT_EQ(ti.engine, int(engine));
+    EXPECT_EQ(ti.blocks, 2);
+    EXPECT_EQ(std::memcmp(plain.data(), timed.data(), plain.size() * 8), 0);
+    for (int p = 0; p < xn::kExPhaseCount; ++p) {
+      EXPECT_GT(ti.phase_ms[p], 0.0) << "engine " << int(engine) << " phase " << p;
+      EXPECT_EQ(pi.phase_ms[p], 0.0) << "engine " << int(engine) << " phase " << p;
+    }
+  }
+}
+
 // The workspace query (xnGetExdgemmWorkspaceSize, no handle needed): the
 // cublasDgemm statuses for bad arguments, 0 for an empty product, and a
 // budget of the reported size runs well-scaled data (phi = 0) in one block,

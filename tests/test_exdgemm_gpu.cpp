@@ -222,6 +222,36 @@ TEST_F(GpuExdgemm, EnginesGiveTheSameBitsAndReportThemselves) {
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
 }
 
+// XN_OPT_EXDGEMM_PHASE_TIMES on the handle: both engines report a time
+// for every phase and give the same bits as without it.
+TEST_F(GpuExdgemm, PhaseTimesCoverEveryPhaseAndChangeNoBit) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{false, false, 333, 250, 401, 333, 401, 333, 1.0, 0.0};
+  std::vector<double> a, b;
+  xn_test::ex_fill(ExKind::Phi, 1, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  for (int engine = 1; engine <= 2; ++engine) {
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, engine), CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> plain = run(c, a, b, c0);
+    xnExdgemmInfo_t pi{}, ti{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &pi), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_PHASE_TIMES, 1), CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> timed = run(c, a, b, c0);
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &ti), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_PHASE_TIMES, 0), CUBLAS_STATUS_SUCCESS);
+    check_oracle(c, a, b, c0, timed, "phase times");
+    EXPECT_TRUE(xn_test::same_bits(plain, timed)) << "engine " << engine;
+    EXPECT_EQ(ti.engine, engine);
+    for (int p = 0; p < 4; ++p) {
+      EXPECT_GT(ti.phase_ms[p], 0.0) << "engine " << engine << " phase " << p;
+      EXPECT_EQ(pi.phase_ms[p], 0.0) << "engine " << engine << " phase " << p;
+    }
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+}
+
 TEST_F(GpuExdgemm, PointerModesStreamsBlocksAndRepeatsGiveTheSameBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);

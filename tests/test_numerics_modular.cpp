@@ -1,7 +1,8 @@
 // test_numerics_modular.cpp - the arithmetic of exdgemm's modular engine
 // (src/numerics/modular.h) against GMP's exact integers: the moduli table
-// (pairwise coprime, inverses, powers of two), the residue of a double,
-// the number of moduli a range needs, and the Garner reconstruction of
+// (pairwise coprime, reciprocals, powers of two), the division-free
+// remainders, the CRT constants, the residue of a double, the number of
+// moduli a range needs, and the reconstruction of
 // random integers of up to 289 bits from their residues, from int32-style
 // and double-style dot products alike.
 #include <gmp.h>
@@ -36,26 +37,88 @@ void product_of_moduli(int L, Mpz &out) {
   for (int l = 0; l < L; ++l) mpz_mul_ui(out.v, out.v, T.m[l]);
 }
 
-TEST(ModularTables, PairwiseCoprimeOddWithInversesAndPowers) {
+TEST(ModularTables, PairwiseCoprimeOddWithTheirConstants) {
   ASSERT_EQ(T.count, xn::exact::kMaxModuli);
   for (int l = 0; l < T.count; ++l) {
-    EXPECT_EQ(T.m[l] % 2, 1) << "modulus " << int(T.m[l]) << " is even";
-    EXPECT_LE(T.m[l], 255);
+    const std::uint64_t m = T.m[l];
+    EXPECT_EQ(m % 2, 1u) << "modulus " << m << " is even";
+    EXPECT_LE(m, 255u);
     if (l) {
       EXPECT_LT(T.m[l], T.m[l - 1]);
     }
-    for (int j = 0; j < l; ++j) {
-      EXPECT_EQ(std::gcd(int(T.m[j]), int(T.m[l])), 1)
-          << int(T.m[j]) << " " << int(T.m[l]);
-      EXPECT_EQ(int(T.m[j]) * T.inv[j][l] % T.m[l], 1);
+    for (int j = 0; j < l; ++j)
+      EXPECT_EQ(std::gcd(int(T.m[j]), int(T.m[l])), 1) << int(T.m[j]) << " " << m;
+    EXPECT_EQ(T.magic[l], (std::uint64_t(1) << 32) / m);
+    EXPECT_EQ(T.two31[l], (std::uint64_t(1) << 31) % m);
+    EXPECT_EQ(T.two32[l], (std::uint64_t(1) << 32) % m);
+    // pow2 is 2^e mod m over the whole table; ord is the order of 2.
+    std::uint64_t p = 1;
+    for (int e = 0; e < xn::exact::kPow2Span; ++e) {
+      EXPECT_EQ(T.pow2[l][e], p) << "m " << m << " e " << e;
+      if (e > 0 && e < T.ord[l]) {
+        EXPECT_NE(p, 1u) << "order of 2 mod " << m;
+      }
+      p = 2 * p % m;
     }
-    // pow2 is 2^e mod m for e below the order, and 2^ord = 1.
-    long p = 1;
-    for (int e = 0; e < T.ord[l]; ++e) {
-      EXPECT_EQ(T.pow2[l][e], p);
-      p = 2 * p % T.m[l];
+    ASSERT_GT(T.ord[l], 0);
+    EXPECT_EQ(T.pow2[l][T.ord[l]], 1);
+  }
+}
+
+// x mod m_l for every modulus: the 32-bit path (multiply-high) at its
+// edges and at random, and the 64-bit one beyond, against the % operator.
+TEST(ModularTables, ModIntMatchesTheRemainderEverywhere) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::vector<std::int64_t> xs = {0,          1,           -1,           254,
+                                  255,        -255,        2147483647,   -2147483647 - 1,
+                                  2147483646, -2147483647, 2147483648LL, -2147483649LL,
+                                  1LL << 40,  -(1LL << 52)};
+  for (int i = 0; i < 20000; ++i) {
+    xs.push_back(std::int64_t(std::int32_t(rng())));
+    xs.push_back(std::int64_t(rng() >> 12) - (std::int64_t(1) << 51));
+  }
+  for (int l = 0; l < T.count; ++l) {
+    const std::int64_t m = T.m[l];
+    for (std::int64_t x : xs) {
+      const std::int64_t want = ((x % m) + m) % m;
+      ASSERT_EQ(xn::exact::mod_int(x, l, T), want) << x << " mod " << m;
+      if (x >= 0 && x <= 0xffffffffLL) {
+        ASSERT_EQ(std::int64_t(xn::exact::mod_u32(std::uint32_t(x), l, T)), want);
+      }
     }
-    EXPECT_EQ(p, 1);
+    ASSERT_EQ(xn::exact::mod_u32(0xffffffffu, l, T), 0xffffffffu % std::uint32_t(m));
+  }
+}
+
+// The CRT constants of every L against GMP: M, the cofactors M / m_l and
+// their inverses, and limbs that hold L M.
+TEST(ModularTables, CrtBasisOfEveryLengthAgainstGmp) {
+  for (int L = 0; L <= T.count; ++L) {
+    const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
+    ASSERT_EQ(B.L, L);
+    Mpz M, got, q, bound;
+    product_of_moduli(L, M);
+    auto limbs_to = [&](const std::uint32_t *x, Mpz &out) {
+      mpz_set_ui(out.v, 0);
+      for (int t = xn::exact::kMaxLimbs - 1; t >= 0; --t) {
+        mpz_mul_2exp(out.v, out.v, 32);
+        mpz_add_ui(out.v, out.v, x[t]);
+      }
+    };
+    limbs_to(B.M, got);
+    EXPECT_EQ(mpz_cmp(got.v, M.v), 0) << "L = " << L;
+    ASSERT_LE(B.limbs, xn::exact::kMaxLimbs);
+    mpz_mul_ui(bound.v, M.v, unsigned(std::max(L, 2)));
+    EXPECT_LE(mpz_sizeinbase(bound.v, 2), std::size_t(32 * B.limbs)) << "L = " << L;
+    for (int l = 0; l < L; ++l) {
+      mpz_divexact_ui(q.v, M.v, T.m[l]);
+      limbs_to(B.cofactor[l], got);
+      EXPECT_EQ(mpz_cmp(got.v, q.v), 0) << "L = " << L << " l = " << l;
+      EXPECT_EQ(mpz_fdiv_ui(q.v, T.m[l]) * B.inv_cofactor[l] % T.m[l], 1u);
+      EXPECT_EQ(B.recip[l], 1.0 / T.m[l]);
+    }
   }
 }
 
@@ -133,8 +196,9 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
 
 // Random X with |X| <= (prod m_l - 1)/2 for L moduli: its residues (offset by
 // random multiples of m_l, as a dot product leaves them, in int32 and
-// double form) give back X exactly as limbs.
-TEST(ModularTerms, GarnerRebuildsEveryIntegerInRange) {
+// double form) give back X exactly as limbs. The extremes +-(M - 1)/2 and
+// values near +-M/4 and +-M/2 are where the estimate of q is one off.
+TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE(xn_test::describe_seed(seed));
@@ -154,7 +218,20 @@ TEST(ModularTerms, GarnerRebuildsEveryIntegerInRange) {
         mpz_neg(X.v, half.v);
       else if (trial == 2)
         mpz_set_ui(X.v, 0);
-      else {
+      else if (trial < 11) {  // +-(M-1)/2 - d, +-(M/4 +- d) for small d
+        const unsigned d = unsigned(rng() % 1000);
+        if (trial < 7) {
+          mpz_sub_ui(X.v, half.v, d);
+        } else {
+          mpz_fdiv_q_2exp(X.v, M.v, 2);
+          if (rng() & 1)
+            mpz_add_ui(X.v, X.v, d);
+          else
+            mpz_sub_ui(X.v, X.v, d);
+        }
+        if (trial & 1) mpz_neg(X.v, X.v);
+        if (mpz_cmpabs(X.v, half.v) > 0) mpz_set(X.v, half.v);
+      } else {
         mpz_urandomm(X.v, gr, half.v);
         mpz_fdiv_q_2exp(X.v, X.v, unsigned(rng() % (mpz_sizeinbase(half.v, 2) + 1)));
         if (rng() & 1) mpz_neg(X.v, X.v);
@@ -169,9 +246,10 @@ TEST(ModularTerms, GarnerRebuildsEveryIntegerInRange) {
       }
       const int base = int(rng() % 200) - 100;
       for (int form = 0; form < 2; ++form) {
+        const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
         const xn::exact::ModularTerms t =
-            form == 0 ? xn::exact::modular_terms(p32, 1, L, base, T)
-                      : xn::exact::modular_terms(p64, 1, L, base, T);
+            form == 0 ? xn::exact::modular_terms(p32, 1, base, B, T)
+                      : xn::exact::modular_terms(p64, 1, base, B, T);
         EXPECT_EQ(t.base, base);
         mpz_set_ui(got.v, 0);
         for (int i = t.n - 1; i >= 0; --i) {
@@ -181,6 +259,7 @@ TEST(ModularTerms, GarnerRebuildsEveryIntegerInRange) {
         if (t.neg) mpz_neg(got.v, got.v);
         ASSERT_EQ(mpz_cmp(got.v, X.v), 0) << "L = " << L << " trial " << trial;
         ASSERT_TRUE(t.n == 0 || t.limb[t.n - 1] != 0);
+        ASSERT_TRUE(t.n > 0 || !t.neg);
       }
     }
   }

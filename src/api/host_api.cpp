@@ -215,9 +215,7 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
       const Options o = default_options();
       ExdgemmReport info{};
       const Status st =
-          cpu_exdgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                      std::size_t(o.exdgemm_workspace_limit), o.exdgemm_block, &info,
-                      static_cast<ExEngine>(o.exdgemm_engine));
+          cpu_exdgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, o, &info);
       set_host_exdgemm_info(to_public(info));
       // A BLAS routine has no error return: say it rather than leave C
       // unchanged in silence (a workspace limit too small for one block).

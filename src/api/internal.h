@@ -58,6 +58,7 @@ inline xnExdgemmInfo_t to_public(const ExdgemmReport &r) {
   i.workspace_bytes = r.workspace_bytes;
   i.engine = r.engine;
   i.moduli = r.moduli;
+  for (int ph = 0; ph < kExPhaseCount; ++ph) i.phase_ms[ph] = r.phase_ms[ph];
   return i;
 }
 

@@ -12,6 +12,8 @@
 //   gemm_exact  one DGEMM of the stacked slices: all slice products at once
 //   sum_block   one thread/iteration per entry: exdgemm_entry (NearSum)
 //
+// With XN_OPT_EXDGEMM_PHASE_TIMES, wait() (the backend's queued work done)
+// marks the phase boundaries (PhaseClock).
 // Workspace: head_space(bytes) gives the phase-1 region, body_space(bytes)
 // the slices and products after it; body_space may move the head region
 // (contents kept), whose address head_address() then gives.
@@ -26,6 +28,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -46,6 +49,11 @@ using exact::SliceList;
 // The engine that forms the exact products (XN_OPT_EXDGEMM_ENGINE).
 enum class ExEngine : int { Auto = 0, Slices = 1, Modular = 2 };
 
+// The phases timed with XN_OPT_EXDGEMM_PHASE_TIMES (xnExdgemmInfo_t's
+// phase_ms): exponent scans and the fetch, conversion (slices or residues),
+// products, sums (reconstruction and rounding).
+enum ExPhase : int { kExExponents, kExConversion, kExProducts, kExSums, kExPhaseCount };
+
 // What a call did (xnGetLastExdgemmInfo; the fields are documented there).
 struct ExdgemmReport {
   int engine = 0;  // ExEngine that ran (Slices or Modular); 0 before any product
@@ -56,12 +64,45 @@ struct ExdgemmReport {
   double slice_products = 0;
   std::int64_t wide_entries = 0;  // -1: not counted
   std::size_t workspace_bytes = 0;
+  double phase_ms[kExPhaseCount] = {};
 };
 
 struct ExdgemmLimits {
   std::size_t workspace_bytes = 0;  // budget for the call's workspace
   index_t force_block = 0;          // 0 = from the budget
   ExEngine engine = ExEngine::Auto;
+  bool phase_times = false;  // XN_OPT_EXDGEMM_PHASE_TIMES
+};
+
+// Wall time per phase when the limits ask for it: at each phase boundary
+// the backend waits for its queued work (be.wait()), so the host clock
+// measures the phase just ended. Off, it does nothing (no waits).
+template <class Backend>
+class PhaseClock {
+ public:
+  PhaseClock(Backend &be, bool on, double *ms) : be_(be), on_(on), ms_(ms) {}
+  // The start: earlier work on the stream is not counted.
+  Status start() {
+    if (!on_) return Status::Ok;
+    const Status s = be_.wait();
+    t_ = std::chrono::steady_clock::now();
+    return s;
+  }
+  // Ends phase p (its time is added: blocks of C repeat phases).
+  Status lap(ExPhase p) {
+    if (!on_) return Status::Ok;
+    const Status s = be_.wait();
+    const auto now = std::chrono::steady_clock::now();
+    ms_[p] += std::chrono::duration<double, std::milli>(now - t_).count();
+    t_ = now;
+    return s;
+  }
+
+ private:
+  Backend &be_;
+  bool on_;
+  double *ms_;
+  std::chrono::steady_clock::time_point t_{};
 };
 
 namespace ex_detail {
@@ -226,7 +267,7 @@ template <class Backend>
 Status modular_run(Backend &be, MatView<const double> A, MatView<const double> Bt,
                    MatView<const double> B, MatView<double> C, int L, std::size_t head,
                    double alpha, double beta, const ExdgemmLimits &lim,
-                   ExdgemmReport *info) {
+                   PhaseClock<Backend> &clock, ExdgemmReport *info) {
   using namespace ex_detail;
   const index_t m = C.rows, n = C.cols, k = A.cols, ldr = residue_ld(k);
   const std::size_t rb = be.residue_bytes(), pb = be.product_bytes();
@@ -257,11 +298,14 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   info->slice_products = L;
 
   Status s = Status::Ok;
-  if (blk.b_once && L > 0) s = be.modular_residues(Bt, ib, 0, n, L, rbs, ldr);
+  auto then = [&s](Status next) {
+    if (s == Status::Ok) s = next;
+  };
+  if (blk.b_once && L > 0) then(be.modular_residues(Bt, ib, 0, n, L, rbs, ldr));
   std::int64_t blocks = 0;
   for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
     const index_t bm = std::min(blk.bm, m - i0);
-    if (L > 0) s = be.modular_residues(A, ia, i0, bm, L, ra, ldr);
+    if (L > 0) then(be.modular_residues(A, ia, i0, bm, L, ra, ldr));
     for (index_t j0 = 0; j0 < n && s == Status::Ok; j0 += blk.bn) {
       const index_t bn = std::min(blk.bn, n - j0);
       const char *rbj = rbs;
@@ -269,13 +313,14 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
         if (blk.b_once)
           rbj = rbs + j0 * ldr * index_t(rb);  // row j0 of each modulus' n rows
         else
-          s = be.modular_residues(Bt, ib, j0, bn, L, rbs, ldr);
-        if (s == Status::Ok)
-          s = be.modular_products(ra, rbj, L, bm, bn, blk.b_once ? n : bn, k, ldr, P);
+          then(be.modular_residues(Bt, ib, j0, bn, L, rbs, ldr));
+        then(clock.lap(kExConversion));
+        then(be.modular_products(ra, rbj, L, bm, bn, blk.b_once ? n : bn, k, ldr, P));
+        then(clock.lap(kExProducts));
       }
-      if (s == Status::Ok)
-        s = be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta,
-                                 &info->wide_entries);
+      then(be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta,
+                                &info->wide_entries));
+      then(clock.lap(kExSums));
       ++blocks;
     }
   }
@@ -297,6 +342,7 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   const index_t groups_b = (n + kGroupRows - 1) / kGroupRows;
   *info = ExdgemmReport{};
   info->wide_entries = -1;
+  PhaseClock<Backend> clock(be, lim.phase_times, info->phase_ms);
 
   // Phase 1: exponents and slice masks, then the one synchronisation. The
   // phase-1 arrays start the head region.
@@ -313,7 +359,8 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   char *ws = static_cast<char *>(be.head_space(head));
   if (!ws) return Status::AllocFailed;
   place_head(ws);
-  Status s = be.scan_rows(A, info_a);
+  Status s = clock.start();
+  if (s == Status::Ok) s = be.scan_rows(A, info_a);
   if (s == Status::Ok) s = be.scan_rows(Bt, info_b);
   if (s == Status::Ok) s = be.mark_rows(A, info_a, w, masks_a);
   if (s == Status::Ok) s = be.mark_rows(Bt, info_b, w, masks_b);
@@ -324,6 +371,7 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   double alpha = 0, beta = 0;
   if (s == Status::Ok)
     s = be.fetch(masks_a, ma, masks_b, mb, info_a, ha, info_b, hb, &alpha, &beta);
+  if (s == Status::Ok) s = clock.lap(kExExponents);
   if (s != Status::Ok) return s;
 
   if (alpha == 0.0) return be.scale(C, beta);  // BLAS: C = beta C, exactly RN(beta c)
@@ -350,7 +398,8 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
     if (modular) {
       // Its workspace is allocated before C is touched: if no block of it
       // fits the budget, the slice engine (smaller blocks) runs instead.
-      const Status ms = modular_run(be, A, Bt, B, C, L, head, alpha, beta, lim, info);
+      const Status ms =
+          modular_run(be, A, Bt, B, C, L, head, alpha, beta, lim, clock, info);
       if (ms != Status::AllocFailed) return ms;
     }
   }
@@ -425,14 +474,17 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
       if (!blk.b_once && lb.n && la.n) s = be.split_rows(Bt, info_b, w, j0, bn, lb, bs);
       const index_t pr = index_t(la.n) * bm, pc = index_t(lb.n) * bn;
       const MatView<double> P{prods, pr, pc, std::max<index_t>(pr, 1), false};
+      if (s == Status::Ok) s = clock.lap(kExConversion);
       if (s == Status::Ok && la.n && lb.n) {
         // op(B) slices = (stacked op(B)^T slices)^T.
         const MatView<const double> bsv{bs.p, k, pc, bs.ld, !bs.trans};
         s = be.gemm_exact(a_stack.as_const(), bsv, P);
       }
+      if (s == Status::Ok) s = clock.lap(kExProducts);
       if (s == Status::Ok)
         s = be.sum_block(A, B, C, info_a, info_b, w, i0, bm, j0, bn, la, lb, P.as_const(),
                          alpha, beta, &info->wide_entries);
+      if (s == Status::Ok) s = clock.lap(kExSums);
       products += double(la.n) * lb.n * double(bm) * double(bn) / (double(m) * double(n));
       ++blocks;
     }
@@ -490,6 +542,7 @@ Status exdgemm_driver(Backend &be, MatView<const double> A, MatView<const double
   ExdgemmLimits lim;
   lim.force_block = opt.exdgemm_block;
   lim.engine = static_cast<ExEngine>(opt.exdgemm_engine);
+  lim.phase_times = opt.exdgemm_phase_times != 0;
   lim.workspace_bytes =
       std::min(opt.exdgemm_workspace_limit > 0 ? std::size_t(opt.exdgemm_workspace_limit)
                                                : be.automatic_budget(),

@@ -74,6 +74,8 @@ constexpr OptionSpec kOptionTable[] = {
    "with transa != N, store the A-side temporaries non-transposed: -1 = double with transb = N, 0 = never, 1 = always"},
   {22, "XN_OPT_EXDGEMM_ENGINE", "XN_EXDGEMM_ENGINE", &Options::exdgemm_engine, 0, 2, 0, nullptr,
    "xnExdgemm: the engine of the exact products: 0 = chosen per call from the bits the inputs need, 1 = FP64 slices, 2 = modular integer products (where the inputs' range allows; else slices)"},
+  {23, "XN_OPT_EXDGEMM_PHASE_TIMES", "XN_EXDGEMM_PHASE_TIMES", &Options::exdgemm_phase_times, 0, 1, 0, nullptr,
+   "xnExdgemm: 1 = time each phase (waiting for the stream at every phase boundary) into xnExdgemmInfo_t's phase_ms"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

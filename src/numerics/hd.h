@@ -6,3 +6,12 @@
 #else
 #define XN_HD inline
 #endif
+
+// Full unrolling of a loop with a compile-time trip count, so that arrays
+// indexed by its counter stay in registers on the GPU; plain loops on the
+// host (nvcc's host pass included).
+#if defined(__CUDA_ARCH__)
+#define XN_UNROLL _Pragma("unroll")
+#else
+#define XN_UNROLL
+#endif

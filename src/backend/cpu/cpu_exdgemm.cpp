@@ -33,6 +33,7 @@ class CpuExBackend {
   void *body_space(std::size_t bytes) { return grow(body_, bytes); }
   void *head_address() { return head_.data(); }  // separate regions: never moves
   std::size_t workspace_cap() const { return SIZE_MAX; }
+  Status wait() const { return Status::Ok; }  // synchronous: every phase is done
 
   Status scan_rows(MatView<const double> X, VectorInfo *info) {
     for (index_t i = 0; i < X.rows; ++i) exact::vector_info_init(info[i]);
@@ -135,12 +136,13 @@ class CpuExBackend {
     const int cap = 2 * exact::kMaxLimbs + 2;
     if (scratch_.size() < std::size_t(cap)) scratch_.resize(std::size_t(cap));
     const double *prods = static_cast<const double *>(P);
+    const exact::CrtBasis &basis = exact::crt_basis(L);
     std::int64_t wide_n = 0;
     for (index_t j = 0; j < bn; ++j)
       for (index_t i = 0; i < bm; ++i) {
         const index_t gi = i0 + i, gj = j0 + j;
         const exact::ModularTerms X = exact::entry_modular_terms(
-            prods + i + j * bm, bm * bn, L, ia[gi], ib[gj], exact::kModularTables);
+            prods + i + j * bm, bm * bn, ia[gi], ib[gj], basis, exact::kModularTables);
         wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
       }
     *wide_count += wide_n;
@@ -199,11 +201,19 @@ Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                    const double *B, std::int64_t ldb, double beta, double *C,
                    std::int64_t ldc, std::size_t budget, std::int64_t force_block,
                    ExdgemmReport *info, ExEngine engine) {
-  ExdgemmReport local;
   Options opt;
   opt.exdgemm_workspace_limit = std::int64_t(budget);
   opt.exdgemm_block = force_block;
   opt.exdgemm_engine = std::int64_t(engine);
+  return cpu_exdgemm(trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, opt,
+                     info);
+}
+
+Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                   std::int64_t k, double alpha, const double *A, std::int64_t lda,
+                   const double *B, std::int64_t ldb, double beta, double *C,
+                   std::int64_t ldc, const Options &opt, ExdgemmReport *info) {
+  ExdgemmReport local;
   CpuExBackend be(alpha, beta);
   return exdgemm_driver(be, MatView<const double>{A, m, k, lda, trans_a},
                         MatView<const double>{B, k, n, ldb, trans_b},

@@ -7,15 +7,23 @@
 #include <cstdint>
 
 #include "core/exdgemm.h"
+#include "core/options.h"
 #include "core/types.h"
 
 namespace xn {
 
 // C = RN(alpha op(A) op(B) + beta C), column-major, for valid arguments
 // (m, n >= 0; any k; beta == 0 never reads C; alpha == 0 or k == 0 never
-// reads A or B). `budget` = workspace bytes (0 = 1 GiB), `force_block` as
-// XN_OPT_EXDGEMM_BLOCK, `engine` as XN_OPT_EXDGEMM_ENGINE. `info` may be
-// null. The same driver as the GPU's (core/exdgemm.h, exdgemm_driver).
+// reads A or B), with the exdgemm options of `opt` (budget 0 = 1 GiB).
+// `info` may be null. The same driver as the GPU's (core/exdgemm.h,
+// exdgemm_driver).
+Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                   std::int64_t k, double alpha, const double *A, std::int64_t lda,
+                   const double *B, std::int64_t ldb, double beta, double *C,
+                   std::int64_t ldc, const Options &opt, ExdgemmReport *info);
+
+// The same with the table's defaults but `budget` (workspace bytes),
+// `force_block` (XN_OPT_EXDGEMM_BLOCK) and `engine` (XN_OPT_EXDGEMM_ENGINE).
 Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t k, double alpha, const double *A, std::int64_t lda,
                    const double *B, std::int64_t ldb, double beta, double *C,

@@ -57,6 +57,9 @@ class CudaExBackend {
   // The budget can be no larger than the workspace the handle can have.
   std::size_t workspace_cap() const { return xn::workspace_cap(st_); }
 
+  // Phase boundaries of XN_OPT_EXDGEMM_PHASE_TIMES only.
+  Status wait() { return ok(cudaStreamSynchronize(s_)); }
+
   Status scan_rows(MatView<const double> X, exact::VectorInfo *info) {
     return ok(launch_ex_scan_rows(s_, view(X), info));
   }
@@ -194,8 +197,8 @@ class CudaExBackend {
                            const exact::VectorInfo *ib, index_t i0, index_t bm,
                            index_t j0, index_t bn, int L, const void *P, double alpha,
                            double beta, std::int64_t *) {
-    const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta), L,
-                             static_cast<const std::int32_t *>(P)};
+    const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta),
+                             static_cast<const std::int32_t *>(P), exact::crt_basis(L)};
     return ok(launch_ex_modular_sum_block(s_, a));
   }
 
