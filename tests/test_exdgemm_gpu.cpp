@@ -4,8 +4,9 @@
 // pointer modes, a non-default stream, NaN-poisoned outputs, different block
 // sizes, cuBLAS's FP64 emulation switched on by the user, the slice DGEMMs on
 // checked native-FP64 cuBLASLt algorithms and on the pedantic fallback,
-// allocation failure,
-// bad arguments, run-to-run reproducibility, and a sampled large case.
+// allocation failure, bad arguments, run-to-run reproducibility, a sampled
+// large case, both engines (FP64 slices and modular INT8) with phase
+// times, and separate handles on several host threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/cpu_exdgemm.h"
@@ -599,6 +601,61 @@ TEST_F(GpuExdgemm, SuppliedWorkspaceServesEveryRoutine) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_TRUE(xn_test::same_bits(dC2.download(), c0)) << give << " bytes";
   }
+}
+
+// Four host threads, each with its own handle and stream, run both engines
+// at once on their own inputs: every result equals the CPU backend's bits
+// (the handles' workspaces, constants and reports do not interfere).
+TEST(GpuExdgemmThreads, SeparateHandlesOnSeveralHostThreadsGiveTheCpuBits) {
+  XN_REQUIRE_GPU();
+  const int threads = 4, m = 150, n = 130, k = 170;
+  std::vector<int> failures(threads, 0);
+  std::vector<std::thread> pool;
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([t, seed, &failures] {
+      cublasHandle_t h;
+      cudaStream_t s;
+      if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS ||
+          cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        failures[t] = -1;
+        return;
+      }
+      cublasSetStream(h, s);
+      std::mt19937_64 rng(seed + std::uint64_t(t));
+      for (int rep = 0; rep < 4; ++rep) {
+        const int engine = 1 + (rep + t) % 2;
+        xnSetOption(h, XN_OPT_EXDGEMM_ENGINE, engine);
+        std::vector<double> a, b;
+        xn_test::ex_fill(ExKind::Phi, rep % 2, false, true, m, n, k, a, m, b, n, rng);
+        std::vector<double> c0(std::size_t(m) * n), want(c0.size());
+        for (double &v : c0) v = double(std::int64_t(rng() % 2001) - 1000) / 7;
+        want = c0;
+        const double alpha = 0.5 + rep, beta = -1.25;
+        if (xn::cpu_exdgemm(false, true, m, n, k, alpha, a.data(), m, b.data(), n, beta,
+                            want.data(), m, 0, 0, nullptr) != xn::Status::Ok) {
+          ++failures[t];
+          continue;
+        }
+        DeviceBuffer<double> dA, dB, dC;
+        dA.upload(a);
+        dB.upload(b);
+        dC.upload(c0);
+        xnExdgemmInfo_t info{};
+        if (xnExdgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, dA.get(), m, dB.get(),
+                      n, &beta, dC.get(), m) != CUBLAS_STATUS_SUCCESS ||
+            cudaStreamSynchronize(s) != cudaSuccess ||
+            xnGetLastExdgemmInfo(h, &info) != CUBLAS_STATUS_SUCCESS ||
+            info.engine != engine || !xn_test::same_bits(dC.download(), want))
+          ++failures[t];
+      }
+      xnRelease(h);
+      cublasDestroy(h);
+      cudaStreamDestroy(s);
+    });
+  for (std::thread &th : pool) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
 }  // namespace
