@@ -413,7 +413,12 @@ typedef enum {
    *  phase in xnExdgemmInfo_t's phase_ms (XN_EXDGEMM_PHASE_TIMES). The
    *  waits cost a few microseconds each; for benchmarks, not production.
    *  0 (default) = no waits, phase_ms zero. */
-  XN_OPT_EXDGEMM_PHASE_TIMES = 23
+  XN_OPT_EXDGEMM_PHASE_TIMES = 23,
+  /** PDNGEMM, PSNGEMM (include/xngemm_dist.h): the width of the panels of K
+   *  each process gathers for one local product (XN_DIST_PANEL). 0 = all of
+   *  K, in halves while some process cannot allocate it. PEXDGEMM always
+   *  takes all of K. */
+  XN_OPT_DIST_PANEL = 24
 } xnOption_t;
 
 /**

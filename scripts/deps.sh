@@ -4,7 +4,8 @@
 # sudo), otherwise names exactly what is missing and fails.
 set -euo pipefail
 pkgs=(cmake g++ gfortran make libopenblas-dev libmpfr-dev libgmp-dev libgtest-dev
-      python3 python3-numpy python3-matplotlib pkgconf)
+      python3 python3-numpy python3-matplotlib pkgconf
+      openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,71 @@
+/*
+ * xngemm_dist.h - xNGEMM's distributed products: ScaLAPACK's PDGEMM argument
+ * list, the library's routines as the local engine (libxngemm_dist, which
+ * needs MPI and ScaLAPACK).
+ *
+ * Rename PDGEMM to PDNGEMM (non-negative op(A), op(B): faster and more
+ * accurate local products) or PEXDGEMM (correctly rounded: every entry of
+ * sub(C) is the exact alpha op(sub(A)) op(sub(B)) + beta sub(C) rounded once,
+ * bitwise the same for every process grid, block size and number of
+ * processes, and equal to xnExdgemm / exdgemm_ on one process).
+ *
+ *   sub(C) := alpha op(sub(A)) op(sub(B)) + beta sub(C),
+ *   sub(C) = C(IC:IC+M-1, JC:JC+N-1), op(sub(A)) M x K, op(sub(B)) K x N,
+ *
+ * with matrices distributed 2-D block-cyclically over a BLACS process grid
+ * and described by ScaLAPACK array descriptors (DTYPE 1, or PBLAS's DTYPE 2).
+ * Every process of the grid calls the routine with the same global
+ * arguments, as for PDGEMM.
+ *
+ * Argument checks are PDGEMM's (PBLAS), with its error numbers: INFO = -i
+ * for the i-th argument, -(100 i + j) for entry j of the descriptor at
+ * position i (entries numbered as in PBLAS's eleven-entry descriptor, as
+ * PBLAS reports them). Where PDGEMM would stop the program (Cblacs_abort),
+ * these routines report through PXERBLA(ICTXT, name, -INFO) on the processes
+ * that found the error and return on every process with sub(C) untouched.
+ *
+ * Method (docs/design.md, "Distributed GEMM"): each process gathers the rows
+ * of op(sub(A)) that meet its rows of sub(C) and the columns of op(sub(B))
+ * that meet its columns (PBLAS's PxGEADD moves them, transposing where
+ * op(X) = X'), then forms its part of sub(C) with one local product by the
+ * library's host routine (DNGEMM, SNGEMM, EXDGEMM: on the GPU when the
+ * process has one, otherwise on the CPU). PDNGEMM and PSNGEMM gather op(A)
+ * and op(B) in panels of K when the whole does not fit (XN_DIST_PANEL forces
+ * a panel width). PEXDGEMM always forms each entry's whole dot product on
+ * the process that owns the entry, so no partial sums are ever combined.
+ */
+#ifndef XNGEMM_DIST_H
+#define XNGEMM_DIST_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** PDNGEMM: PDGEMM's argument list; non-negative op(sub(A)), op(sub(B)). */
+void pdngemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const double *alpha, const double *a, const int *ia,
+              const int *ja, const int *desca, const double *b, const int *ib,
+              const int *jb, const int *descb, const double *beta, double *c,
+              const int *ic, const int *jc, const int *descc);
+
+/** PSNGEMM: PSGEMM's argument list; non-negative op(sub(A)), op(sub(B)). */
+void psngemm_(const char *transa, const char *transb, const int *m, const int *n,
+              const int *k, const float *alpha, const float *a, const int *ia,
+              const int *ja, const int *desca, const float *b, const int *ib,
+              const int *jb, const int *descb, const float *beta, float *c,
+              const int *ic, const int *jc, const int *descc);
+
+/** PEXDGEMM: PDGEMM's argument list; every entry correctly rounded. If the
+ *  operands' rows and columns cannot be gathered (memory), sub(C) is left
+ *  unchanged and a message goes to stderr on the processes that lacked it. */
+void pexdgemm_(const char *transa, const char *transb, const int *m, const int *n,
+               const int *k, const double *alpha, const double *a, const int *ia,
+               const int *ja, const int *desca, const double *b, const int *ib,
+               const int *jb, const int *descb, const double *beta, double *c,
+               const int *ic, const int *jc, const int *descc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XNGEMM_DIST_H */

@@ -1,0 +1,30 @@
+// scalapack.h - the BLACS and PBLAS routines the distributed GEMMs use
+// (ScaLAPACK installs no C header for them). Fortran character arguments
+// carry a hidden length, passed last.
+#pragma once
+
+#include <cstddef>
+
+extern "C" {
+void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
+// Element-wise sum of an m x n integer array over `scope` ("All", "Row",
+// "Column"); rdest = -1: every process gets the result.
+void Cigsum2d(int ctxt, const char *scope, const char *top, int m, int n, int *a, int lda,
+              int rdest, int cdest);
+
+// sub(C) := beta sub(C) + alpha op(sub(A)) (PBLAS): any two distributions
+// of one context, descriptors of type 1 or 2; beta = 0 never reads sub(C).
+void pdgeadd_(const char *trans, const int *m, const int *n, const double *alpha,
+              const double *a, const int *ia, const int *ja, const int *desca,
+              const double *beta, double *c, const int *ic, const int *jc,
+              const int *descc, std::size_t trans_len);
+void psgeadd_(const char *trans, const int *m, const int *n, const float *alpha,
+              const float *a, const int *ia, const int *ja, const int *desca,
+              const float *beta, float *c, const int *ic, const int *jc, const int *descc,
+              std::size_t trans_len);
+
+// ScaLAPACK's error reporter (the user may supply their own): "On entry to
+// SRNAME parameter number INFO had an illegal value".
+void pxerbla_(const int *ictxt, const char *srname, const int *info,
+              std::size_t srname_len);
+}

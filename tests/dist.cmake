@@ -1,0 +1,23 @@
+# dist.cmake - the distributed products (PDNGEMM, PSNGEMM, PEXDGEMM; included
+# by tests/CMakeLists.txt where xngemm_dist is built): one MPI program run
+# by mpirun on 1, 2, 4 and 6 processes (every grid of that many and one of
+# fewer), against ScaLAPACK's PDGEMM/PSGEMM and the exact oracle. More
+# processes than cores: --oversubscribe, one BLAS thread each.
+add_executable(test_dist_pgemm test_dist_pgemm.cpp)
+target_link_libraries(test_dist_pgemm PRIVATE xngemm_dist xn_test_support MPI::MPI_C)
+target_compile_options(test_dist_pgemm PRIVATE ${XN_WARNINGS})
+# The C API of MPI only (no C++ bindings to link).
+target_compile_definitions(test_dist_pgemm PRIVATE OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+foreach(np 1 2 4 6)
+  add_test(NAME dist_pgemm_np${np}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} --oversubscribe
+            $<TARGET_FILE:test_dist_pgemm>)
+  set_tests_properties(dist_pgemm_np${np} PROPERTIES LABELS "accuracy;api"
+    TIMEOUT 900
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1;XN_DEVICE=cpu")
+endforeach()
+
+# The index arithmetic alone (no MPI): unit.
+xn_add_test(test_dist_block_cyclic LABELS unit SOURCES test_dist_block_cyclic.cpp
+  ${PROJECT_SOURCE_DIR}/src/dist/block_cyclic.cpp)
+target_include_directories(test_dist_block_cyclic PRIVATE ${PROJECT_SOURCE_DIR}/src)

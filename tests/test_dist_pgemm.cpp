@@ -1,0 +1,567 @@
+// test_dist_pgemm.cpp - PDNGEMM, PSNGEMM and PEXDGEMM (include/xngemm_dist.h)
+// under mpirun (1, 2, 4 and 6 processes: tests/dist.cmake), on every process
+// grid of that many processes and on a smaller one, against ScaLAPACK's own
+// PDGEMM/PSGEMM and the exact MPFR oracle:
+//  * PEXDGEMM: every entry of sub(C) is the correctly rounded value (the
+//    oracle's), so bitwise the same on every grid and block size;
+//  * PDNGEMM / PSNGEMM on non-negative operands: every entry within the
+//    classical componentwise bound gamma_{k+2+p} (|alpha| |A||B| + |beta||C|)
+//    of the exact value (p = extra roundings of the panels of K), as is
+//    PDGEMM's; and the two agree within twice that;
+//  * entries of C outside sub(C) untouched, beta = 0 never reading C (NaN
+//    there), alpha = 0 and k = 0 scaling only, empty products;
+//  * bad arguments: the INFO that PBLAS's PDGEMM computes on each process
+//    (its abort intercepted here), reported through PXERBLA, C untouched.
+// Shapes, block sizes, grid origins, offsets IA..JC, transposes and scalars
+// are drawn at random from a fresh seed (printed on failure).
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/mpfr_oracle.h"
+#include "xngemm.h"
+#include "xngemm_dist.h"
+
+extern "C" {
+void Cblacs_pinfo(int *mypnum, int *nprocs);
+void Cblacs_get(int ctxt, int what, int *val);
+void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
+void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
+void Cblacs_gridexit(int ctxt);
+int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc,
+            const int *nprocs);
+int indxg2p_(const int *g, const int *nb, const int *iproc, const int *isrc,
+             const int *nprocs);
+int indxg2l_(const int *g, const int *nb, const int *iproc, const int *isrc,
+             const int *nprocs);
+void pdgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+             const double *alpha, const double *a, const int *ia, const int *ja,
+             const int *desca, const double *b, const int *ib, const int *jb,
+             const int *descb, const double *beta, double *c, const int *ic,
+             const int *jc, const int *descc);
+void psgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+             const float *alpha, const float *a, const int *ia, const int *ja,
+             const int *desca, const float *b, const int *ib, const int *jb,
+             const int *descb, const float *beta, float *c, const int *ic, const int *jc,
+             const int *descc);
+}
+
+namespace {
+
+int g_rank = 0, g_size = 1;
+std::uint64_t g_seed = 0;
+int g_failures = 0;
+int g_checks = 0;
+
+void fail(const char *fmt, ...) {
+  ++g_failures;
+  if (g_failures > 30) return;
+  std::va_list ap;
+  va_start(ap, fmt);
+  std::fprintf(stderr, "[rank %d, seed %llu] FAIL: ", g_rank, (unsigned long long)g_seed);
+  std::vfprintf(stderr, fmt, ap);
+  std::fprintf(stderr, "\n");
+  va_end(ap);
+}
+
+// What the library reported through PXERBLA, and what PBLAS's PDGEMM
+// computed before it would have stopped the program (PB_Cabort calls
+// Cblacs_abort, replaced here by a recorder: PDGEMM then returns).
+struct Reported {
+  int calls = 0, info = 0;
+  std::string name;
+} g_pxerbla, g_pblas;
+
+}  // namespace
+
+extern "C" void pxerbla_(const int *, const char *name, const int *info,
+                         std::size_t len) {
+  ++g_pxerbla.calls;
+  g_pxerbla.info = *info;
+  g_pxerbla.name.assign(name, len);
+}
+extern "C" void Cblacs_abort(int, int info) {
+  ++g_pblas.calls;
+  g_pblas.info = -info;  // as a position, like PXERBLA's
+}
+
+namespace {
+
+struct Grid {
+  int ctxt = -1, nprow = 0, npcol = 0, myrow = -1, mycol = -1;
+  bool in() const { return myrow >= 0 && myrow < nprow && mycol >= 0 && mycol < npcol; }
+};
+
+Grid make_grid(int P, int Q) {
+  Grid g;
+  Cblacs_get(-1, 0, &g.ctxt);
+  Cblacs_gridinit(&g.ctxt, "Row", P, Q);
+  Cblacs_gridinfo(g.ctxt, &g.nprow, &g.npcol, &g.myrow, &g.mycol);
+  return g;
+}
+
+// A global column-major matrix and this process's part of it under a
+// type-1 descriptor.
+template <class T>
+struct Dist {
+  std::int64_t M = 0, N = 0;
+  std::vector<T> global;  // every process holds the same global matrix
+  std::vector<T> local;
+  int desc[9] = {};
+  int lr = 0, lc = 0;  // local rows and columns
+};
+
+template <class T>
+void distribute(const Grid &g, Dist<T> &d, int mb, int nb, int rsrc, int csrc) {
+  const int M = int(d.M), N = int(d.N);
+  d.lr = numroc_(&M, &mb, &g.myrow, &rsrc, &g.nprow);
+  d.lc = numroc_(&N, &nb, &g.mycol, &csrc, &g.npcol);
+  const int lld = std::max(1, d.lr);
+  d.desc[0] = 1;
+  d.desc[1] = g.ctxt;
+  d.desc[2] = M;
+  d.desc[3] = N;
+  d.desc[4] = mb;
+  d.desc[5] = nb;
+  d.desc[6] = rsrc;
+  d.desc[7] = csrc;
+  d.desc[8] = lld;
+  d.local.assign(std::size_t(lld) * std::size_t(std::max(1, d.lc)),
+                 std::numeric_limits<T>::quiet_NaN());
+  for (int j = 1; j <= N; ++j) {
+    if (indxg2p_(&j, &nb, &g.mycol, &csrc, &g.npcol) != g.mycol) continue;
+    const int lj = indxg2l_(&j, &nb, &g.mycol, &csrc, &g.npcol) - 1;
+    for (int i = 1; i <= M; ++i) {
+      if (indxg2p_(&i, &mb, &g.myrow, &rsrc, &g.nprow) != g.myrow) continue;
+      const int li = indxg2l_(&i, &mb, &g.myrow, &rsrc, &g.nprow) - 1;
+      d.local[std::size_t(li) + std::size_t(lj) * lld] =
+          d.global[std::size_t(i - 1) + std::size_t(j - 1) * std::size_t(M)];
+    }
+  }
+}
+
+// Calls f(i, j, local value) for every global entry (0-based) this
+// process holds.
+template <class T, class F>
+void each_local(const Grid &g, const Dist<T> &d, const std::vector<T> &local, F &&f) {
+  const int mb = d.desc[4], nb = d.desc[5], rsrc = d.desc[6], csrc = d.desc[7];
+  const int lld = d.desc[8];
+  for (int j = 1; j <= int(d.N); ++j) {
+    if (indxg2p_(&j, &nb, &g.mycol, &csrc, &g.npcol) != g.mycol) continue;
+    const int lj = indxg2l_(&j, &nb, &g.mycol, &csrc, &g.npcol) - 1;
+    for (int i = 1; i <= int(d.M); ++i) {
+      if (indxg2p_(&i, &mb, &g.myrow, &rsrc, &g.nprow) != g.myrow) continue;
+      const int li = indxg2l_(&i, &mb, &g.myrow, &rsrc, &g.nprow) - 1;
+      f(i - 1, j - 1, local[std::size_t(li) + std::size_t(lj) * lld]);
+    }
+  }
+}
+
+template <class T>
+std::uint64_t bits_of(T x) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &x, sizeof x);
+  return b;
+}
+
+struct Case {
+  char ta = 'N', tb = 'N';
+  int m = 0, n = 0, k = 0;
+  int ia = 1, ja = 1, ib = 1, jb = 1, ic = 1, jc = 1;
+  int mb_a = 1, nb_a = 1, mb_b = 1, nb_b = 1, mb_c = 1, nb_c = 1;
+  int rsrc_a = 0, csrc_a = 0, rsrc_b = 0, csrc_b = 0, rsrc_c = 0, csrc_c = 0;
+  double alpha = 1, beta = 0;
+  int panel = 0;  // XN_OPT_DIST_PANEL for the ngemm routines
+  std::string describe() const {
+    char s[400];
+    std::snprintf(
+        s, sizeof s,
+        "%c%c m=%d n=%d k=%d A(%d,%d) %dx%d src(%d,%d) B(%d,%d) %dx%d src(%d,%d) "
+        "C(%d,%d) %dx%d src(%d,%d) alpha=%g beta=%g panel=%d",
+        ta, tb, m, n, k, ia, ja, mb_a, nb_a, rsrc_a, csrc_a, ib, jb, mb_b, nb_b, rsrc_b,
+        csrc_b, ic, jc, mb_c, nb_c, rsrc_c, csrc_c, alpha, beta, panel);
+    return s;
+  }
+};
+
+Case random_case(const Grid &g, std::mt19937_64 &rng) {
+  auto pick = [&](int lo, int hi) {
+    return lo + int(rng() % std::uint64_t(hi - lo + 1));
+  };
+  const int blocks[] = {1, 2, 3, 4, 5, 8, 13, 16};
+  const char trans[] = {'N', 'T', 'C', 'n', 't'};
+  Case c;
+  c.ta = trans[rng() % 5];
+  c.tb = trans[rng() % 5];
+  const int top = rng() % 5 ? 37 : 90;  // now and then larger local products
+  c.m = pick(1, top);
+  c.n = pick(1, top);
+  c.k = pick(1, top + 8);
+  c.ia = pick(1, 4);
+  c.ja = pick(1, 4);
+  c.ib = pick(1, 4);
+  c.jb = pick(1, 4);
+  c.ic = pick(1, 4);
+  c.jc = pick(1, 4);
+  c.mb_a = blocks[rng() % 8];
+  c.nb_a = blocks[rng() % 8];
+  c.mb_b = blocks[rng() % 8];
+  c.nb_b = blocks[rng() % 8];
+  c.mb_c = blocks[rng() % 8];
+  c.nb_c = blocks[rng() % 8];
+  c.rsrc_a = pick(0, g.nprow - 1);
+  c.csrc_a = pick(0, g.npcol - 1);
+  c.rsrc_b = pick(0, g.nprow - 1);
+  c.csrc_b = pick(0, g.npcol - 1);
+  c.rsrc_c = pick(0, g.nprow - 1);
+  c.csrc_c = pick(0, g.npcol - 1);
+  const double scalars[] = {0.0, 1.0, -1.5, 0.75, 2.0 / 3.0};
+  c.alpha = rng() % 8 ? scalars[1 + rng() % 4] : 0.0;
+  c.beta = scalars[rng() % 5];
+  c.panel = rng() % 3 ? 0 : pick(1, 9);
+  return c;
+}
+
+bool upper_t(char t) { return t != 'N' && t != 'n'; }
+
+// The operands of a case as global matrices with margins around sub(X).
+template <class T>
+void make_operands(const Case &c, std::mt19937_64 &rng, bool nonneg, Dist<T> &A,
+                   Dist<T> &B, Dist<T> &C) {
+  const bool ta = upper_t(c.ta), tb = upper_t(c.tb);
+  A.M = (c.ia - 1) + (ta ? c.k : c.m) + int(rng() % 3);
+  A.N = (c.ja - 1) + (ta ? c.m : c.k) + int(rng() % 3);
+  B.M = (c.ib - 1) + (tb ? c.n : c.k) + int(rng() % 3);
+  B.N = (c.jb - 1) + (tb ? c.k : c.n) + int(rng() % 3);
+  C.M = (c.ic - 1) + c.m + int(rng() % 3);
+  C.N = (c.jc - 1) + c.n + int(rng() % 3);
+  std::uniform_real_distribution<double> u01(0, 1);
+  std::normal_distribution<double> normal(0, 1);
+  auto value = [&] {
+    if (nonneg) return T(u01(rng));
+    // Signed, 53-bit, exponents spread as exp(randn): exercises the engine.
+    return T((u01(rng) - 0.5) * std::exp(normal(rng)));
+  };
+  for (Dist<T> *d : {&A, &B, &C}) {
+    d->global.resize(std::size_t(d->M * d->N));
+    for (T &v : d->global) v = value();
+  }
+}
+
+// The entries of sub(C) this process holds, compared by `check`; the rest
+// of its local C must equal the input's.
+template <class T, class Check>
+void check_result(const Grid &g, const Case &c, const Dist<T> &C,
+                  const std::vector<T> &before, const std::vector<T> &after,
+                  const char *what, Check &&check) {
+  std::vector<T> in_order;
+  each_local(g, C, before,
+             [&](std::int64_t, std::int64_t, T v) { in_order.push_back(v); });
+  std::size_t t = 0;
+  each_local(g, C, after, [&](std::int64_t i, std::int64_t j, T v) {
+    const T was = in_order[t++];
+    const bool inside =
+        i >= c.ic - 1 && i < c.ic - 1 + c.m && j >= c.jc - 1 && j < c.jc - 1 + c.n;
+    ++g_checks;
+    if (!inside) {
+      if (bits_of(v) != bits_of(was))
+        fail("%s: C(%lld,%lld) outside sub(C) changed; %s", what, (long long)i,
+             (long long)j, c.describe().c_str());
+      return;
+    }
+    check(i - (c.ic - 1), j - (c.jc - 1), v);
+  });
+}
+
+// The exact entry (i, j) of sub(C) (0-based in sub(C)).
+template <class T>
+xn_test::ExactEntry exact_at(const Case &c, const Dist<T> &A, const Dist<T> &B,
+                             const Dist<T> &C, std::int64_t i, std::int64_t j) {
+  const bool ta = upper_t(c.ta), tb = upper_t(c.tb);
+  const T *a = A.global.data() + (c.ia - 1) + (c.ja - 1) * A.M;
+  const T *b = B.global.data() + (c.ib - 1) + (c.jb - 1) * B.M;
+  const T *c0 = C.global.data() + (c.ic - 1) + (c.jc - 1) * C.M;
+  return xn_test::exact_gemm_entry<T>(ta, tb, c.k, T(c.alpha), a, A.M, b, B.M, T(c.beta),
+                                      c0, C.M, i, j);
+}
+
+using DistGemm = void (*)(const char *, const char *, const int *, const int *,
+                          const int *, const double *, const double *, const int *,
+                          const int *, const int *, const double *, const int *,
+                          const int *, const int *, const double *, double *, const int *,
+                          const int *, const int *);
+
+template <class T, class Fn>
+std::vector<T> call(const Case &c, Fn fn, const Dist<T> &A, const Dist<T> &B,
+                    const Dist<T> &C, bool poison) {
+  std::vector<T> out = C.local;
+  if (poison)  // beta = 0 must not read C: NaN in sub(C) must not show
+    for (T &v : out) v = std::numeric_limits<T>::quiet_NaN();
+  const T alpha = T(c.alpha), beta = T(c.beta);
+  fn(&c.ta, &c.tb, &c.m, &c.n, &c.k, &alpha, A.local.data(), &c.ia, &c.ja, A.desc,
+     B.local.data(), &c.ib, &c.jb, B.desc, &beta, out.data(), &c.ic, &c.jc, C.desc);
+  return out;
+}
+
+template <class T>
+constexpr double unit_roundoff() {
+  return std::ldexp(1.0, -std::numeric_limits<T>::digits);
+}
+
+// One case: the correctly rounded product (double) and the non-negative
+// one (double or single) against PDGEMM/PSGEMM and the oracle.
+template <class T>
+void run_case(const Grid &g, const Case &c, std::mt19937_64 &rng) {
+  constexpr bool is_double = sizeof(T) == 8;
+  const bool poison = c.beta == 0.0;
+  if (is_double) {  // PEXDGEMM on signed data
+    Dist<double> A, B, C;
+    make_operands<double>(c, rng, false, A, B, C);
+    distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
+    distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
+    distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+    std::vector<double> before = C.local;
+    if (poison)
+      for (double &v : before) v = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> got = call<double>(c, pexdgemm_, A, B, C, poison);
+    check_result(g, c, C, before, got, "PEXDGEMM",
+                 [&](std::int64_t i, std::int64_t j, double v) {
+                   const xn_test::ExactEntry e = exact_at(c, A, B, C, i, j);
+                   if (bits_of(v) != bits_of(e.hi))
+                     fail("PEXDGEMM: sub(C)(%lld,%lld) = %a, correctly rounded %a; %s",
+                          (long long)i, (long long)j, v, e.hi, c.describe().c_str());
+                 });
+  }
+  // PDNGEMM / PSNGEMM on non-negative operands, beside PDGEMM / PSGEMM.
+  Dist<T> A, B, C;
+  make_operands<T>(c, rng, true, A, B, C);
+  distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
+  distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
+  distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+  std::vector<T> before = C.local;
+  if (poison)
+    for (T &v : before) v = std::numeric_limits<T>::quiet_NaN();
+  xnSetOption(nullptr, XN_OPT_DIST_PANEL, c.panel);
+  std::vector<T> ours, theirs;
+  if constexpr (is_double) {
+    ours = call<double>(c, pdngemm_, A, B, C, poison);
+    theirs = call<double>(c, pdgemm_, A, B, C, poison);
+  } else {
+    ours = call<float>(c, psngemm_, A, B, C, poison);
+    theirs = call<float>(c, psgemm_, A, B, C, poison);
+  }
+  xnSetOption(nullptr, XN_OPT_DIST_PANEL, 0);
+  const char *name = is_double ? "PDNGEMM" : "PSNGEMM";
+  // gamma_{k+2+p}: the classical bound, one more rounding of sub(C) per
+  // panel of K after the first.
+  const int panels = c.panel > 0 ? (c.k + c.panel - 1) / c.panel : 1;
+  const double rounds = double(c.k + 2 + panels - 1);
+  const double u = unit_roundoff<T>();
+  const double gamma = rounds * u / (1 - rounds * u);
+  check_result(g, c, C, before, ours, name, [&](std::int64_t i, std::int64_t j, T v) {
+    const xn_test::ExactEntry e = exact_at(c, A, B, C, i, j);
+    const double bound = gamma * e.magnitude;
+    const double err = std::fabs(double(v) - e.hi) - std::fabs(e.lo);
+    if (!(err <= bound))
+      fail("%s: sub(C)(%lld,%lld) = %.17g, exact %.17g, error %.3g > bound %.3g; %s",
+           name, (long long)i, (long long)j, double(v), e.hi, err, bound,
+           c.describe().c_str());
+  });
+  // PDGEMM meets the classical bound, and the two agree within the sum of
+  // the bounds.
+  std::vector<T> ours_in_order;
+  each_local(g, C, ours,
+             [&](std::int64_t, std::int64_t, T v) { ours_in_order.push_back(v); });
+  std::size_t idx = 0;
+  each_local(g, C, theirs, [&](std::int64_t i, std::int64_t j, T v) {
+    const T mine = ours_in_order[idx++];
+    const bool inside =
+        i >= c.ic - 1 && i < c.ic - 1 + c.m && j >= c.jc - 1 && j < c.jc - 1 + c.n;
+    if (!inside) return;
+    const xn_test::ExactEntry e = exact_at(c, A, B, C, i - (c.ic - 1), j - (c.jc - 1));
+    const double base_rounds = double(c.k + 2);
+    const double base_bound = base_rounds * u / (1 - base_rounds * u) * e.magnitude;
+    ++g_checks;
+    if (!(std::fabs(double(v) - e.hi) - std::fabs(e.lo) <= base_bound))
+      fail("%s's reference (ScaLAPACK) out of its own bound at (%lld,%lld); %s", name,
+           (long long)i, (long long)j, c.describe().c_str());
+    if (!(std::fabs(double(mine) - double(v)) <= gamma * e.magnitude + base_bound))
+      fail("%s and ScaLAPACK differ by %.3g at (%lld,%lld); %s", name,
+           std::fabs(double(mine) - double(v)), (long long)i, (long long)j,
+           c.describe().c_str());
+  });
+}
+
+// Bad arguments: each mutation of a valid case must give, on every
+// process, the INFO PBLAS's PDGEMM computes there, reported through
+// PXERBLA as PDNGEMM / PEXDGEMM, with C untouched.
+void run_bad_arguments(const Grid &g, std::mt19937_64 &rng) {
+  Case base;
+  base.ta = 'N';
+  base.tb = 'T';
+  base.m = 9;
+  base.n = 7;
+  base.k = 8;
+  base.ia = base.jb = 2;
+  base.mb_a = base.nb_a = base.mb_b = base.nb_b = base.mb_c = base.nb_c = 2;
+  base.alpha = 1.5;
+  base.beta = 0.5;
+  struct Mutation {
+    const char *what;
+    void (*apply)(Case &, int *da, int *db, int *dc);
+  };
+  const Mutation mutations[] = {
+      {"transa", [](Case &c, int *, int *, int *) { c.ta = 'X'; }},
+      {"transb", [](Case &c, int *, int *, int *) { c.tb = 'q'; }},
+      {"m < 0", [](Case &c, int *, int *, int *) { c.m = -1; }},
+      {"n < 0", [](Case &c, int *, int *, int *) { c.n = -2; }},
+      {"k < 0", [](Case &c, int *, int *, int *) { c.k = -1; }},
+      {"ia = 0", [](Case &c, int *, int *, int *) { c.ia = 0; }},
+      {"jb = 0", [](Case &c, int *, int *, int *) { c.jb = 0; }},
+      {"jc out of bounds", [](Case &c, int *, int *, int *) { c.jc = 50; }},
+      {"DESCA dtype", [](Case &, int *da, int *, int *) { da[0] = 7; }},
+      {"DESCB context", [](Case &, int *, int *db, int *) { db[1] += 1000; }},
+      {"DESCA mb = 0", [](Case &, int *da, int *, int *) { da[4] = 0; }},
+      {"DESCB nb = -1", [](Case &, int *, int *db, int *) { db[5] = -1; }},
+      {"DESCC rsrc", [](Case &, int *, int *, int *dc) { dc[6] = 99; }},
+      {"DESCA csrc", [](Case &, int *da, int *, int *) { da[7] = -2; }},
+      {"DESCC m_ = 0", [](Case &, int *, int *, int *dc) { dc[2] = 0; }},
+      {"DESCB n_ too small", [](Case &, int *, int *db, int *) { db[3] = 3; }},
+      {"m < 0 and DESCC nb = 0",
+       [](Case &c, int *, int *, int *dc) {
+         c.m = -1;
+         dc[5] = 0;
+       }},
+  };
+  for (const Mutation &mu : mutations) {
+    Case c = base;
+    Dist<double> A, B, C;
+    make_operands<double>(base, rng, true, A, B, C);
+    distribute(g, A, c.mb_a, c.nb_a, 0, 0);
+    distribute(g, B, c.mb_b, c.nb_b, 0, 0);
+    distribute(g, C, c.mb_c, c.nb_c, 0, 0);
+    mu.apply(c, A.desc, B.desc, C.desc);
+    // PBLAS's verdict on this process.
+    g_pblas = Reported{};
+    call<double>(c, pdgemm_, A, B, C, false);
+    for (DistGemm fn : {DistGemm(pdngemm_), DistGemm(pexdgemm_)}) {
+      g_pxerbla = Reported{};
+      const std::vector<double> got = call<double>(c, fn, A, B, C, false);
+      const char *name = fn == DistGemm(pdngemm_) ? "PDNGEMM" : "PEXDGEMM";
+      ++g_checks;
+      if (g_pblas.calls != 1 || g_pblas.info == 0)
+        fail("%s: PBLAS found no error", mu.what);
+      if (g_pxerbla.calls != 1 || g_pxerbla.info != g_pblas.info ||
+          g_pxerbla.name != name)
+        fail("%s: %s reported %d call(s), info %d as '%s'; PDGEMM's info %d", mu.what,
+             name, g_pxerbla.calls, g_pxerbla.info, g_pxerbla.name.c_str(), g_pblas.info);
+      if (std::memcmp(got.data(), C.local.data(), got.size() * sizeof(double)) != 0)
+        fail("%s: %s changed C", mu.what, name);
+    }
+  }
+  // An LLD too small on one process only (PBLAS would stop there while the
+  // others went on): that process reports DESCC entry LLD (-(1900 + 11)),
+  // the others nothing, and every process returns with C untouched.
+  if (g.nprow * g.npcol > 1) {
+    Case c = base;
+    Dist<double> A, B, C;
+    make_operands<double>(base, rng, true, A, B, C);
+    distribute(g, A, c.mb_a, c.nb_a, 0, 0);
+    distribute(g, B, c.mb_b, c.nb_b, 0, 0);
+    distribute(g, C, c.mb_c, c.nb_c, 0, 0);
+    const bool bad_here = g.myrow == 0 && g.mycol == 0 && C.lr > 1;
+    if (bad_here) C.desc[8] = 1;
+    for (DistGemm fn : {DistGemm(pdngemm_), DistGemm(pexdgemm_)}) {
+      g_pxerbla = Reported{};
+      const std::vector<double> got = call<double>(c, fn, A, B, C, false);
+      ++g_checks;
+      if (bad_here ? (g_pxerbla.calls != 1 || g_pxerbla.info != 1911)
+                   : g_pxerbla.calls != 0)
+        fail("local LLD: %d report(s), info %d (here %s)", g_pxerbla.calls,
+             g_pxerbla.info, bad_here ? "bad" : "fine");
+      if (std::memcmp(got.data(), C.local.data(), got.size() * sizeof(double)) != 0)
+        fail("local LLD: C changed");
+    }
+  }
+}
+
+// Empty products and the scaling-only cases: sub(C) as beta sub(C).
+void run_edge_cases(const Grid &g, std::mt19937_64 &rng) {
+  for (int e = 0; e < 4; ++e) {
+    Case c = random_case(g, rng);
+    c.m = e == 0 ? 0 : c.m;
+    c.n = e == 1 ? 0 : c.n;
+    c.k = e == 2 ? 0 : c.k;
+    c.alpha = e == 3 ? 0.0 : c.alpha;
+    c.beta = rng() & 1 ? 0.0 : -0.5;
+    for (DistGemm fn : {DistGemm(pdngemm_), DistGemm(pexdgemm_)}) {
+      Dist<double> A, B, C;
+      make_operands<double>(c, rng, true, A, B, C);
+      distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
+      distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
+      distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+      const std::vector<double> got = call<double>(c, fn, A, B, C, false);
+      check_result(g, c, C, C.local, got, "edge",
+                   [&](std::int64_t i, std::int64_t j, double v) {
+                     const double c0 =
+                         C.global[std::size_t((c.ic - 1 + i) + (c.jc - 1 + j) * C.M)];
+                     const double want = c.beta == 0.0 ? 0.0 : c.beta * c0;
+                     if (bits_of(v) != bits_of(want))
+                       fail("edge case %d: sub(C)(%lld,%lld) = %g, want %g; %s", e,
+                            (long long)i, (long long)j, v, want, c.describe().c_str());
+                   });
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  std::uint64_t seed = std::random_device{}() ^ (std::uint64_t(time(nullptr)) << 20);
+  if (argc > 1) seed = std::strtoull(argv[1], nullptr, 10);
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  g_seed = seed;
+  const int cases = argc > 2 ? std::atoi(argv[2]) : 30;
+
+  // Every P x Q grid of all the processes, and one of fewer (the others
+  // stay out of it).
+  std::vector<std::pair<int, int>> grids;
+  for (int p = 1; p <= g_size; ++p)
+    if (g_size % p == 0) grids.push_back({p, g_size / p});
+  if (g_size > 2) grids.push_back({2, (g_size - 1) / 2});
+  for (const auto &pq : grids) {
+    const Grid g = make_grid(pq.first, pq.second);
+    std::mt19937_64 rng(seed + std::uint64_t(pq.first * 100 + pq.second));
+    if (g.in()) {
+      for (int i = 0; i < cases; ++i) {
+        const Case c = random_case(g, rng);
+        run_case<double>(g, c, rng);
+        if (i % 3 == 0) run_case<float>(g, random_case(g, rng), rng);
+      }
+      run_edge_cases(g, rng);
+      run_bad_arguments(g, rng);
+      Cblacs_gridexit(g.ctxt);
+    }
+  }
+  int totals[2] = {g_failures, g_checks}, sums[2] = {0, 0};
+  MPI_Reduce(totals, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (g_rank == 0)
+    std::printf("%d processes, %zu grids, seed %llu: %d checks, %d failures\n", g_size,
+                grids.size(), (unsigned long long)seed, sums[1], sums[0]);
+  int any = g_failures > 0, any_all = 0;
+  MPI_Allreduce(&any, &any_all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any_all ? 1 : 0;
+}
