@@ -21,3 +21,13 @@ endforeach()
 xn_add_test(test_dist_block_cyclic LABELS unit SOURCES test_dist_block_cyclic.cpp
   ${PROJECT_SOURCE_DIR}/src/dist/block_cyclic.cpp)
 target_include_directories(test_dist_block_cyclic PRIVATE ${PROJECT_SOURCE_DIR}/src)
+
+# The benchmark runs and finds no wrong entry (its exit status says so).
+if(XN_BUILD_BENCH)
+  add_test(NAME api_xnbench_mpi
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
+            $<TARGET_FILE:xnbench_mpi> --routine pexdgemm --sizes 96,130 --nb 16
+            --samples 24 --reps 1)
+  set_tests_properties(api_xnbench_mpi PROPERTIES LABELS api TIMEOUT 300
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1;XN_DEVICE=cpu")
+endif()
