@@ -133,9 +133,10 @@ Options parse(int argc, char **argv) {
 
 // Entry (i, j) of matrix `which` from its global indices alone: uniform in
 // [0, 1) for the non-negative routines, 53-bit (u - 0.5) for pexdgemm.
-double entry(std::uint64_t seed, int which, std::int64_t i, std::int64_t j, bool signed_) {
-  std::uint64_t z = seed ^ (std::uint64_t(which) << 60) ^ (std::uint64_t(i) << 30) ^
-                    std::uint64_t(j);
+double entry(std::uint64_t seed, int which, std::int64_t i, std::int64_t j,
+             bool signed_) {
+  std::uint64_t z =
+      seed ^ (std::uint64_t(which) << 60) ^ (std::uint64_t(i) << 30) ^ std::uint64_t(j);
   z += 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -254,19 +255,21 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> base) {
   const bool exact = o.routine == "pexdgemm";
   std::FILE *csv = nullptr;
   if (g_rank == 0) {
-    std::printf("xnbench_mpi: %s against %s, %d processes, grid %dx%d, blocks %d, %d "
-                "timed calls (median), %d sampled entries against MPFR\n",
-                o.routine.c_str(), sizeof(T) == 8 ? "PDGEMM" : "PSGEMM", g_size, o.P, o.Q,
-                o.nb, o.reps, o.samples);
+    std::printf(
+        "xnbench_mpi: %s against %s, %d processes, grid %dx%d, blocks %d, %d "
+        "timed calls (median), %d sampled entries against MPFR\n",
+        o.routine.c_str(), sizeof(T) == 8 ? "PDGEMM" : "PSGEMM", g_size, o.P, o.Q, o.nb,
+        o.reps, o.samples);
     std::printf("%-18s %10s %10s %10s %8s %8s %9s %9s %11s %11s %6s\n", "m x n x k",
                 "ours_ms", "base_ms", "class_ms", "ours_TF", "base_TF", "speedup",
                 "vs_class", "ours_maxrel", "base_maxrel", "wrong");
     if (!o.csv.empty()) {
       csv = std::fopen(o.csv.c_str(), "w");
       if (csv)
-        std::fprintf(csv, "routine,processes,P,Q,nb,m,n,k,ours_ms,base_ms,classical_ms,"
-                          "ours_tflops,base_tflops,speedup,speedup_vs_classical,"
-                          "ours_max_rel,base_max_rel,ours_wrong,checked\n");
+        std::fprintf(csv,
+                     "routine,processes,P,Q,nb,m,n,k,ours_ms,base_ms,classical_ms,"
+                     "ours_tflops,base_tflops,speedup,speedup_vs_classical,"
+                     "ours_max_rel,base_max_rel,ours_wrong,checked\n");
     }
   }
   for (std::size_t s = 0; s + 2 < o.shapes.size(); s += 3) {
@@ -274,8 +277,10 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> base) {
     double t_ours = NAN, t_base = NAN, t_class = NAN;
     Errors e_ours, e_base;
     if (in) {
-      const Local<T> A = make_local<T>(ctxt, P, Q, myrow, mycol, m, k, o.nb, o.seed, 0, exact);
-      const Local<T> B = make_local<T>(ctxt, P, Q, myrow, mycol, k, n, o.nb, o.seed, 1, exact);
+      const Local<T> A =
+          make_local<T>(ctxt, P, Q, myrow, mycol, m, k, o.nb, o.seed, 0, exact);
+      const Local<T> B =
+          make_local<T>(ctxt, P, Q, myrow, mycol, k, n, o.nb, o.seed, 1, exact);
       Local<T> C = make_local<T>(ctxt, P, Q, myrow, mycol, m, n, o.nb, o.seed, 2, exact);
       t_base = time_calls<T>(base, int(m), int(n), int(k), A, B, C, o.reps);
       e_base = sampled_errors<T>(o, C, P, Q, myrow, mycol, m, n, k, exact);
@@ -294,17 +299,19 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> base) {
       char shape[64];
       std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)m, (long long)n,
                     (long long)k);
-      std::printf("%-18s %10.2f %10.2f %10.2f %8.2f %8.2f %8.3fx %8.3fx %11.2e %11.2e %6d\n",
-                  shape, t_ours * 1e3, t_base * 1e3, t_class * 1e3, flops / t_ours / 1e12,
-                  flops / t_base / 1e12, t_base / t_ours, t_class / t_ours, e_ours.max_rel,
-                  e_base.max_rel, exact ? e_ours.wrong : 0);
+      std::printf(
+          "%-18s %10.2f %10.2f %10.2f %8.2f %8.2f %8.3fx %8.3fx %11.2e %11.2e %6d\n",
+          shape, t_ours * 1e3, t_base * 1e3, t_class * 1e3, flops / t_ours / 1e12,
+          flops / t_base / 1e12, t_base / t_ours, t_class / t_ours, e_ours.max_rel,
+          e_base.max_rel, exact ? e_ours.wrong : 0);
       if (csv)
-        std::fprintf(csv, "%s,%d,%d,%d,%d,%lld,%lld,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-                          "%.6g,%.6g,%d,%d\n",
-                     o.routine.c_str(), g_size, o.P, o.Q, o.nb, (long long)m, (long long)n,
-                     (long long)k, t_ours * 1e3, t_base * 1e3, t_class * 1e3,
-                     flops / t_ours / 1e12, flops / t_base / 1e12, t_base / t_ours,
-                     t_class / t_ours, e_ours.max_rel, e_base.max_rel,
+        std::fprintf(csv,
+                     "%s,%d,%d,%d,%d,%lld,%lld,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+                     "%.6g,%.6g,%d,%d\n",
+                     o.routine.c_str(), g_size, o.P, o.Q, o.nb, (long long)m,
+                     (long long)n, (long long)k, t_ours * 1e3, t_base * 1e3,
+                     t_class * 1e3, flops / t_ours / 1e12, flops / t_base / 1e12,
+                     t_base / t_ours, t_class / t_ours, e_ours.max_rel, e_base.max_rel,
                      exact ? e_ours.wrong : 0, e_ours.checked);
       std::fflush(stdout);
     }

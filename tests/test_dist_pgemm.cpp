@@ -12,8 +12,9 @@
 //    there), alpha = 0 and k = 0 scaling only, empty products;
 //  * bad arguments: the INFO that PBLAS's PDGEMM computes on each process
 //    (its abort intercepted here), reported through PXERBLA, C untouched.
-// Shapes, block sizes, grid origins, offsets IA..JC, transposes and scalars
-// are drawn at random from a fresh seed (printed on failure).
+// Shapes, block sizes, grid origins (replicated dimensions included),
+// offsets IA..JC, transposes and scalars are drawn at random from a fresh
+// seed (printed on failure; `test_dist_pgemm SEED` replays it).
 #include <mpi.h>
 
 #include <cmath>
@@ -109,6 +110,18 @@ Grid make_grid(int P, int Q) {
   return g;
 }
 
+// ScaLAPACK's index tools, extended to replicated dimensions (src = -1:
+// every process holds every entry, in global order), which PBLAS accepts.
+int count_of(int n, int nb, int proc, int src, int procs) {
+  return src < 0 ? n : numroc_(&n, &nb, &proc, &src, &procs);
+}
+bool holds(int g1, int nb, int proc, int src, int procs) {
+  return src < 0 || indxg2p_(&g1, &nb, &proc, &src, &procs) == proc;
+}
+int local_of(int g1, int nb, int proc, int src, int procs) {
+  return src < 0 ? g1 - 1 : indxg2l_(&g1, &nb, &proc, &src, &procs) - 1;
+}
+
 // A global column-major matrix and this process's part of it under a
 // type-1 descriptor.
 template <class T>
@@ -123,8 +136,8 @@ struct Dist {
 template <class T>
 void distribute(const Grid &g, Dist<T> &d, int mb, int nb, int rsrc, int csrc) {
   const int M = int(d.M), N = int(d.N);
-  d.lr = numroc_(&M, &mb, &g.myrow, &rsrc, &g.nprow);
-  d.lc = numroc_(&N, &nb, &g.mycol, &csrc, &g.npcol);
+  d.lr = count_of(M, mb, g.myrow, rsrc, g.nprow);
+  d.lc = count_of(N, nb, g.mycol, csrc, g.npcol);
   const int lld = std::max(1, d.lr);
   d.desc[0] = 1;
   d.desc[1] = g.ctxt;
@@ -138,11 +151,11 @@ void distribute(const Grid &g, Dist<T> &d, int mb, int nb, int rsrc, int csrc) {
   d.local.assign(std::size_t(lld) * std::size_t(std::max(1, d.lc)),
                  std::numeric_limits<T>::quiet_NaN());
   for (int j = 1; j <= N; ++j) {
-    if (indxg2p_(&j, &nb, &g.mycol, &csrc, &g.npcol) != g.mycol) continue;
-    const int lj = indxg2l_(&j, &nb, &g.mycol, &csrc, &g.npcol) - 1;
+    if (!holds(j, nb, g.mycol, csrc, g.npcol)) continue;
+    const int lj = local_of(j, nb, g.mycol, csrc, g.npcol);
     for (int i = 1; i <= M; ++i) {
-      if (indxg2p_(&i, &mb, &g.myrow, &rsrc, &g.nprow) != g.myrow) continue;
-      const int li = indxg2l_(&i, &mb, &g.myrow, &rsrc, &g.nprow) - 1;
+      if (!holds(i, mb, g.myrow, rsrc, g.nprow)) continue;
+      const int li = local_of(i, mb, g.myrow, rsrc, g.nprow);
       d.local[std::size_t(li) + std::size_t(lj) * lld] =
           d.global[std::size_t(i - 1) + std::size_t(j - 1) * std::size_t(M)];
     }
@@ -156,11 +169,11 @@ void each_local(const Grid &g, const Dist<T> &d, const std::vector<T> &local, F 
   const int mb = d.desc[4], nb = d.desc[5], rsrc = d.desc[6], csrc = d.desc[7];
   const int lld = d.desc[8];
   for (int j = 1; j <= int(d.N); ++j) {
-    if (indxg2p_(&j, &nb, &g.mycol, &csrc, &g.npcol) != g.mycol) continue;
-    const int lj = indxg2l_(&j, &nb, &g.mycol, &csrc, &g.npcol) - 1;
+    if (!holds(j, nb, g.mycol, csrc, g.npcol)) continue;
+    const int lj = local_of(j, nb, g.mycol, csrc, g.npcol);
     for (int i = 1; i <= int(d.M); ++i) {
-      if (indxg2p_(&i, &mb, &g.myrow, &rsrc, &g.nprow) != g.myrow) continue;
-      const int li = indxg2l_(&i, &mb, &g.myrow, &rsrc, &g.nprow) - 1;
+      if (!holds(i, mb, g.myrow, rsrc, g.nprow)) continue;
+      const int li = local_of(i, mb, g.myrow, rsrc, g.nprow);
       f(i - 1, j - 1, local[std::size_t(li) + std::size_t(lj) * lld]);
     }
   }
@@ -218,12 +231,14 @@ Case random_case(const Grid &g, std::mt19937_64 &rng) {
   c.nb_b = blocks[rng() % 8];
   c.mb_c = blocks[rng() % 8];
   c.nb_c = blocks[rng() % 8];
-  c.rsrc_a = pick(0, g.nprow - 1);
-  c.csrc_a = pick(0, g.npcol - 1);
-  c.rsrc_b = pick(0, g.nprow - 1);
-  c.csrc_b = pick(0, g.npcol - 1);
-  c.rsrc_c = pick(0, g.nprow - 1);
-  c.csrc_c = pick(0, g.npcol - 1);
+  // Now and then a replicated dimension (source -1), which PBLAS accepts.
+  auto source = [&](int procs) { return rng() % 8 ? pick(0, procs - 1) : -1; };
+  c.rsrc_a = source(g.nprow);
+  c.csrc_a = source(g.npcol);
+  c.rsrc_b = source(g.nprow);
+  c.csrc_b = source(g.npcol);
+  c.rsrc_c = source(g.nprow);
+  c.csrc_c = source(g.npcol);
   const double scalars[] = {0.0, 1.0, -1.5, 0.75, 2.0 / 3.0};
   c.alpha = rng() % 8 ? scalars[1 + rng() % 4] : 0.0;
   c.beta = scalars[rng() % 5];
