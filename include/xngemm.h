@@ -414,11 +414,12 @@ typedef enum {
    *  waits cost a few microseconds each; for benchmarks, not production.
    *  0 (default) = no waits, phase_ms zero. */
   XN_OPT_EXDGEMM_PHASE_TIMES = 23,
-  /** PDNGEMM, PSNGEMM (include/xngemm_dist.h): the width of the panels of K
-   *  each process gathers for one local product (XN_DIST_PANEL). 0 = all of
-   *  K, in halves while some process cannot allocate it. PEXDGEMM always
-   *  takes all of K. */
-  XN_OPT_DIST_PANEL = 24
+  /** PDNGEMM, PSNGEMM, PEXDGEMM (include/xngemm_dist.h): bytes each process
+   *  may use for the rows of op(A) and columns of op(B) it gathers
+   *  (XN_DIST_WORKSPACE_LIMIT; 0 = as much as it can allocate). Within it
+   *  PDNGEMM and PSNGEMM take K in panels, PEXDGEMM (which needs all of K)
+   *  takes sub(C) in bands. */
+  XN_OPT_DIST_WORKSPACE_LIMIT = 24
 } xnOption_t;
 
 /**

@@ -29,10 +29,11 @@
  * that meet its columns (PBLAS's PxGEADD moves them, transposing where
  * op(X) = X'), then forms its part of sub(C) with one local product by the
  * library's host routine (DNGEMM, SNGEMM, EXDGEMM: on the GPU when the
- * process has one, otherwise on the CPU). PDNGEMM and PSNGEMM gather op(A)
- * and op(B) in panels of K when the whole does not fit (XN_DIST_PANEL forces
- * a panel width). PEXDGEMM always forms each entry's whole dot product on
- * the process that owns the entry, so no partial sums are ever combined.
+ * process has one, otherwise on the CPU). Where that does not fit the
+ * workspace limit (XN_OPT_DIST_WORKSPACE_LIMIT) or the memory of some
+ * process, PDNGEMM and PSNGEMM gather K in panels; PEXDGEMM, which forms each
+ * entry's whole dot product on the process that owns the entry (so no
+ * partial sums are ever combined), takes sub(C) in bands instead.
  */
 #ifndef XNGEMM_DIST_H
 #define XNGEMM_DIST_H
@@ -55,9 +56,9 @@ void psngemm_(const char *transa, const char *transb, const int *m, const int *n
               const int *jb, const int *descb, const float *beta, float *c,
               const int *ic, const int *jc, const int *descc);
 
-/** PEXDGEMM: PDGEMM's argument list; every entry correctly rounded. If the
- *  operands' rows and columns cannot be gathered (memory), sub(C) is left
- *  unchanged and a message goes to stderr on the processes that lacked it. */
+/** PEXDGEMM: PDGEMM's argument list; every entry correctly rounded. Only if
+ *  not even one row and one column of K fit is a message printed and that
+ *  entry of sub(C) left unchanged. */
 void pexdgemm_(const char *transa, const char *transb, const int *m, const int *n,
                const int *k, const double *alpha, const double *a, const int *ia,
                const int *ja, const int *desca, const double *b, const int *ib,

@@ -193,15 +193,18 @@ struct Case {
   int mb_a = 1, nb_a = 1, mb_b = 1, nb_b = 1, mb_c = 1, nb_c = 1;
   int rsrc_a = 0, csrc_a = 0, rsrc_b = 0, csrc_b = 0, rsrc_c = 0, csrc_c = 0;
   double alpha = 1, beta = 0;
-  int panel = 0;  // XN_OPT_DIST_PANEL for the ngemm routines
+  // XN_OPT_DIST_WORKSPACE_LIMIT in bytes (0: none): small enough that the
+  // ngemm routines take K in panels (limit) and PEXDGEMM takes sub(C) in
+  // bands (limit_ex: room for all of K for a few rows and columns).
+  long long limit = 0, limit_ex = 0;
   std::string describe() const {
     char s[400];
     std::snprintf(
         s, sizeof s,
         "%c%c m=%d n=%d k=%d A(%d,%d) %dx%d src(%d,%d) B(%d,%d) %dx%d src(%d,%d) "
-        "C(%d,%d) %dx%d src(%d,%d) alpha=%g beta=%g panel=%d",
+        "C(%d,%d) %dx%d src(%d,%d) alpha=%g beta=%g limits=%lld,%lld",
         ta, tb, m, n, k, ia, ja, mb_a, nb_a, rsrc_a, csrc_a, ib, jb, mb_b, nb_b, rsrc_b,
-        csrc_b, ic, jc, mb_c, nb_c, rsrc_c, csrc_c, alpha, beta, panel);
+        csrc_b, ic, jc, mb_c, nb_c, rsrc_c, csrc_c, alpha, beta, limit, limit_ex);
     return s;
   }
 };
@@ -242,7 +245,13 @@ Case random_case(const Grid &g, std::mt19937_64 &rng) {
   const double scalars[] = {0.0, 1.0, -1.5, 0.75, 2.0 / 3.0};
   c.alpha = rng() % 8 ? scalars[1 + rng() % 4] : 0.0;
   c.beta = scalars[rng() % 5];
-  c.panel = rng() % 3 ? 0 : pick(1, 9);
+  // A third of the cases: room for a few columns of K per process only.
+  const int rows = (c.m + g.nprow - 1) / g.nprow + 1;
+  const int cols = (c.n + g.npcol - 1) / g.npcol + 1;
+  if (rng() % 3 == 0) {
+    c.limit = 8LL * (rows + cols) * pick(1, 6);
+    c.limit_ex = 8LL * c.k * pick(2, rows + cols);
+  }
   return c;
 }
 
@@ -347,7 +356,9 @@ void run_case(const Grid &g, const Case &c, std::mt19937_64 &rng) {
     std::vector<double> before = C.local;
     if (poison)
       for (double &v : before) v = std::numeric_limits<double>::quiet_NaN();
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, c.limit_ex);
     const std::vector<double> got = call<double>(c, pexdgemm_, A, B, C, poison);
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 0);
     check_result(g, c, C, before, got, "PEXDGEMM",
                  [&](std::int64_t i, std::int64_t j, double v) {
                    const xn_test::ExactEntry e = exact_at(c, A, B, C, i, j);
@@ -365,8 +376,8 @@ void run_case(const Grid &g, const Case &c, std::mt19937_64 &rng) {
   std::vector<T> before = C.local;
   if (poison)
     for (T &v : before) v = std::numeric_limits<T>::quiet_NaN();
-  xnSetOption(nullptr, XN_OPT_DIST_PANEL, c.panel);
   std::vector<T> ours, theirs;
+  xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, c.limit);
   if constexpr (is_double) {
     ours = call<double>(c, pdngemm_, A, B, C, poison);
     theirs = call<double>(c, pdgemm_, A, B, C, poison);
@@ -374,11 +385,11 @@ void run_case(const Grid &g, const Case &c, std::mt19937_64 &rng) {
     ours = call<float>(c, psngemm_, A, B, C, poison);
     theirs = call<float>(c, psgemm_, A, B, C, poison);
   }
-  xnSetOption(nullptr, XN_OPT_DIST_PANEL, 0);
+  xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 0);
   const char *name = is_double ? "PDNGEMM" : "PSNGEMM";
   // gamma_{k+2+p}: the classical bound, one more rounding of sub(C) per
-  // panel of K after the first.
-  const int panels = c.panel > 0 ? (c.k + c.panel - 1) / c.panel : 1;
+  // panel of K after the first (at most k panels under a limit).
+  const int panels = c.limit > 0 ? c.k : 1;
   const double rounds = double(c.k + 2 + panels - 1);
   const double u = unit_roundoff<T>();
   const double gamma = rounds * u / (1 - rounds * u);

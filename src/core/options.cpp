@@ -76,8 +76,8 @@ constexpr OptionSpec kOptionTable[] = {
    "xnExdgemm: the engine of the exact products: 0 = chosen per call from the bits the inputs need, 1 = FP64 slices, 2 = modular integer products (where the inputs' range allows; else slices)"},
   {23, "XN_OPT_EXDGEMM_PHASE_TIMES", "XN_EXDGEMM_PHASE_TIMES", &Options::exdgemm_phase_times, 0, 1, 0, nullptr,
    "xnExdgemm: 1 = time each phase (waiting for the stream at every phase boundary) into xnExdgemmInfo_t's phase_ms"},
-  {24, "XN_OPT_DIST_PANEL", "XN_DIST_PANEL", &Options::dist_panel, 0, kInt31, 0, nullptr,
-   "PDNGEMM, PSNGEMM: width of the panels of K gathered for each local product (0 = all of K where the memory allows)"},
+  {24, "XN_OPT_DIST_WORKSPACE_LIMIT", "XN_DIST_WORKSPACE_LIMIT", &Options::dist_workspace_limit, 0, kMaxI64, 0, nullptr,
+   "PDNGEMM, PSNGEMM, PEXDGEMM: bytes per process for the gathered rows of op(A) and columns of op(B) (0 = as much as can be allocated)"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

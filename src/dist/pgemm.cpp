@@ -76,14 +76,140 @@ bool all_ok(int ctxt, bool ok) {
   return bad == 0;
 }
 
-// Panel width of K for the local products: the option's, or all of K.
-std::int64_t requested_panel(std::int64_t k) {
-  std::int64_t v = 0;
-  if (xnGetOption(nullptr, XN_OPT_DIST_PANEL, &v) != CUBLAS_STATUS_SUCCESS || v <= 0)
-    return k;
-  return std::min(v, k);
+// The smallest of every process's `v`.
+int grid_min(int ctxt, int v) {
+  Cigamn2d(ctxt, "All", " ", 1, 1, &v, 1, nullptr, nullptr, -1, -1, -1);
+  return v;
 }
 
+// Bytes per process for the strips (XN_OPT_DIST_WORKSPACE_LIMIT); 0 = as
+// much as can be allocated.
+std::int64_t workspace_limit() {
+  std::int64_t v = 0;
+  return xnGetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, &v) == CUBLAS_STATUS_SUCCESS
+             ? v
+             : 0;
+}
+
+// The global arguments of one product, as the Fortran interface has them
+// (1-based indices).
+template <class T>
+struct Problem {
+  bool nota, notb;
+  int m, n, k;
+  T alpha, beta;
+  const T *A;
+  int ia, ja;
+  const int *desca;
+  const T *B;
+  int ib, jb;
+  const int *descb;
+  T *C;
+  int ic, jc;
+  const int *descc;
+};
+
+// The strips of sub(C) = C(ic.., jc..): op(sub(A))'s rows laid out as
+// sub(C)'s rows, kb columns, held whole by every process column;
+// op(sub(B))'s columns as sub(C)'s columns, kb rows, held by every process
+// row; one local product per panel of K. The widest kb the workspace limit
+// and the memory of every process allow; where not even one column fits
+// (or, for the correctly rounded product, not all of K), sub(C) is taken
+// in two bands of its longer side, each with its own strips.
+template <class T>
+void compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
+  const Desc c = to_desc(pr.descc);
+  const int ctxt = c.ctxt;
+  const std::int64_t m = pr.m, n = pr.n, k = pr.k;
+  const std::int64_t ic0 = pr.ic - 1, jc0 = pr.jc - 1;
+  const std::int64_t ml = local_count(m, ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
+  const std::int64_t nl = local_count(n, jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
+  const std::int64_t lr0 = owned_below(ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
+  const std::int64_t lc0 = owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
+
+  auto in_bands = [&] {
+    if (m == 1 && n == 1) {  // one entry's K does not fit: nothing smaller to try
+      std::fprintf(stderr,
+                   "xngemm: %s cannot hold one row and one column of K = %lld (workspace "
+                   "limit or memory on some process): part of sub(C) is not computed\n",
+                   rt.name, (long long)k);
+      return;
+    }
+    Problem<T> first = pr, second = pr;
+    if (m >= n) {  // rows of sub(C): rows of op(sub(A))
+      first.m = int(m / 2);
+      second.m = int(m - m / 2);
+      second.ic += first.m;
+      (pr.nota ? second.ia : second.ja) += first.m;
+    } else {  // columns of sub(C): columns of op(sub(B))
+      first.n = int(n / 2);
+      second.n = int(n - n / 2);
+      second.jc += first.n;
+      (pr.notb ? second.jb : second.ib) += first.n;
+    }
+    compute(rt, g, first);
+    compute(rt, g, second);
+  };
+
+  // Panel width: all of K if the limit allows it on every process.
+  const std::int64_t limit = workspace_limit();
+  const std::int64_t per_column = (ml + nl) * std::int64_t(sizeof(T));
+  std::int64_t kb = limit > 0 && per_column > 0 ? std::min(k, limit / per_column) : k;
+  kb = grid_min(ctxt, int(kb));
+  if (kb < 1 || (rt.whole_k && kb < k)) return in_bands();
+  T *sa = nullptr, *sb = nullptr;
+  for (;;) {
+    sa = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(ml * kb, 1))];
+    sb = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(kb * nl, 1))];
+    if (all_ok(ctxt, sa && sb)) break;
+    delete[] sa;
+    delete[] sb;
+    sa = sb = nullptr;
+    if (rt.whole_k || kb == 1) return in_bands();
+    kb = (kb + 1) / 2;
+  }
+
+  const Layout rows = layout_from(ic0, m, c.imb, c.mb, c.rsrc, g.nprow);
+  const Layout cols = layout_from(jc0, n, c.inb, c.nb, c.csrc, g.npcol);
+  T *cl = pr.C + lr0 + lc0 * std::int64_t(c.lld);
+  T dummy[1] = {T(0)};
+  const T one = 1, zero = 0;
+  const int lda_s = int(std::max<std::int64_t>(ml, 1));
+  const int ldb_s = int(std::max<std::int64_t>(kb, 1));
+  const int i1 = 1;
+  for (std::int64_t k0 = 0; k0 < k; k0 += kb) {
+    const int w = int(std::min(kb, k - k0));
+    // Process column q receives op(sub(A))(:, k0:k0+w) on its rows.
+    for (int q = 0; q < g.npcol; ++q) {
+      const Desc11 d =
+          make_desc(ctxt, m, w, rows.first_block, w, rows.block, w, rows.src, q, lda_s);
+      const int ra = pr.nota ? pr.ia : pr.ia + int(k0);
+      const int ca = pr.nota ? pr.ja + int(k0) : pr.ja;
+      rt.geadd(pr.nota ? "N" : "T", &pr.m, &w, &one, pr.A, &ra, &ca, pr.desca, &zero,
+               q == g.mycol ? sa : dummy, &i1, &i1, d.d, 1);
+    }
+    // Process row p receives op(sub(B))(k0:k0+w, :) on its columns.
+    for (int p = 0; p < g.nprow; ++p) {
+      const Desc11 d =
+          make_desc(ctxt, w, n, w, cols.first_block, w, cols.block, p, cols.src, ldb_s);
+      const int rb = pr.notb ? pr.ib + int(k0) : pr.ib;
+      const int cb = pr.notb ? pr.jb : pr.jb + int(k0);
+      rt.geadd(pr.notb ? "N" : "T", &w, &pr.n, &one, pr.B, &rb, &cb, pr.descb, &zero,
+               p == g.myrow ? sb : dummy, &i1, &i1, d.d, 1);
+    }
+    // The local product; later panels add to the first.
+    if (ml > 0 && nl > 0) {
+      const int mi = int(ml), ni = int(nl), ldc = c.lld;
+      const T beta_k = k0 == 0 ? pr.beta : one;
+      rt.local("N", "N", &mi, &ni, &w, &pr.alpha, sa, &lda_s, sb, &ldb_s, &beta_k, cl,
+               &ldc);
+    }
+  }
+  delete[] sa;
+  delete[] sb;
+}
+
+// One call: PDGEMM's checks and quick returns, then compute().
 template <class T>
 void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, int n,
            int k, T alpha, const T *A, int ia, int ja, const int *desca, const T *B,
@@ -112,18 +238,14 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // PDGEMM's quick returns.
   if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
 
-  // This process's part of sub(C): rows [lr0, lr0 + ml), columns
-  // [lc0, lc0 + nl) of its local array.
-  const std::int64_t ic0 = ic - 1, jc0 = jc - 1;
-  const std::int64_t ml = local_count(m, ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
-  const std::int64_t nl = local_count(n, jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
-  const std::int64_t lr0 = owned_below(ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
-  const std::int64_t lc0 = owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
-  T *cl = C + lr0 + lc0 * std::int64_t(c.lld);
-
   // alpha = 0 or k = 0: sub(C) := beta sub(C), locally (beta = 0 never
   // reads C; RN(beta c) is what a correctly rounded product gives too).
   if (alpha == T(0) || k == 0) {
+    const std::int64_t ic0 = ic - 1, jc0 = jc - 1;
+    const std::int64_t ml = local_count(m, ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
+    const std::int64_t nl = local_count(n, jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
+    T *cl = C + owned_below(ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow) +
+            owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol) * std::int64_t(c.lld);
     for (std::int64_t j = 0; j < nl; ++j)
       for (std::int64_t i = 0; i < ml; ++i) {
         T &x = cl[i + j * std::int64_t(c.lld)];
@@ -131,65 +253,10 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
       }
     return;
   }
-
-  // The strips: op(sub(A))'s rows laid out as sub(C)'s rows, kb columns,
-  // held whole by every process column; op(sub(B))'s columns as sub(C)'s
-  // columns, kb rows, held by every process row. Widest kb the memory of
-  // every process allows (all of K for the correctly rounded product).
-  const Layout rows = layout_from(ic0, m, c.imb, c.mb, c.rsrc, g.nprow);
-  const Layout cols = layout_from(jc0, n, c.inb, c.nb, c.csrc, g.npcol);
-  std::int64_t kb = rt.whole_k ? k : requested_panel(k);
-  T *sa = nullptr, *sb = nullptr;
-  for (;;) {
-    sa = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(ml * kb, 1))];
-    sb = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(kb * nl, 1))];
-    if (all_ok(ctxt, sa && sb)) break;
-    delete[] sa;
-    delete[] sb;
-    sa = sb = nullptr;
-    if (rt.whole_k || kb == 1) {
-      std::fprintf(stderr,
-                   "xngemm: %s could not allocate its operand strips (%lld x %lld and "
-                   "%lld x %lld elements on some process): sub(C) is unchanged\n",
-                   rt.name, (long long)ml, (long long)kb, (long long)kb, (long long)nl);
-      return;
-    }
-    kb = (kb + 1) / 2;
-  }
-  T dummy[1] = {T(0)};
-  const T one = 1, zero = 0;
   const bool nota = (*transa & ~0x20) == 'N', notb = (*transb & ~0x20) == 'N';
-  const int lda_s = int(std::max<std::int64_t>(ml, 1));
-  const int ldb_s = int(std::max<std::int64_t>(kb, 1));
-  for (std::int64_t k0 = 0; k0 < k; k0 += kb) {
-    const int w = int(std::min(kb, k - k0));
-    // Process column q receives op(sub(A))(:, k0:k0+w) on its rows.
-    for (int q = 0; q < g.npcol; ++q) {
-      const Desc11 d =
-          make_desc(ctxt, m, w, rows.first_block, w, rows.block, w, rows.src, q, ml);
-      const int ra = nota ? ia : ia + int(k0), ca = nota ? ja + int(k0) : ja;
-      const int i1 = 1;
-      rt.geadd(nota ? "N" : "T", &m, &w, &one, A, &ra, &ca, desca, &zero,
-               q == g.mycol ? sa : dummy, &i1, &i1, d.d, 1);
-    }
-    // Process row p receives op(sub(B))(k0:k0+w, :) on its columns.
-    for (int p = 0; p < g.nprow; ++p) {
-      const Desc11 d =
-          make_desc(ctxt, w, n, w, cols.first_block, w, cols.block, p, cols.src, ldb_s);
-      const int rb = notb ? ib + int(k0) : ib, cb = notb ? jb : jb + int(k0);
-      const int i1 = 1;
-      rt.geadd(notb ? "N" : "T", &w, &n, &one, B, &rb, &cb, descb, &zero,
-               p == g.myrow ? sb : dummy, &i1, &i1, d.d, 1);
-    }
-    // The local product; later panels add to the first.
-    if (ml > 0 && nl > 0) {
-      const int mi = int(ml), ni = int(nl), ldc = c.lld;
-      const T beta_k = k0 == 0 ? beta : one;
-      rt.local("N", "N", &mi, &ni, &w, &alpha, sa, &lda_s, sb, &ldb_s, &beta_k, cl, &ldc);
-    }
-  }
-  delete[] sa;
-  delete[] sb;
+  compute(rt, g,
+          Problem<T>{nota, notb, m, n, k, alpha, beta, A, ia, ja, desca, B, ib, jb, descb,
+                     C, ic, jc, descc});
 }
 
 }  // namespace

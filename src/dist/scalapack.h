@@ -11,6 +11,9 @@ void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
 // "Column"); rdest = -1: every process gets the result.
 void Cigsum2d(int ctxt, const char *scope, const char *top, int m, int n, int *a, int lda,
               int rdest, int cdest);
+// Element-wise minimum (ldia = -1: no positions returned).
+void Cigamn2d(int ctxt, const char *scope, const char *top, int m, int n, int *a, int lda,
+              int *ra, int *ca, int ldia, int rdest, int cdest);
 
 // sub(C) := beta sub(C) + alpha op(sub(A)) (PBLAS): any two distributions
 // of one context, descriptors of type 1 or 2; beta = 0 never reads sub(C).
