@@ -208,7 +208,7 @@ double time_calls(PGemm<T> fn, int m, int n, int k, const Local<T> &A, const Loc
 }
 
 // Errors at sampled entries against the exact value: max relative error
-// and the entries not correctly rounded (summed over the grid, on rank 0).
+// and the entries not correctly rounded (summed over the grid).
 struct Errors {
   double max_rel = 0;
   int wrong = 0, checked = 0;
@@ -238,10 +238,11 @@ Errors sampled_errors(const Options &o, const Local<T> &C, int P, int Q, int myr
     local.wrong += double(got) != e.hi;
     ++local.checked;
   }
+  // Every process gets the totals (a wrong entry ends the run on all).
   Errors all;
-  MPI_Reduce(&local.max_rel, &all.max_rel, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&local.wrong, &all.wrong, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&local.checked, &all.checked, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Allreduce(&local.max_rel, &all.max_rel, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&local.wrong, &all.wrong, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&local.checked, &all.checked, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   return all;
 }
 

@@ -65,6 +65,12 @@ void pexdgemm_(const char *transa, const char *transb, const int *m, const int *
                const int *jb, const int *descb, const double *beta, double *c,
                const int *ic, const int *jc, const int *descc);
 
+/** What the last PDNGEMM/PSNGEMM/PEXDGEMM call of this thread did on this
+ *  process: the bands sub(C) was computed in (1 when whole; 0 for a quick
+ *  return or an error) and the most panels of K of one band (1 when K was
+ *  taken whole). Either pointer may be NULL. */
+void xnGetLastDistInfo(int *bands, int *panels);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,9 +8,14 @@ target_link_libraries(test_dist_pgemm PRIVATE xngemm_dist xn_test_support MPI::M
 target_compile_options(test_dist_pgemm PRIVATE ${XN_WARNINGS})
 # The C API of MPI only (no C++ bindings to link).
 target_compile_definitions(test_dist_pgemm PRIVATE OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+# Open MPI refuses more processes than cores unless told.
+set(XN_MPI_OVERSUBSCRIBE "")
+if(MPI_C_LIBRARY_VERSION_STRING MATCHES "Open MPI")
+  set(XN_MPI_OVERSUBSCRIBE --oversubscribe)
+endif()
 foreach(np 1 2 4 6)
   add_test(NAME dist_pgemm_np${np}
-    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} --oversubscribe
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${XN_MPI_OVERSUBSCRIBE}
             $<TARGET_FILE:test_dist_pgemm>)
   set_tests_properties(dist_pgemm_np${np} PROPERTIES LABELS "accuracy;api"
     TIMEOUT 900
@@ -25,7 +30,7 @@ target_include_directories(test_dist_block_cyclic PRIVATE ${PROJECT_SOURCE_DIR}/
 # The benchmark runs and finds no wrong entry (its exit status says so).
 if(XN_BUILD_BENCH)
   add_test(NAME api_xnbench_mpi
-    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 --oversubscribe
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${XN_MPI_OVERSUBSCRIBE}
             $<TARGET_FILE:xnbench_mpi> --routine pexdgemm --sizes 96,130 --nb 16
             --samples 24 --reps 1)
   set_tests_properties(api_xnbench_mpi PROPERTIES LABELS api TIMEOUT 300

@@ -17,7 +17,8 @@ TEST(DistBlockCyclic, CountsOwnersAndLocalIndicesMatchADealOfEveryEntry) {
       for (std::int64_t b : {1, 2, 4, 5})
         for (int src = -1; src < procs; ++src) {
           const std::int64_t n = 41;
-          // The deal: entry i goes to owner[i], as local entry local[i].
+          // The deal: entry i goes to owner[i], as local entry local[i]
+          // (the count of the owner's entries below i).
           std::vector<int> owner(n);
           std::vector<std::int64_t> local(n), held(std::size_t(procs), 0);
           for (std::int64_t i = 0; i < n; ++i) {
@@ -28,9 +29,8 @@ TEST(DistBlockCyclic, CountsOwnersAndLocalIndicesMatchADealOfEveryEntry) {
           for (std::int64_t i = 0; i < n; ++i) {
             ASSERT_EQ(xn::dist::owner_of(i, ib, b, src, procs), owner[i])
                 << i << " ib " << ib << " b " << b << " src " << src << " P " << procs;
-            if (src >= 0) {
-              ASSERT_EQ(xn::dist::local_index(i, ib, b, src, procs), local[i]) << i;
-            }
+            const int p = src < 0 ? 0 : owner[i];
+            ASSERT_EQ(xn::dist::owned_below(i, ib, b, p, src, procs), local[i]) << i;
           }
           for (int p = 0; p < procs; ++p)
             for (std::int64_t first = 0; first <= n; ++first)

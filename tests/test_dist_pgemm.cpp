@@ -520,6 +520,63 @@ void run_bad_arguments(const Grid &g, std::mt19937_64 &rng) {
   }
 }
 
+// The workspace limit: PEXDGEMM in bands (never panels of K) down to one
+// row and one column of K, correctly rounded; below that sub(C) unchanged;
+// PDNGEMM in panels of K. xnGetLastDistInfo says what ran.
+void run_limit_cases(const Grid &g, std::mt19937_64 &rng) {
+  for (int t = 0; t < 3; ++t) {
+    Case c = random_case(g, rng);
+    c.m = 9 + t;
+    c.n = 7;
+    c.k = 20 + t;
+    c.alpha = t == 1 ? -1.25 : 0.75;  // a product to make (alpha = 0 only scales)
+    Dist<double> A, B, C;
+    make_operands<double>(c, rng, false, A, B, C);
+    distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
+    distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
+    distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+    int bands = -1, panels = -1;
+    // Room for exactly one row and one column of K.
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 16LL * c.k);
+    std::vector<double> got = call<double>(c, pexdgemm_, A, B, C, false);
+    xnGetLastDistInfo(&bands, &panels);
+    ++g_checks;
+    if (bands <= 1 || panels != 1)
+      fail("PEXDGEMM at the least workspace: %d bands, %d panels; %s", bands, panels,
+           c.describe().c_str());
+    check_result(g, c, C, C.local, got, "PEXDGEMM in bands",
+                 [&](std::int64_t i, std::int64_t j, double v) {
+                   if (bits_of(v) != bits_of(exact_at(c, A, B, C, i, j).hi))
+                     fail("PEXDGEMM in bands: (%lld,%lld) not correctly rounded; %s",
+                          (long long)i, (long long)j, c.describe().c_str());
+                 });
+    // One byte less: nothing computed, sub(C) unchanged.
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 16LL * c.k - 1);
+    got = call<double>(c, pexdgemm_, A, B, C, false);
+    xnGetLastDistInfo(&bands, &panels);
+    ++g_checks;
+    if (bands != 0 || std::memcmp(got.data(), C.local.data(), got.size() * 8) != 0)
+      fail("PEXDGEMM below the least workspace: %d bands ran or C changed; %s", bands,
+           c.describe().c_str());
+    // PDNGEMM with room for one column of K per row and column: panels.
+    const int rows = (c.m + g.nprow - 1) / g.nprow + 1;
+    const int cols = (c.n + g.npcol - 1) / g.npcol + 1;
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 8LL * (rows + cols));
+    call<double>(c, pdngemm_, A, B, C, false);
+    xnGetLastDistInfo(&bands, &panels);
+    ++g_checks;
+    if (bands < 1 || panels < 2)
+      fail("PDNGEMM with one column of K: %d bands, %d panels; %s", bands, panels,
+           c.describe().c_str());
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 0);
+    call<double>(c, pexdgemm_, A, B, C, false);
+    xnGetLastDistInfo(&bands, &panels);
+    ++g_checks;
+    if (bands != 1 || panels != 1)
+      fail("PEXDGEMM without a limit: %d bands, %d panels", bands, panels);
+  }
+}
+
 // Empty products and the scaling-only cases: sub(C) as beta sub(C).
 void run_edge_cases(const Grid &g, std::mt19937_64 &rng) {
   for (int e = 0; e < 4; ++e) {
@@ -577,6 +634,7 @@ int main(int argc, char **argv) {
         if (i % 3 == 0) run_case<float>(g, random_case(g, rng), rng);
       }
       run_edge_cases(g, rng);
+      run_limit_cases(g, rng);
       run_bad_arguments(g, rng);
       Cblacs_gridexit(g.ctxt);
     }

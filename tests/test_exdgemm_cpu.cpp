@@ -407,6 +407,61 @@ TEST(Exdgemm, PhaseTimesCoverEveryPhaseAndChangeNoBit) {
   }
 }
 
+// The modular engine's driver stops at the first failed step: a failed
+// residue or product step never reaches the sums (which would write C from
+// products never made). A recording backend fails each step in turn.
+struct FailingModularBackend {
+  int fail_at = -1;  // the step (0-based, in call order) that fails
+  int steps = 0, sums = 0;
+  std::vector<char> ws = std::vector<char>(1 << 20);
+  std::size_t residue_bytes() const { return 1; }
+  std::size_t product_bytes() const { return 4; }
+  void *body_space(std::size_t bytes) { return bytes <= ws.size() ? ws.data() : nullptr; }
+  void *head_address() { return ws.data(); }
+  xn::Status wait() { return xn::Status::Ok; }
+  xn::Status step() {
+    return steps++ == fail_at ? xn::Status::ExecutionFailed : xn::Status::Ok;
+  }
+  xn::Status modular_residues(xn::MatView<const double>, const xn::exact::VectorInfo *,
+                              xn::index_t, xn::index_t, int, void *, xn::index_t) {
+    return step();
+  }
+  xn::Status modular_products(const void *, const void *, int, xn::index_t, xn::index_t,
+                              xn::index_t, xn::index_t, xn::index_t, void *) {
+    return step();
+  }
+  xn::Status modular_sum_block(xn::MatView<const double>, xn::MatView<const double>,
+                               xn::MatView<double>, const xn::exact::VectorInfo *,
+                               const xn::exact::VectorInfo *, xn::index_t, xn::index_t,
+                               xn::index_t, xn::index_t, int, const void *, double,
+                               double, std::int64_t *) {
+    ++sums;
+    return step();
+  }
+};
+
+TEST(Exdgemm, AFailedModularStepStopsTheCall) {
+  const std::vector<double> a(8 * 8, 1.0), c(8 * 8, 0.0);
+  const xn::MatView<const double> A{a.data(), 8, 8, 8, false};
+  const xn::MatView<const double> Bt{a.data(), 8, 8, 8, true};
+  std::vector<double> cw = c;
+  const xn::MatView<double> C{cw.data(), 8, 8, 8, false};
+  xn::ExdgemmLimits lim;
+  lim.workspace_bytes = 1 << 20;
+  // Steps of one block: residues of op(B), of op(A), products, sums.
+  for (int fail_at = 0; fail_at < 4; ++fail_at) {
+    FailingModularBackend be;
+    be.fail_at = fail_at;
+    xn::ExdgemmReport info{};
+    xn::PhaseClock<FailingModularBackend> clock(be, false, info.phase_ms);
+    const xn::Status st =
+        xn::modular_run(be, A, Bt, Bt, C, 3, 0, 1.0, 0.0, lim, clock, &info);
+    EXPECT_EQ(st, xn::Status::ExecutionFailed) << "step " << fail_at;
+    EXPECT_EQ(be.steps, fail_at + 1) << "steps run after step " << fail_at << " failed";
+    EXPECT_EQ(be.sums, fail_at == 3 ? 1 : 0) << "step " << fail_at;
+  }
+}
+
 // The workspace query (xnGetExdgemmWorkspaceSize, no handle needed): the
 // cublasDgemm statuses for bad arguments, 0 for an empty product, and a
 // budget of the reported size runs well-scaled data (phi = 0) in one block,

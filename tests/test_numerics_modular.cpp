@@ -197,7 +197,9 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
 // Random X with |X| <= (prod m_l - 1)/2 for L moduli: its residues (offset by
 // random multiples of m_l, as a dot product leaves them, in int32 and
 // double form) give back X exactly as limbs. The extremes +-(M - 1)/2 and
-// values near +-M/4 and +-M/2 are where the estimate of q is one off.
+// values near them (+-M/2, where the estimate of q can be one off in either
+// direction) are among the trials, with values near +-M/4, the engine's
+// largest.
 TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);

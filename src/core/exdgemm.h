@@ -297,15 +297,18 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   info->wide_entries = 0;
   info->slice_products = L;
 
+  // Each step runs only while every step before it succeeded: `then` takes
+  // the step as a callable, so a failed product never feeds the sums.
   Status s = Status::Ok;
-  auto then = [&s](Status next) {
-    if (s == Status::Ok) s = next;
+  auto then = [&s](auto &&step) {
+    if (s == Status::Ok) s = step();
   };
-  if (blk.b_once && L > 0) then(be.modular_residues(Bt, ib, 0, n, L, rbs, ldr));
+  if (blk.b_once && L > 0)
+    then([&] { return be.modular_residues(Bt, ib, 0, n, L, rbs, ldr); });
   std::int64_t blocks = 0;
   for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
     const index_t bm = std::min(blk.bm, m - i0);
-    if (L > 0) then(be.modular_residues(A, ia, i0, bm, L, ra, ldr));
+    if (L > 0) then([&] { return be.modular_residues(A, ia, i0, bm, L, ra, ldr); });
     for (index_t j0 = 0; j0 < n && s == Status::Ok; j0 += blk.bn) {
       const index_t bn = std::min(blk.bn, n - j0);
       const char *rbj = rbs;
@@ -313,14 +316,18 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
         if (blk.b_once)
           rbj = rbs + j0 * ldr * index_t(rb);  // row j0 of each modulus' n rows
         else
-          then(be.modular_residues(Bt, ib, j0, bn, L, rbs, ldr));
-        then(clock.lap(kExConversion));
-        then(be.modular_products(ra, rbj, L, bm, bn, blk.b_once ? n : bn, k, ldr, P));
-        then(clock.lap(kExProducts));
+          then([&] { return be.modular_residues(Bt, ib, j0, bn, L, rbs, ldr); });
+        then([&] { return clock.lap(kExConversion); });
+        then([&] {
+          return be.modular_products(ra, rbj, L, bm, bn, blk.b_once ? n : bn, k, ldr, P);
+        });
+        then([&] { return clock.lap(kExProducts); });
       }
-      then(be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta,
-                                &info->wide_entries));
-      then(clock.lap(kExSums));
+      then([&] {
+        return be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta,
+                                    &info->wide_entries);
+      });
+      then([&] { return clock.lap(kExSums); });
       ++blocks;
     }
   }

@@ -118,14 +118,6 @@ inline int owner_of(std::int64_t i, std::int64_t ib, std::int64_t b, int src, in
   return int((src + (i - ib) / b + 1) % procs);
 }
 
-// Entry i's index in its owner's local array (0-based): the entries of the
-// owner below it.
-inline std::int64_t local_index(std::int64_t i, std::int64_t ib, std::int64_t b, int src,
-                                int procs) {
-  const int owner = owner_of(i, ib, b, src, procs);
-  return owned_below(i, ib, b, owner < 0 ? 0 : owner, src, procs);
-}
-
 // The grid as BLACS reports it (nprow = -1: the calling process is not in
 // the context's grid).
 struct Grid {

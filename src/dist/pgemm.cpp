@@ -109,15 +109,20 @@ struct Problem {
   const int *descc;
 };
 
+// What the last call on this process did (xnGetLastDistInfo).
+thread_local int t_bands = 0, t_panels = 0;
+
 // The strips of sub(C) = C(ic.., jc..): op(sub(A))'s rows laid out as
 // sub(C)'s rows, kb columns, held whole by every process column;
 // op(sub(B))'s columns as sub(C)'s columns, kb rows, held by every process
 // row; one local product per panel of K. The widest kb the workspace limit
 // and the memory of every process allow; where not even one column fits
 // (or, for the correctly rounded product, not all of K), sub(C) is taken
-// in two bands of its longer side, each with its own strips.
+// in two bands of its longer side, each with its own strips. False (on
+// every process alike) if memory failed even for one entry of sub(C): the
+// bands before it are done, the rest of sub(C) is not.
 template <class T>
-void compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
+bool compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
   const Desc c = to_desc(pr.descc);
   const int ctxt = c.ctxt;
   const std::int64_t m = pr.m, n = pr.n, k = pr.k;
@@ -128,13 +133,7 @@ void compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
   const std::int64_t lc0 = owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
 
   auto in_bands = [&] {
-    if (m == 1 && n == 1) {  // one entry's K does not fit: nothing smaller to try
-      std::fprintf(stderr,
-                   "xngemm: %s cannot hold one row and one column of K = %lld (workspace "
-                   "limit or memory on some process): part of sub(C) is not computed\n",
-                   rt.name, (long long)k);
-      return;
-    }
+    if (m == 1 && n == 1) return false;  // nothing smaller to try
     Problem<T> first = pr, second = pr;
     if (m >= n) {  // rows of sub(C): rows of op(sub(A))
       first.m = int(m / 2);
@@ -147,8 +146,7 @@ void compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
       second.jc += first.n;
       (pr.notb ? second.jb : second.ib) += first.n;
     }
-    compute(rt, g, first);
-    compute(rt, g, second);
+    return compute(rt, g, first) && compute(rt, g, second);
   };
 
   // Panel width: all of K if the limit allows it on every process.
@@ -207,6 +205,9 @@ void compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
   }
   delete[] sa;
   delete[] sb;
+  ++t_bands;
+  t_panels = std::max<int>(t_panels, int((k + kb - 1) / kb));
+  return true;
 }
 
 // One call: PDGEMM's checks and quick returns, then compute().
@@ -225,6 +226,7 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
     const int pos = -code;
     pxerbla_(&ctxt, rt.name, &pos, std::strlen(rt.name));
   };
+  t_bands = t_panels = 0;
   // A process outside the grid cannot take part: it reports and returns.
   if (g.nprow == -1) {
     report(info);
@@ -253,10 +255,29 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
       }
     return;
   }
+  // The least workspace that works: one row and one column of all of K
+  // for the correctly rounded product, of one column of K otherwise.
+  const std::int64_t limit = workspace_limit();
+  const std::int64_t least = 2 * std::int64_t(sizeof(T)) * (rt.whole_k ? k : 1);
+  const bool first = g.myrow == 0 && g.mycol == 0;
+  if (!all_ok(ctxt, limit == 0 || limit >= least)) {
+    if (first)
+      std::fprintf(stderr,
+                   "xngemm: %s needs at least %lld bytes of workspace per process "
+                   "(XN_DIST_WORKSPACE_LIMIT is %lld on some process): sub(C) is "
+                   "unchanged\n",
+                   rt.name, (long long)least, (long long)limit);
+    return;
+  }
   const bool nota = (*transa & ~0x20) == 'N', notb = (*transb & ~0x20) == 'N';
-  compute(rt, g,
-          Problem<T>{nota, notb, m, n, k, alpha, beta, A, ia, ja, desca, B, ib, jb, descb,
-                     C, ic, jc, descc});
+  if (!compute(rt, g,
+               Problem<T>{nota, notb, m, n, k, alpha, beta, A, ia, ja, desca, B, ib, jb,
+                          descb, C, ic, jc, descc}) &&
+      first)
+    std::fprintf(stderr,
+                 "xngemm: %s could not allocate one row and one column of K = %lld on "
+                 "some process: part of sub(C) is not computed\n",
+                 rt.name, (long long)k);
 }
 
 }  // namespace
@@ -281,6 +302,11 @@ void psngemm_(const char *transa, const char *transb, const int *m, const int *n
               const int *jc, const int *descc) {
   xn::dist::pgemm(xn::dist::kPsngemm, transa, transb, *m, *n, *k, *alpha, a, *ia, *ja,
                   desca, b, *ib, *jb, descb, *beta, c, *ic, *jc, descc);
+}
+
+void xnGetLastDistInfo(int *bands, int *panels) {
+  if (bands) *bands = xn::dist::t_bands;
+  if (panels) *panels = xn::dist::t_panels;
 }
 
 void pexdgemm_(const char *transa, const char *transb, const int *m, const int *n,

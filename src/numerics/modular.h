@@ -156,28 +156,6 @@ XN_HD int modular_residue(const Decoded &d, int low, int l, const ModularTables 
   return d.neg ? -s : s;
 }
 
-// Moduli needed for |X| < 2^bits: the fewest leading moduli whose product
-// exceeds 2^(bits + 1) (symmetric range); 0 for bits <= 0, -1 if more than
-// the table holds.
-inline int moduli_for_bits(int bits, const ModularTables &T = kModularTables) {
-  if (bits <= 0) return 0;
-  // Exact: a running product in 32-bit limbs compared with 2^(bits + 1).
-  std::uint32_t prod[kMaxLimbs + 1] = {1};
-  for (int L = 1; L <= T.count; ++L) {
-    std::uint64_t carry = 0;
-    for (int t = 0; t <= kMaxLimbs; ++t) {
-      const std::uint64_t v = std::uint64_t(prod[t]) * T.m[L - 1] + carry;
-      prod[t] = std::uint32_t(v);
-      carry = v >> 32;
-    }
-    int top = -1;  // highest set bit of the product
-    for (int t = kMaxLimbs; t >= 0 && top < 0; --t)
-      if (prod[t]) top = 32 * t + 31 - __builtin_clz(prod[t]);
-    if (top >= bits + 1 && top > 0) return L;  // prod >= 2^top >= 2^(bits+1)
-  }
-  return -1;
-}
-
 // X from its residues, as the exact terms round_exact_terms takes: 32-bit
 // limbs x_t 2^(32 t + base). Built by modular_terms().
 struct ModularTerms {
@@ -207,6 +185,14 @@ struct CrtBasis {
   double recip[kMaxModuli] = {};                       // 1 / m_l, rounded
 };
 
+// Bits of the kMaxLimbs-limb number x (0 for x = 0).
+constexpr int bit_length(const std::uint32_t *x) {
+  for (int t = kMaxLimbs - 1; t >= 0; --t)
+    for (int b = 31; b >= 0; --b)
+      if ((x[t] >> b) & 1u) return 32 * t + b + 1;
+  return 0;
+}
+
 constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
   CrtBasis B;
   B.L = L;
@@ -231,27 +217,34 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
     B.inv_cofactor[l] = std::uint8_t(inverse_mod(c, T.m[l]));
     B.recip[l] = 1.0 / T.m[l];
   }
-  int bits_m = 0, bits_l = 0;
-  for (int t = 0; t < kMaxLimbs; ++t)
-    for (int b = 0; b < 32; ++b)
-      if ((B.M[t] >> b) & 1u) bits_m = 32 * t + b + 1;
+  int bits_l = 0;
   while ((1 << bits_l) <= (L > 2 ? L : 2)) ++bits_l;
-  B.limbs = (bits_m + bits_l + 31) / 32;
+  B.limbs = (bit_length(B.M) + bits_l + 31) / 32;
   return B;
 }
 static_assert(make_crt_basis(kMaxModuli, make_modular_tables()).limbs <= kMaxLimbs,
               "L M must fit the limbs for every L");
 
 // The basis of the first L moduli of kModularTables (0 <= L <= kMaxModuli),
-// made once per process. Host only.
+// made once per process, in place. Host only.
 inline const CrtBasis &crt_basis(int L) {
-  static const std::array<CrtBasis, kMaxModuli + 1> all = [] {
-    std::array<CrtBasis, kMaxModuli + 1> a{};
-    for (int n = 0; n <= kMaxModuli; ++n)
-      a[std::size_t(n)] = make_crt_basis(n, kModularTables);
-    return a;
+  static CrtBasis all[kMaxModuli + 1];
+  static const bool built = [] {
+    for (int n = 0; n <= kMaxModuli; ++n) all[n] = make_crt_basis(n, kModularTables);
+    return true;
   }();
-  return all[std::size_t(L)];
+  (void)built;
+  return all[L];
+}
+
+// Moduli needed for |X| < 2^bits: the fewest leading moduli whose product
+// M is at least 2^(bits + 1), so that the symmetric range (-M/2, M/2)
+// holds X; 0 for bits <= 0, -1 if more than the table holds. Host only.
+inline int moduli_for_bits(int bits) {
+  if (bits <= 0) return 0;
+  for (int L = 1; L <= kMaxModuli; ++L)
+    if (bit_length(crt_basis(L).M) - 1 >= bits + 1) return L;  // M >= 2^(bit_length-1)
+  return -1;
 }
 
 // X (|X| <= (M - 1)/2, M = prod m_l) from p_l = X mod m_l (p_l any integer
