@@ -27,26 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "dist/scalapack.h"
 #include "support/mpfr_oracle.h"
 #include "xngemm.h"
 #include "xngemm_dist.h"
-
-extern "C" {
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc,
-            const int *nprocs);
-void pdgemm_(const char *, const char *, const int *, const int *, const int *,
-             const double *, const double *, const int *, const int *, const int *,
-             const double *, const int *, const int *, const int *, const double *,
-             double *, const int *, const int *, const int *);
-void psgemm_(const char *, const char *, const int *, const int *, const int *,
-             const float *, const float *, const int *, const int *, const int *,
-             const float *, const int *, const int *, const int *, const float *, float *,
-             const int *, const int *, const int *);
-}
 
 namespace {
 

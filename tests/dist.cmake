@@ -5,6 +5,7 @@
 # processes than cores: --oversubscribe, one BLAS thread each.
 add_executable(test_dist_pgemm test_dist_pgemm.cpp)
 target_link_libraries(test_dist_pgemm PRIVATE xngemm_dist xn_test_support MPI::MPI_C)
+target_include_directories(test_dist_pgemm PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(test_dist_pgemm PRIVATE ${XN_WARNINGS})
 # The C API of MPI only (no C++ bindings to link).
 target_compile_definitions(test_dist_pgemm PRIVATE OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)

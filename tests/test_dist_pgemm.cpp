@@ -28,33 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "dist/scalapack.h"
 #include "support/mpfr_oracle.h"
 #include "xngemm.h"
 #include "xngemm_dist.h"
-
-extern "C" {
-void Cblacs_pinfo(int *mypnum, int *nprocs);
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc,
-            const int *nprocs);
-int indxg2p_(const int *g, const int *nb, const int *iproc, const int *isrc,
-             const int *nprocs);
-int indxg2l_(const int *g, const int *nb, const int *iproc, const int *isrc,
-             const int *nprocs);
-void pdgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-             const double *alpha, const double *a, const int *ia, const int *ja,
-             const int *desca, const double *b, const int *ib, const int *jb,
-             const int *descb, const double *beta, double *c, const int *ic,
-             const int *jc, const int *descc);
-void psgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-             const float *alpha, const float *a, const int *ia, const int *ja,
-             const int *desca, const float *b, const int *ib, const int *jb,
-             const int *descb, const float *beta, float *c, const int *ic, const int *jc,
-             const int *descc);
-}
 
 namespace {
 
@@ -281,6 +258,17 @@ void make_operands(const Case &c, std::mt19937_64 &rng, bool nonneg, Dist<T> &A,
   }
 }
 
+// A case's operands, made and distributed as the case says (the base
+// case of the bad-argument tests has its sources at (0, 0)).
+template <class T>
+void setup(const Grid &g, const Case &c, std::mt19937_64 &rng, bool nonneg, Dist<T> &A,
+           Dist<T> &B, Dist<T> &C) {
+  make_operands<T>(c, rng, nonneg, A, B, C);
+  distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
+  distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
+  distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+}
+
 // The entries of sub(C) this process holds, compared by `check`; the rest
 // of its local C must equal the input's.
 template <class T, class Check>
@@ -349,10 +337,7 @@ void run_case(const Grid &g, const Case &c, std::mt19937_64 &rng) {
   const bool poison = c.beta == 0.0;
   if (is_double) {  // PEXDGEMM on signed data
     Dist<double> A, B, C;
-    make_operands<double>(c, rng, false, A, B, C);
-    distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
-    distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
-    distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+    setup<double>(g, c, rng, false, A, B, C);
     std::vector<double> before = C.local;
     if (poison)
       for (double &v : before) v = std::numeric_limits<double>::quiet_NaN();
@@ -369,10 +354,7 @@ void run_case(const Grid &g, const Case &c, std::mt19937_64 &rng) {
   }
   // PDNGEMM / PSNGEMM on non-negative operands, beside PDGEMM / PSGEMM.
   Dist<T> A, B, C;
-  make_operands<T>(c, rng, true, A, B, C);
-  distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
-  distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
-  distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+  setup<T>(g, c, rng, true, A, B, C);
   std::vector<T> before = C.local;
   if (poison)
     for (T &v : before) v = std::numeric_limits<T>::quiet_NaN();
@@ -471,10 +453,7 @@ void run_bad_arguments(const Grid &g, std::mt19937_64 &rng) {
   for (const Mutation &mu : mutations) {
     Case c = base;
     Dist<double> A, B, C;
-    make_operands<double>(base, rng, true, A, B, C);
-    distribute(g, A, c.mb_a, c.nb_a, 0, 0);
-    distribute(g, B, c.mb_b, c.nb_b, 0, 0);
-    distribute(g, C, c.mb_c, c.nb_c, 0, 0);
+    setup<double>(g, base, rng, true, A, B, C);
     mu.apply(c, A.desc, B.desc, C.desc);
     // PBLAS's verdict on this process.
     g_pblas = Reported{};
@@ -500,10 +479,7 @@ void run_bad_arguments(const Grid &g, std::mt19937_64 &rng) {
   if (g.nprow * g.npcol > 1) {
     Case c = base;
     Dist<double> A, B, C;
-    make_operands<double>(base, rng, true, A, B, C);
-    distribute(g, A, c.mb_a, c.nb_a, 0, 0);
-    distribute(g, B, c.mb_b, c.nb_b, 0, 0);
-    distribute(g, C, c.mb_c, c.nb_c, 0, 0);
+    setup<double>(g, base, rng, true, A, B, C);
     const bool bad_here = g.myrow == 0 && g.mycol == 0 && C.lr > 1;
     if (bad_here) C.desc[8] = 1;
     for (DistGemm fn : {DistGemm(pdngemm_), DistGemm(pexdgemm_)}) {
@@ -531,10 +507,7 @@ void run_limit_cases(const Grid &g, std::mt19937_64 &rng) {
     c.k = 20 + t;
     c.alpha = t == 1 ? -1.25 : 0.75;  // a product to make (alpha = 0 only scales)
     Dist<double> A, B, C;
-    make_operands<double>(c, rng, false, A, B, C);
-    distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
-    distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
-    distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+    setup<double>(g, c, rng, false, A, B, C);
     int bands = -1, panels = -1;
     // Room for exactly one row and one column of K.
     xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 16LL * c.k);
@@ -588,10 +561,7 @@ void run_edge_cases(const Grid &g, std::mt19937_64 &rng) {
     c.beta = rng() & 1 ? 0.0 : -0.5;
     for (DistGemm fn : {DistGemm(pdngemm_), DistGemm(pexdgemm_)}) {
       Dist<double> A, B, C;
-      make_operands<double>(c, rng, true, A, B, C);
-      distribute(g, A, c.mb_a, c.nb_a, c.rsrc_a, c.csrc_a);
-      distribute(g, B, c.mb_b, c.nb_b, c.rsrc_b, c.csrc_b);
-      distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+      setup<double>(g, c, rng, true, A, B, C);
       const std::vector<double> got = call<double>(c, fn, A, B, C, false);
       check_result(g, c, C, C.local, got, "edge",
                    [&](std::int64_t i, std::int64_t j, double v) {
