@@ -70,6 +70,7 @@ add_test(NAME api_install_find_package
     -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_test
     -DCONFIG=$<CONFIG>
     -DC_COMPILER=${CMAKE_C_COMPILER}
+    -DEXPECT_DIST=${XN_HAVE_DIST}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
 # The same from the Debian package that `cpack -G DEB` builds, unpacked into
 # a fresh folder.
@@ -81,6 +82,7 @@ add_test(NAME api_package_deb
     -DCONFIG=$<CONFIG>
     -DC_COMPILER=${CMAKE_C_COMPILER}
     -DDEB=ON
+    -DEXPECT_DIST=${XN_HAVE_DIST}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
 set_tests_properties(api_install_find_package api_package_deb PROPERTIES
   LABELS api TIMEOUT 300 RUN_SERIAL TRUE)

@@ -3,11 +3,13 @@
 # Debian package with cpack and unpack it into a fresh folder), then
 # configure, build and run a consumer project that finds it with
 # find_package(xngemm), build and run the same program with the flags of
-# `pkg-config --cflags --libs xngemm`, and check that the interposer is there.
+# `pkg-config --cflags --libs xngemm`, and check that the interposer is there;
+# with -DEXPECT_DIST=ON also that xngemm::xngemm_dist links and runs.
 #
 #   cmake -DBUILD_DIR=<xngemm build tree> -DCONSUMER_DIR=<this folder>
 #         -DWORK_DIR=<scratch folder, wiped> [-DCONFIG=<config>]
-#         [-DC_COMPILER=<path>] [-DDEB=ON] -P run_install_test.cmake
+#         [-DC_COMPILER=<path>] [-DDEB=ON] [-DEXPECT_DIST=ON]
+#         -P run_install_test.cmake
 cmake_minimum_required(VERSION 3.24)
 
 foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR)
@@ -37,8 +39,12 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 
 # The installed targets must exist even if only the test programs were built
 # (up to date: a no-op).
+set(targets xngemm xngemm_static xngemm_intercept)
+if(EXPECT_DIST)
+  list(APPEND targets xngemm_dist)
+endif()
 step("build xngemm" "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --config ${CONFIG}
-     --target xngemm xngemm_static xngemm_intercept)
+     --target ${targets})
 if(DEB)
   # What a user of the .deb gets: the package built by cpack, unpacked (as
   # dpkg would install it, without touching this machine's /usr).
@@ -74,7 +80,7 @@ endif()
 
 set(configure_args -S "${CONSUMER_DIR}" -B "${consumer_build}"
     -DCMAKE_BUILD_TYPE=${CONFIG} "-DCMAKE_PREFIX_PATH=${prefix}"
-    "-DXN_EXPECTED_PREFIX=${prefix}"
+    "-DXN_EXPECTED_PREFIX=${prefix}" "-DXN_EXPECT_DIST=${EXPECT_DIST}"
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
 if(C_COMPILER)
   list(APPEND configure_args "-DCMAKE_C_COMPILER=${C_COMPILER}")
@@ -91,6 +97,14 @@ if(NOT step_output MATCHES "consumer: OK")
   message(FATAL_ERROR "consumer printed:\n${step_output}")
 endif()
 message(STATUS "${step_output}")
+if(EXPECT_DIST)
+  find_program(app_dist NAMES app_dist PATHS "${consumer_build}"
+               "${consumer_build}/${CONFIG}" NO_DEFAULT_PATH REQUIRED)
+  step("run the distributed consumer" "${app_dist}")
+  if(NOT step_output MATCHES "dist consumer: OK")
+    message(FATAL_ERROR "the distributed consumer printed:\n${step_output}")
+  endif()
+endif()
 
 # pkg-config, as a Makefile user does it: the same program, compiled and
 # linked with the flags the installed xngemm.pc gives.
