@@ -109,6 +109,21 @@ struct Problem {
   const int *descc;
 };
 
+// This process's part of sub(C) = C(ic:ic+m-1, jc:jc+n-1) (1-based): its
+// rows and columns, and where the first of them sits in its local array.
+struct LocalPart {
+  std::int64_t rows, cols, offset;
+};
+LocalPart local_part(const Grid &g, const Desc &c, std::int64_t m, std::int64_t n, int ic,
+                     int jc) {
+  const std::int64_t ic0 = ic - 1, jc0 = jc - 1;
+  return LocalPart{
+      local_count(m, ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow),
+      local_count(n, jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol),
+      owned_below(ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow) +
+          owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol) * std::int64_t(c.lld)};
+}
+
 // What the last call on this process did (xnGetLastDistInfo).
 thread_local int t_bands = 0, t_panels = 0;
 
@@ -127,10 +142,8 @@ bool compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
   const int ctxt = c.ctxt;
   const std::int64_t m = pr.m, n = pr.n, k = pr.k;
   const std::int64_t ic0 = pr.ic - 1, jc0 = pr.jc - 1;
-  const std::int64_t ml = local_count(m, ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
-  const std::int64_t nl = local_count(n, jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
-  const std::int64_t lr0 = owned_below(ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
-  const std::int64_t lc0 = owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
+  const LocalPart part = local_part(g, c, m, n, pr.ic, pr.jc);
+  const std::int64_t ml = part.rows, nl = part.cols;
 
   auto in_bands = [&] {
     if (m == 1 && n == 1) return false;  // nothing smaller to try
@@ -169,7 +182,7 @@ bool compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
 
   const Layout rows = layout_from(ic0, m, c.imb, c.mb, c.rsrc, g.nprow);
   const Layout cols = layout_from(jc0, n, c.inb, c.nb, c.csrc, g.npcol);
-  T *cl = pr.C + lr0 + lc0 * std::int64_t(c.lld);
+  T *cl = pr.C + part.offset;
   T dummy[1] = {T(0)};
   const T one = 1, zero = 0;
   const int lda_s = int(std::max<std::int64_t>(ml, 1));
@@ -243,13 +256,10 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // alpha = 0 or k = 0: sub(C) := beta sub(C), locally (beta = 0 never
   // reads C; RN(beta c) is what a correctly rounded product gives too).
   if (alpha == T(0) || k == 0) {
-    const std::int64_t ic0 = ic - 1, jc0 = jc - 1;
-    const std::int64_t ml = local_count(m, ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow);
-    const std::int64_t nl = local_count(n, jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol);
-    T *cl = C + owned_below(ic0, c.imb, c.mb, g.myrow, c.rsrc, g.nprow) +
-            owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol) * std::int64_t(c.lld);
-    for (std::int64_t j = 0; j < nl; ++j)
-      for (std::int64_t i = 0; i < ml; ++i) {
+    const LocalPart part = local_part(g, c, m, n, ic, jc);
+    T *cl = C + part.offset;
+    for (std::int64_t j = 0; j < part.cols; ++j)
+      for (std::int64_t i = 0; i < part.rows; ++i) {
         T &x = cl[i + j * std::int64_t(c.lld)];
         x = beta == T(0) ? T(0) : beta * x;
       }
