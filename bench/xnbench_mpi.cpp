@@ -28,7 +28,9 @@
 #include <vector>
 
 #include "dist/scalapack.h"
+#include "mpi_entries.h"
 #include "support/mpfr_oracle.h"
+#include "xnbench_mpi_gpu.h"
 #include "xngemm.h"
 #include "xngemm_dist.h"
 
@@ -42,6 +44,8 @@ struct Options {
   int P = 0, Q = 0, nb = 256, reps = 3, samples = 64;
   std::uint64_t seed = 20261126;
   std::string csv;
+  bool device = false;      // --memory device: local arrays on each process's GPU
+  std::int64_t single = 0;  // --single N: one GPU's routine at N^3, for scale
 };
 
 [[noreturn]] void usage(const char *why) {
@@ -49,7 +53,8 @@ struct Options {
     std::fprintf(stderr,
                  "xnbench_mpi: %s\nusage: mpirun -np P xnbench_mpi [--routine "
                  "pdngemm|psngemm|pexdgemm] [--sizes N,...] [--shape MxNxK,...] [--grid "
-                 "PxQ] [--nb B] [--reps R] [--samples S] [--seed S] [--csv FILE]\n",
+                 "PxQ] [--nb B] [--reps R] [--samples S] [--seed S] [--csv FILE] "
+                 "[--memory host|device] [--single N]\n",
                  why);
   MPI_Finalize();
   std::exit(2);
@@ -99,6 +104,11 @@ Options parse(int argc, char **argv) {
       o.seed = std::strtoull(v.c_str(), nullptr, 10);
     } else if (key == "--csv") {
       o.csv = v;
+    } else if (key == "--memory") {
+      if (v != "host" && v != "device") usage("bad --memory");
+      o.device = v == "device";
+    } else if (key == "--single") {
+      o.single = std::atoll(v.c_str());
     } else {
       usage(("unknown option " + key).c_str());
     }
@@ -115,30 +125,33 @@ Options parse(int argc, char **argv) {
   return o;
 }
 
-// Entry (i, j) of matrix `which` from its global indices alone: uniform in
-// [0, 1) for the non-negative routines, 53-bit (u - 0.5) for pexdgemm.
-double entry(std::uint64_t seed, int which, std::int64_t i, std::int64_t j,
-             bool signed_) {
-  std::uint64_t z =
-      seed ^ (std::uint64_t(which) << 60) ^ (std::uint64_t(i) << 30) ^ std::uint64_t(j);
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  const double u = double(z >> 11) * 0x1p-53;
-  return signed_ ? u - 0.5 : u;
-}
+using xnb::entry;
 
+// With --memory device the array lives on this process's GPU (dev).
 template <class T>
 struct Local {
   std::vector<T> a;
+  T *dev = nullptr;
   int desc[9] = {};
+  Local() = default;
+  Local(const Local &) = delete;
+  Local(Local &&o) noexcept : a(std::move(o.a)), dev(o.dev) {
+    std::memcpy(desc, o.desc, sizeof desc);
+    o.dev = nullptr;
+  }
+  ~Local() { xnb::device_free(dev); }
+  T *data() { return dev ? dev : a.data(); }
+  const T *data() const { return dev ? dev : a.data(); }
+  T at(std::int64_t index) const {
+    return dev ? xnb::device_read(dev, index) : a[std::size_t(index)];
+  }
 };
 
 // The local part of an M x N matrix, nb x nb blocks from process (0, 0).
 template <class T>
 Local<T> make_local(int ctxt, int P, int Q, int myrow, int mycol, std::int64_t M,
-                    std::int64_t N, int nb, std::uint64_t seed, int which, bool signed_) {
+                    std::int64_t N, int nb, std::uint64_t seed, int which, bool signed_,
+                    bool device) {
   Local<T> L;
   const int m = int(M), n = int(N), zero = 0;
   const int lr = numroc_(&m, &nb, &myrow, &zero, &P);
@@ -151,11 +164,21 @@ Local<T> make_local(int ctxt, int P, int Q, int myrow, int mycol, std::int64_t M
   L.desc[4] = L.desc[5] = nb;
   L.desc[6] = L.desc[7] = 0;
   L.desc[8] = lld;
+  if (device) {
+    L.dev =
+        xnb::device_local<T>(lr, lc, lld, nb, P, Q, myrow, mycol, seed, which, signed_);
+    if (!L.dev) {
+      std::fprintf(stderr, "xnbench_mpi: rank %d: no GPU memory for %d x %d\n", g_rank,
+                   lr, lc);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    return L;
+  }
   L.a.resize(std::size_t(lld) * std::size_t(std::max(lc, 1)));
   for (int lj = 0; lj < lc; ++lj) {
-    const std::int64_t j = (std::int64_t(lj / nb) * Q + mycol) * nb + lj % nb;
+    const std::int64_t j = xnb::global_of(lj, nb, mycol, Q);
     for (int li = 0; li < lr; ++li) {
-      const std::int64_t i = (std::int64_t(li / nb) * P + myrow) * nb + li % nb;
+      const std::int64_t i = xnb::global_of(li, nb, myrow, P);
       L.a[std::size_t(li) + std::size_t(lj) * lld] = T(entry(seed, which, i, j, signed_));
     }
   }
@@ -183,8 +206,8 @@ double time_calls(PGemm<T> fn, int m, int n, int k, const Local<T> &A, const Loc
   for (int r = 0; r <= reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    fn("N", "N", &m, &n, &k, &one, A.a.data(), &i1, &i1, A.desc, B.a.data(), &i1, &i1,
-       B.desc, &zero, C.a.data(), &i1, &i1, C.desc);
+    fn("N", "N", &m, &n, &k, &one, A.data(), &i1, &i1, A.desc, B.data(), &i1, &i1, B.desc,
+       &zero, C.data(), &i1, &i1, C.desc);
     MPI_Barrier(MPI_COMM_WORLD);
     if (r > 0) t.push_back(MPI_Wtime() - t0);
   }
@@ -210,7 +233,7 @@ Errors sampled_errors(const Options &o, const Local<T> &C, int P, int Q, int myr
     const std::int64_t j = std::int64_t(entry(o.seed, 8, s, 0, false) * double(n));
     if ((i / nb) % P != myrow || (j / nb) % Q != mycol) continue;
     const std::int64_t li = (i / nb) / P * nb + i % nb, lj = (j / nb) / Q * nb + j % nb;
-    const T got = C.a[std::size_t(li) + std::size_t(lj) * std::size_t(C.desc[8])];
+    const T got = C.at(li + lj * std::int64_t(C.desc[8]));
     for (std::int64_t p = 0; p < k; ++p) {
       arow[std::size_t(p)] = T(entry(o.seed, 0, i, p, signed_));
       bcol[std::size_t(p)] = T(entry(o.seed, 1, p, j, signed_));
@@ -230,52 +253,101 @@ Errors sampled_errors(const Options &o, const Local<T> &C, int P, int Q, int myr
   return all;
 }
 
+xnb::Routine routine_of(const Options &o) {
+  return o.routine == "pexdgemm"  ? xnb::Routine::pexdgemm
+         : o.routine == "psngemm" ? xnb::Routine::psngemm
+                                  : xnb::Routine::pdngemm;
+}
+
+// The slowest process's value.
+double grid_max(double v) {
+  double r = v;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return r;
+}
+
+// Host memory: ours, ours over the classical local product, and PBLAS's
+// PxGEMM (base). GPU memory: ours, ours over cuBLAS's GEMM (base), and the
+// local engine alone on each process's share (the slowest process's
+// time: what the distribution costs is ours / local).
 template <class T>
-int run(const Options &o, PGemm<T> ours, PGemm<T> base) {
+int run(const Options &o, PGemm<T> ours, PGemm<T> pblas) {
   int ctxt = -1, P = 0, Q = 0, myrow = -1, mycol = -1;
   Cblacs_get(-1, 0, &ctxt);
   Cblacs_gridinit(&ctxt, "Row", o.P, o.Q);
   Cblacs_gridinfo(ctxt, &P, &Q, &myrow, &mycol);
   const bool in = myrow >= 0 && myrow < P && mycol >= 0 && mycol < Q;
   const bool exact = o.routine == "pexdgemm";
+  const xnb::Routine routine = routine_of(o);
   std::FILE *csv = nullptr;
+  const char *base_name = o.device         ? "cuBLAS-local"
+                          : sizeof(T) == 8 ? "PDGEMM"
+                                           : "PSGEMM";
+
+  // One GPU alone at N^3, the yardstick of the distributed rate.
+  double single_ms = NAN;
+  if (o.device && o.single > 0) {
+    if (g_rank == 0)
+      single_ms = xnb::time_local_engine(routine, false, o.single, o.single, o.single,
+                                         o.reps, o.seed);
+    MPI_Bcast(&single_ms, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }
+  const double single_tf = 2.0 * double(o.single) * double(o.single) * double(o.single) /
+                           (single_ms * 1e-3) / 1e12;
   if (g_rank == 0) {
     std::printf(
-        "xnbench_mpi: %s against %s, %d processes, grid %dx%d, blocks %d, %d "
+        "xnbench_mpi: %s against %s, %d processes, grid %dx%d, blocks %d, %s memory, %d "
         "timed calls (median), %d sampled entries against MPFR\n",
-        o.routine.c_str(), sizeof(T) == 8 ? "PDGEMM" : "PSGEMM", g_size, o.P, o.Q, o.nb,
+        o.routine.c_str(), base_name, g_size, o.P, o.Q, o.nb, o.device ? "GPU" : "host",
         o.reps, o.samples);
-    std::printf("%-18s %10s %10s %10s %8s %8s %9s %9s %11s %11s %6s\n", "m x n x k",
-                "ours_ms", "base_ms", "class_ms", "ours_TF", "base_TF", "speedup",
-                "vs_class", "ours_maxrel", "base_maxrel", "wrong");
+    if (o.device && o.single > 0)
+      std::printf("one GPU, the library's routine at %lld^3: %.2f ms, %.2f TFLOP/s\n",
+                  (long long)o.single, single_ms, single_tf);
+    std::printf("%-18s %10s %10s %10s %10s %8s %8s %9s %9s %11s %11s %6s\n", "m x n x k",
+                "ours_ms", "base_ms", "class_ms", "local_ms", "ours_TF", "base_TF",
+                "speedup", "vs_class", "ours_maxrel", "base_maxrel", "wrong");
     if (!o.csv.empty()) {
       csv = std::fopen(o.csv.c_str(), "w");
       if (csv)
         std::fprintf(csv,
-                     "routine,processes,P,Q,nb,m,n,k,ours_ms,base_ms,classical_ms,"
-                     "ours_tflops,base_tflops,speedup,speedup_vs_classical,"
-                     "ours_max_rel,base_max_rel,ours_wrong,checked\n");
+                     "routine,memory,processes,P,Q,nb,m,n,k,ours_ms,base_ms,classical_ms,"
+                     "local_ms,ours_tflops,base_tflops,speedup,speedup_vs_classical,"
+                     "ours_over_local,single_n,single_tflops,ours_max_rel,base_max_rel,"
+                     "ours_wrong,checked\n");
     }
   }
   for (std::size_t s = 0; s + 2 < o.shapes.size(); s += 3) {
     const std::int64_t m = o.shapes[s], n = o.shapes[s + 1], k = o.shapes[s + 2];
-    double t_ours = NAN, t_base = NAN, t_class = NAN;
+    double t_ours = NAN, t_base = NAN, t_class = NAN, t_local = NAN;
     Errors e_ours, e_base;
+    if (o.device) {  // the local engine alone on this process's share
+      const int mi = int(m), ni = int(n), zero = 0;
+      const std::int64_t ml = in ? numroc_(&mi, &o.nb, &myrow, &zero, &P) : 0;
+      const std::int64_t nl = in ? numroc_(&ni, &o.nb, &mycol, &zero, &Q) : 0;
+      t_local =
+          grid_max(xnb::time_local_engine(routine, false, ml, nl, k, o.reps, o.seed));
+    }
     if (in) {
       const Local<T> A =
-          make_local<T>(ctxt, P, Q, myrow, mycol, m, k, o.nb, o.seed, 0, exact);
+          make_local<T>(ctxt, P, Q, myrow, mycol, m, k, o.nb, o.seed, 0, exact, o.device);
       const Local<T> B =
-          make_local<T>(ctxt, P, Q, myrow, mycol, k, n, o.nb, o.seed, 1, exact);
-      Local<T> C = make_local<T>(ctxt, P, Q, myrow, mycol, m, n, o.nb, o.seed, 2, exact);
-      t_base = time_calls<T>(base, int(m), int(n), int(k), A, B, C, o.reps);
-      e_base = sampled_errors<T>(o, C, P, Q, myrow, mycol, m, n, k, exact);
+          make_local<T>(ctxt, P, Q, myrow, mycol, k, n, o.nb, o.seed, 1, exact, o.device);
+      Local<T> C =
+          make_local<T>(ctxt, P, Q, myrow, mycol, m, n, o.nb, o.seed, 2, exact, o.device);
+      if (!o.device) {
+        t_base = time_calls<T>(pblas, int(m), int(n), int(k), A, B, C, o.reps);
+        e_base = sampled_errors<T>(o, C, P, Q, myrow, mycol, m, n, k, exact);
+      }
       if (!exact) {
         std::int64_t levels = -1;
         xnGetOption(nullptr, XN_OPT_MAX_LEVELS, &levels);
         xnSetOption(nullptr, XN_OPT_MAX_LEVELS, 0);
         t_class = time_calls<T>(ours, int(m), int(n), int(k), A, B, C, o.reps);
+        if (o.device)
+          e_base = sampled_errors<T>(o, C, P, Q, myrow, mycol, m, n, k, exact);
         xnSetOption(nullptr, XN_OPT_MAX_LEVELS, levels);
       }
+      if (o.device) t_base = t_class;
       t_ours = time_calls<T>(ours, int(m), int(n), int(k), A, B, C, o.reps);
       e_ours = sampled_errors<T>(o, C, P, Q, myrow, mycol, m, n, k, exact);
     }
@@ -285,19 +357,26 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> base) {
       std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)m, (long long)n,
                     (long long)k);
       std::printf(
-          "%-18s %10.2f %10.2f %10.2f %8.2f %8.2f %8.3fx %8.3fx %11.2e %11.2e %6d\n",
-          shape, t_ours * 1e3, t_base * 1e3, t_class * 1e3, flops / t_ours / 1e12,
-          flops / t_base / 1e12, t_base / t_ours, t_class / t_ours, e_ours.max_rel,
-          e_base.max_rel, exact ? e_ours.wrong : 0);
+          "%-18s %10.2f %10.2f %10.2f %10.2f %8.2f %8.2f %8.3fx %8.3fx %11.2e %11.2e "
+          "%6d\n",
+          shape, t_ours * 1e3, t_base * 1e3, t_class * 1e3, t_local,
+          flops / t_ours / 1e12, flops / t_base / 1e12, t_base / t_ours, t_class / t_ours,
+          e_ours.max_rel, e_base.max_rel, exact ? e_ours.wrong : 0);
+      if (o.device && o.single > 0)
+        std::printf("%-18s ours / local engine %.3f; ours / one GPU at %lld^3: %.2fx\n",
+                    "", t_ours * 1e3 / t_local, (long long)o.single,
+                    flops / t_ours / 1e12 / single_tf);
       if (csv)
-        std::fprintf(csv,
-                     "%s,%d,%d,%d,%d,%lld,%lld,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-                     "%.6g,%.6g,%d,%d\n",
-                     o.routine.c_str(), g_size, o.P, o.Q, o.nb, (long long)m,
-                     (long long)n, (long long)k, t_ours * 1e3, t_base * 1e3,
-                     t_class * 1e3, flops / t_ours / 1e12, flops / t_base / 1e12,
-                     t_base / t_ours, t_class / t_ours, e_ours.max_rel, e_base.max_rel,
-                     exact ? e_ours.wrong : 0, e_ours.checked);
+        std::fprintf(
+            csv,
+            "%s,%s,%d,%d,%d,%d,%lld,%lld,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+            "%.6g,%.6g,%lld,%.6g,%.6g,%.6g,%d,%d\n",
+            o.routine.c_str(), o.device ? "device" : "host", g_size, o.P, o.Q, o.nb,
+            (long long)m, (long long)n, (long long)k, t_ours * 1e3, t_base * 1e3,
+            t_class * 1e3, t_local, flops / t_ours / 1e12, flops / t_base / 1e12,
+            t_base / t_ours, t_class / t_ours, t_ours * 1e3 / t_local,
+            (long long)o.single, single_tf, e_ours.max_rel, e_base.max_rel,
+            exact ? e_ours.wrong : 0, e_ours.checked);
       std::fflush(stdout);
     }
     if (exact && e_ours.wrong > 0) {
@@ -319,6 +398,14 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   const Options o = parse(argc, argv);
+  if (o.device) {  // one GPU per process of a host, round robin
+    MPI_Comm node;
+    int local_rank = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_free(&node);
+    if (xnb::bind_gpu(local_rank) == 0) usage("--memory device needs a GPU");
+  }
   int rc = 0;
   if (o.routine == "psngemm")
     rc = run<float>(o, psngemm_, psgemm_);

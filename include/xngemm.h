@@ -419,7 +419,14 @@ typedef enum {
    *  (XN_DIST_WORKSPACE_LIMIT; 0 = as much as it can allocate). Within it
    *  PDNGEMM and PSNGEMM take K in panels, PEXDGEMM (which needs all of K)
    *  takes sub(C) in bands. */
-  XN_OPT_DIST_WORKSPACE_LIMIT = 24
+  XN_OPT_DIST_WORKSPACE_LIMIT = 24,
+  /** PDNGEMM, PSNGEMM, PEXDGEMM on operands in GPU memory: how blocks move
+   *  between the processes' GPUs (XN_DIST_TRANSPORT). 0 (default) = NCCL
+   *  where every process of the grid has a GPU of its own and libnccl.so.2
+   *  loads, MPI otherwise; 1 = NCCL where it can run, else MPI; 2 = MPI:
+   *  GPU buffers directly where the MPI library is CUDA-aware, otherwise
+   *  through pinned host memory. */
+  XN_OPT_DIST_TRANSPORT = 25
 } xnOption_t;
 
 /**

@@ -24,6 +24,16 @@
  * these routines report through PXERBLA(ICTXT, name, -INFO) on the processes
  * that found the error and return on every process with sub(C) untouched.
  *
+ * Local arrays in host memory or in GPU memory: on every process of the
+ * grid, A, B and C are either host arrays or device arrays of one GPU
+ * (cudaMalloc), never a mix (then a message and sub(C) unchanged). Device
+ * arrays stay on the GPUs: the blocks move between them over NCCL (where
+ * every process has a GPU of its own and libnccl.so.2 loads) or MPI
+ * (XN_OPT_DIST_TRANSPORT), the local product is the library's device
+ * routine, and the call returns when sub(C) is complete. It follows the
+ * caller's work on the legacy default stream; work on other streams must be
+ * complete before the call.
+ *
  * Method (docs/design.md, "Distributed GEMM"): each process gathers the rows
  * of op(sub(A)) that meet its rows of sub(C) and the columns of op(sub(B))
  * that meet its columns (PBLAS's PxGEADD moves them, transposing where

@@ -12,11 +12,16 @@
 //    there), alpha = 0 and k = 0 scaling only, empty products;
 //  * bad arguments: the INFO that PBLAS's PDGEMM computes on each process
 //    (its abort intercepted here), reported through PXERBLA, C untouched.
+// With --device first (`test_dist_pgemm --device [SEED]`), the same with
+// every local array in the process's GPU memory (the device engine); exit
+// status 77 (skipped) where there is no GPU.
 // Shapes, block sizes, grid origins (replicated dimensions included),
 // offsets IA..JC, transposes and scalars are drawn at random from a fresh
 // seed (printed on failure; `test_dist_pgemm SEED` replays it).
+#include <cuda_runtime.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdint>
@@ -312,15 +317,45 @@ using DistGemm = void (*)(const char *, const char *, const int *, const int *,
                           const int *, const int *, const double *, double *, const int *,
                           const int *, const int *);
 
+// With --device: the local arrays in this process's GPU memory.
+bool g_device = false;
+
+template <class T>
+T *to_device(const std::vector<T> &h) {
+  void *d = nullptr;
+  const std::size_t bytes = std::max<std::size_t>(h.size(), 1) * sizeof(T);
+  if (cudaMalloc(&d, bytes) != cudaSuccess ||
+      (!h.empty() && cudaMemcpy(d, h.data(), h.size() * sizeof(T),
+                                cudaMemcpyHostToDevice) != cudaSuccess)) {
+    std::fprintf(stderr, "[rank %d] cannot copy %zu bytes to the GPU\n", g_rank, bytes);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return static_cast<T *>(d);
+}
+
+// One call of fn on copies of the local arrays (C poisoned if asked); ours
+// get them in GPU memory under --device, PBLAS's (pblas) always on the host.
 template <class T, class Fn>
 std::vector<T> call(const Case &c, Fn fn, const Dist<T> &A, const Dist<T> &B,
-                    const Dist<T> &C, bool poison) {
+                    const Dist<T> &C, bool poison, bool pblas = false) {
   std::vector<T> out = C.local;
   if (poison)  // beta = 0 must not read C: NaN in sub(C) must not show
     for (T &v : out) v = std::numeric_limits<T>::quiet_NaN();
   const T alpha = T(c.alpha), beta = T(c.beta);
-  fn(&c.ta, &c.tb, &c.m, &c.n, &c.k, &alpha, A.local.data(), &c.ia, &c.ja, A.desc,
-     B.local.data(), &c.ib, &c.jb, B.desc, &beta, out.data(), &c.ic, &c.jc, C.desc);
+  if (!g_device || pblas) {
+    fn(&c.ta, &c.tb, &c.m, &c.n, &c.k, &alpha, A.local.data(), &c.ia, &c.ja, A.desc,
+       B.local.data(), &c.ib, &c.jb, B.desc, &beta, out.data(), &c.ic, &c.jc, C.desc);
+    return out;
+  }
+  T *a = to_device(A.local), *b = to_device(B.local), *d = to_device(out);
+  fn(&c.ta, &c.tb, &c.m, &c.n, &c.k, &alpha, a, &c.ia, &c.ja, A.desc, b, &c.ib, &c.jb,
+     B.desc, &beta, d, &c.ic, &c.jc, C.desc);
+  if (!out.empty() && cudaMemcpy(out.data(), d, out.size() * sizeof(T),
+                                 cudaMemcpyDeviceToHost) != cudaSuccess)
+    fail("cannot copy C back from the GPU");
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(d);
   return out;
 }
 
@@ -362,10 +397,10 @@ void run_case(const Grid &g, const Case &c, std::mt19937_64 &rng) {
   xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, c.limit);
   if constexpr (is_double) {
     ours = call<double>(c, pdngemm_, A, B, C, poison);
-    theirs = call<double>(c, pdgemm_, A, B, C, poison);
+    theirs = call<double>(c, pdgemm_, A, B, C, poison, true);
   } else {
     ours = call<float>(c, psngemm_, A, B, C, poison);
-    theirs = call<float>(c, psgemm_, A, B, C, poison);
+    theirs = call<float>(c, psgemm_, A, B, C, poison, true);
   }
   xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 0);
   const char *name = is_double ? "PDNGEMM" : "PSNGEMM";
@@ -457,7 +492,7 @@ void run_bad_arguments(const Grid &g, std::mt19937_64 &rng) {
     mu.apply(c, A.desc, B.desc, C.desc);
     // PBLAS's verdict on this process.
     g_pblas = Reported{};
-    call<double>(c, pdgemm_, A, B, C, false);
+    call<double>(c, pdgemm_, A, B, C, false, true);
     for (DistGemm fn : {DistGemm(pdngemm_), DistGemm(pexdgemm_)}) {
       g_pxerbla = Reported{};
       const std::vector<double> got = call<double>(c, fn, A, B, C, false);
@@ -582,6 +617,26 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  // --device: the operands in GPU memory (one GPU per process where there
+  // are enough, else shared), the device engine; skipped (77) without one.
+  if (argc > 1 && std::strcmp(argv[1], "--device") == 0) {
+    g_device = true;
+    --argc;
+    ++argv;
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+    if (gpus == 0) {
+      if (g_rank == 0) std::printf("no GPU: the device-resident cases are skipped\n");
+      MPI_Finalize();
+      return 77;
+    }
+    MPI_Comm node;
+    int local_rank = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_free(&node);
+    cudaSetDevice(local_rank % gpus);
+  }
   std::uint64_t seed = std::random_device{}() ^ (std::uint64_t(time(nullptr)) << 20);
   if (argc > 1) seed = std::strtoull(argv[1], nullptr, 10);
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);

@@ -78,6 +78,8 @@ constexpr OptionSpec kOptionTable[] = {
    "xnExdgemm: 1 = time each phase (waiting for the stream at every phase boundary) into xnExdgemmInfo_t's phase_ms"},
   {24, "XN_OPT_DIST_WORKSPACE_LIMIT", "XN_DIST_WORKSPACE_LIMIT", &Options::dist_workspace_limit, 0, kMaxI64, 0, nullptr,
    "PDNGEMM, PSNGEMM, PEXDGEMM: bytes per process for the gathered rows of op(A) and columns of op(B) (0 = as much as can be allocated)"},
+  {25, "XN_OPT_DIST_TRANSPORT", "XN_DIST_TRANSPORT", &Options::dist_transport, 0, 2, 0, nullptr,
+   "PDNGEMM, PSNGEMM, PEXDGEMM on device-resident operands: how blocks move between GPUs: 0 = NCCL where every process has its own GPU and libnccl.so.2 loads, else MPI; 1 = NCCL (else MPI); 2 = MPI (device buffers where MPI is CUDA-aware, else through pinned host memory)"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

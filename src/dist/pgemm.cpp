@@ -1,15 +1,18 @@
 // pgemm.cpp - PDNGEMM, PSNGEMM and PEXDGEMM (include/xngemm_dist.h): PDGEMM's
 // argument list and checks; each process gathers the rows of op(sub(A)) and
 // the columns of op(sub(B)) its part of sub(C) needs and forms that part
-// with one local product by the library's host routine (docs/design.md,
-// "Distributed GEMM").
+// with one local product by the library's routine: the host routine for
+// operands in host memory, the device routine for operands in GPU memory
+// (engine.h; docs/design.md, "Distributed GEMM").
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "dist/block_cyclic.h"
+#include "dist/engine.h"
 #include "dist/scalapack.h"
 #include "xngemm.h"
 #include "xngemm_dist.h"
@@ -30,15 +33,16 @@ using Geadd = void (*)(const char *, const int *, const int *, const T *, const 
 // What distinguishes the routines: data, one driver.
 template <class T>
 struct Routine {
-  const char *name;    // as PXERBLA reports it
-  LocalGemm<T> local;  // the library's host routine for the local product
-  Geadd<T> geadd;      // PBLAS's copy between distributions
-  bool whole_k;        // the local product needs all of K (correct rounding)
+  const char *name;      // as PXERBLA reports it
+  LocalGemm<T> local;    // the library's host routine for the local product
+  Geadd<T> geadd;        // PBLAS's copy between distributions
+  bool whole_k;          // the local product needs all of K (correct rounding)
+  DeviceGemm<T> device;  // the library's device routine, for GPU-resident operands
 };
 
-const Routine<double> kPdngemm{"PDNGEMM", dngemm_, pdgeadd_, false};
-const Routine<float> kPsngemm{"PSNGEMM", sngemm_, psgeadd_, false};
-const Routine<double> kPexdgemm{"PEXDGEMM", exdgemm_, pdgeadd_, true};
+const Routine<double> kPdngemm{"PDNGEMM", dngemm_, pdgeadd_, false, xnDngemm};
+const Routine<float> kPsngemm{"PSNGEMM", sngemm_, psgeadd_, false, xnSngemm};
+const Routine<double> kPexdgemm{"PEXDGEMM", exdgemm_, pdgeadd_, true, xnExdgemm};
 
 // How a dimension of sub(C) starting at global index `first` (0-based) is
 // dealt out: its first (possibly partial) block, the block size and the
@@ -91,24 +95,6 @@ std::int64_t workspace_limit() {
              : 0;
 }
 
-// The global arguments of one product, as the Fortran interface has them
-// (1-based indices).
-template <class T>
-struct Problem {
-  bool nota, notb;
-  int m, n, k;
-  T alpha, beta;
-  const T *A;
-  int ia, ja;
-  const int *desca;
-  const T *B;
-  int ib, jb;
-  const int *descb;
-  T *C;
-  int ic, jc;
-  const int *descc;
-};
-
 // This process's part of sub(C) = C(ic:ic+m-1, jc:jc+n-1) (1-based): its
 // rows and columns, and where the first of them sits in its local array.
 struct LocalPart {
@@ -127,6 +113,83 @@ LocalPart local_part(const Grid &g, const Desc &c, std::int64_t m, std::int64_t 
 // What the last call on this process did (xnGetLastDistInfo).
 thread_local int t_bands = 0, t_panels = 0;
 
+// Operands in host memory: PBLAS's PxGEADD moves the strips (DTYPE 2
+// descriptors laid out as sub(C)'s rows and columns), the library's host
+// routine multiplies.
+template <class T>
+class HostEngine final : public Engine<T> {
+ public:
+  HostEngine(const Routine<T> &rt, const Grid &g) : rt_(rt), g_(g) {}
+  ~HostEngine() override { release(); }
+
+  bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl,
+               std::int64_t kb) override {
+    release();
+    const Desc c = to_desc(pr.descc);
+    ml_ = ml;
+    nl_ = nl;
+    kb_ = kb;
+    rows_ = layout_from(pr.ic - 1, pr.m, c.imb, c.mb, c.rsrc, g_.nprow);
+    cols_ = layout_from(pr.jc - 1, pr.n, c.inb, c.nb, c.csrc, g_.npcol);
+    sa_ = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(ml * kb, 1))];
+    sb_ = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(kb * nl, 1))];
+    return sa_ && sb_;
+  }
+  void release() override {
+    delete[] sa_;
+    delete[] sb_;
+    sa_ = sb_ = nullptr;
+  }
+  bool gather(const Problem<T> &pr, std::int64_t k0, int w) override {
+    const int ctxt = to_desc(pr.descc).ctxt;
+    const T one = 1, zero = 0;
+    const int i1 = 1;
+    T dummy[1] = {T(0)};
+    // Process column q receives op(sub(A))(:, k0:k0+w) on its rows.
+    for (int q = 0; q < g_.npcol; ++q) {
+      const Desc11 d = make_desc(ctxt, pr.m, w, rows_.first_block, w, rows_.block, w,
+                                 rows_.src, q, lda());
+      const int ra = pr.nota ? pr.ia : pr.ia + int(k0);
+      const int ca = pr.nota ? pr.ja + int(k0) : pr.ja;
+      rt_.geadd(pr.nota ? "N" : "T", &pr.m, &w, &one, pr.A, &ra, &ca, pr.desca, &zero,
+                q == g_.mycol ? sa_ : dummy, &i1, &i1, d.d, 1);
+    }
+    // Process row p receives op(sub(B))(k0:k0+w, :) on its columns.
+    for (int p = 0; p < g_.nprow; ++p) {
+      const Desc11 d = make_desc(ctxt, w, pr.n, w, cols_.first_block, w, cols_.block, p,
+                                 cols_.src, ldb());
+      const int rb = pr.notb ? pr.ib + int(k0) : pr.ib;
+      const int cb = pr.notb ? pr.jb : pr.jb + int(k0);
+      rt_.geadd(pr.notb ? "N" : "T", &w, &pr.n, &one, pr.B, &rb, &cb, pr.descb, &zero,
+                p == g_.myrow ? sb_ : dummy, &i1, &i1, d.d, 1);
+    }
+    return true;
+  }
+  bool product(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, int w, T beta,
+               T *cl, int ldc) override {
+    const int mi = int(ml), ni = int(nl), la = lda(), lb = ldb();
+    rt_.local("N", "N", &mi, &ni, &w, &pr.alpha, sa_, &la, sb_, &lb, &beta, cl, &ldc);
+    return true;
+  }
+  bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) override {
+    for (std::int64_t j = 0; j < cols; ++j)
+      for (std::int64_t i = 0; i < rows; ++i) {
+        T &x = cl[i + j * std::int64_t(ldc)];
+        x = beta == T(0) ? T(0) : beta * x;
+      }
+    return true;
+  }
+
+ private:
+  int lda() const { return int(std::max<std::int64_t>(ml_, 1)); }
+  int ldb() const { return int(std::max<std::int64_t>(kb_, 1)); }
+  const Routine<T> &rt_;
+  Grid g_;
+  std::int64_t ml_ = 0, nl_ = 0, kb_ = 0;
+  Layout rows_{}, cols_{};
+  T *sa_ = nullptr, *sb_ = nullptr;
+};
+
 // The strips of sub(C) = C(ic.., jc..): op(sub(A))'s rows laid out as
 // sub(C)'s rows, kb columns, held whole by every process column;
 // op(sub(B))'s columns as sub(C)'s columns, kb rows, held by every process
@@ -134,14 +197,15 @@ thread_local int t_bands = 0, t_panels = 0;
 // and the memory of every process allow; where not even one column fits
 // (or, for the correctly rounded product, not all of K), sub(C) is taken
 // in two bands of its longer side, each with its own strips. False (on
-// every process alike) if memory failed even for one entry of sub(C): the
-// bands before it are done, the rest of sub(C) is not.
+// every process alike) if memory failed even for one entry of sub(C), or
+// the engine failed: the bands before it are done, the rest of sub(C) is
+// not.
 template <class T>
-bool compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
+bool compute(const Routine<T> &rt, Engine<T> &engine, const Grid &g,
+             const Problem<T> &pr) {
   const Desc c = to_desc(pr.descc);
   const int ctxt = c.ctxt;
   const std::int64_t m = pr.m, n = pr.n, k = pr.k;
-  const std::int64_t ic0 = pr.ic - 1, jc0 = pr.jc - 1;
   const LocalPart part = local_part(g, c, m, n, pr.ic, pr.jc);
   const std::int64_t ml = part.rows, nl = part.cols;
 
@@ -159,7 +223,7 @@ bool compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
       second.jc += first.n;
       (pr.notb ? second.jb : second.ib) += first.n;
     }
-    return compute(rt, g, first) && compute(rt, g, second);
+    return compute(rt, engine, g, first) && compute(rt, engine, g, second);
   };
 
   // Panel width: all of K if the limit allows it on every process.
@@ -168,59 +232,68 @@ bool compute(const Routine<T> &rt, const Grid &g, const Problem<T> &pr) {
   std::int64_t kb = limit > 0 && per_column > 0 ? std::min(k, limit / per_column) : k;
   kb = grid_min(ctxt, int(kb));
   if (kb < 1 || (rt.whole_k && kb < k)) return in_bands();
-  T *sa = nullptr, *sb = nullptr;
   for (;;) {
-    sa = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(ml * kb, 1))];
-    sb = new (std::nothrow) T[std::size_t(std::max<std::int64_t>(kb * nl, 1))];
-    if (all_ok(ctxt, sa && sb)) break;
-    delete[] sa;
-    delete[] sb;
-    sa = sb = nullptr;
+    if (all_ok(ctxt, engine.reserve(pr, ml, nl, kb))) break;
+    engine.release();
     if (rt.whole_k || kb == 1) return in_bands();
     kb = (kb + 1) / 2;
   }
 
-  const Layout rows = layout_from(ic0, m, c.imb, c.mb, c.rsrc, g.nprow);
-  const Layout cols = layout_from(jc0, n, c.inb, c.nb, c.csrc, g.npcol);
   T *cl = pr.C + part.offset;
-  T dummy[1] = {T(0)};
-  const T one = 1, zero = 0;
-  const int lda_s = int(std::max<std::int64_t>(ml, 1));
-  const int ldb_s = int(std::max<std::int64_t>(kb, 1));
-  const int i1 = 1;
-  for (std::int64_t k0 = 0; k0 < k; k0 += kb) {
+  bool ok = true;
+  for (std::int64_t k0 = 0; k0 < k && ok; k0 += kb) {
     const int w = int(std::min(kb, k - k0));
-    // Process column q receives op(sub(A))(:, k0:k0+w) on its rows.
-    for (int q = 0; q < g.npcol; ++q) {
-      const Desc11 d =
-          make_desc(ctxt, m, w, rows.first_block, w, rows.block, w, rows.src, q, lda_s);
-      const int ra = pr.nota ? pr.ia : pr.ia + int(k0);
-      const int ca = pr.nota ? pr.ja + int(k0) : pr.ja;
-      rt.geadd(pr.nota ? "N" : "T", &pr.m, &w, &one, pr.A, &ra, &ca, pr.desca, &zero,
-               q == g.mycol ? sa : dummy, &i1, &i1, d.d, 1);
-    }
-    // Process row p receives op(sub(B))(k0:k0+w, :) on its columns.
-    for (int p = 0; p < g.nprow; ++p) {
-      const Desc11 d =
-          make_desc(ctxt, w, n, w, cols.first_block, w, cols.block, p, cols.src, ldb_s);
-      const int rb = pr.notb ? pr.ib + int(k0) : pr.ib;
-      const int cb = pr.notb ? pr.jb : pr.jb + int(k0);
-      rt.geadd(pr.notb ? "N" : "T", &w, &pr.n, &one, pr.B, &rb, &cb, pr.descb, &zero,
-               p == g.myrow ? sb : dummy, &i1, &i1, d.d, 1);
-    }
+    bool mine = engine.gather(pr, k0, w);
     // The local product; later panels add to the first.
-    if (ml > 0 && nl > 0) {
-      const int mi = int(ml), ni = int(nl), ldc = c.lld;
-      const T beta_k = k0 == 0 ? pr.beta : one;
-      rt.local("N", "N", &mi, &ni, &w, &pr.alpha, sa, &lda_s, sb, &ldb_s, &beta_k, cl,
-               &ldc);
-    }
+    if (mine && ml > 0 && nl > 0)
+      mine = engine.product(pr, ml, nl, w, k0 == 0 ? pr.beta : T(1), cl, c.lld);
+    if (k0 + kb >= k) mine = engine.finish() && mine;
+    ok = all_ok(ctxt, mine);
   }
-  delete[] sa;
-  delete[] sb;
+  engine.release();
+  if (!ok) return false;
   ++t_bands;
   t_panels = std::max<int>(t_panels, int((k + kb - 1) / kb));
   return true;
+}
+
+// Whether this process holds any entry of sub(X) = X(ix.., jx..) (1-based)
+// of rows x cols.
+bool holds(const Grid &g, const Desc &d, int ix, int jx, std::int64_t rows,
+           std::int64_t cols) {
+  return local_count(rows, ix - 1, d.imb, d.mb, g.myrow, d.rsrc, g.nprow) > 0 &&
+         local_count(cols, jx - 1, d.inb, d.nb, g.mycol, d.csrc, g.npcol) > 0;
+}
+
+// Where the operands are, agreed by the grid: -1 host memory, otherwise
+// the GPU of this process's operands (its current device if it holds none
+// of them). -2 if some process has them in GPU memory and another in host
+// memory (or one process has both).
+template <class T>
+int operands_device(const Grid &g, const Problem<T> &pr) {
+  const Desc a = to_desc(pr.desca), b = to_desc(pr.descb), c = to_desc(pr.descc);
+  int on_host = 0, on_gpu = 0, device = -1;
+  auto look = [&](const void *p, bool held) {
+    if (!held) return;
+    const int d = device_holding(p);
+    if (d < 0) {
+      ++on_host;
+    } else {
+      if (device >= 0 && d != device) ++on_host;  // two GPUs: not one engine
+      device = d;
+      ++on_gpu;
+    }
+  };
+  const std::int64_t m = pr.m, n = pr.n, k = pr.k;
+  look(pr.A, pr.nota ? holds(g, a, pr.ia, pr.ja, m, k) : holds(g, a, pr.ia, pr.ja, k, m));
+  look(pr.B, pr.notb ? holds(g, b, pr.ib, pr.jb, k, n) : holds(g, b, pr.ib, pr.jb, n, k));
+  look(pr.C, holds(g, c, pr.ic, pr.jc, m, n));
+  int counts[2] = {on_host, on_gpu};
+  Cigsum2d(c.ctxt, "All", " ", 2, 1, counts, 2, -1, -1);
+  if (counts[1] == 0) return -1;
+  if (counts[0] > 0) return -2;
+  if (device < 0) device = current_device();
+  return device;
 }
 
 // One call: PDGEMM's checks and quick returns, then compute().
@@ -253,23 +326,49 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // PDGEMM's quick returns.
   if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
 
+  const bool nota = (*transa & ~0x20) == 'N', notb = (*transb & ~0x20) == 'N';
+  const Problem<T> pr{nota,  notb, m,  n,  k,     alpha, beta, A,  ia,   ja,
+                      desca, B,    ib, jb, descb, C,     ic,   jc, descc};
+  const bool first = g.myrow == 0 && g.mycol == 0;
+
+  // Host memory: PBLAS and the host routine; GPU memory: the device engine.
+  const int device = operands_device(g, pr);
+  if (device == -2) {
+    if (first)
+      std::fprintf(stderr,
+                   "xngemm: %s needs the local arrays of A, B and C in host memory on "
+                   "every process, or in one GPU's memory on every process: sub(C) is "
+                   "unchanged\n",
+                   rt.name);
+    return;
+  }
+  std::unique_ptr<Engine<T>> engine;
+  if (device >= 0)
+    engine = make_device_engine<T>(ctxt, g, device, rt.device, rt.name);
+  else
+    engine = std::make_unique<HostEngine<T>>(rt, g);
+  if (!all_ok(ctxt, engine != nullptr)) {
+    if (first)
+      std::fprintf(stderr,
+                   "xngemm: %s could not set up its GPU work: sub(C) is unchanged\n",
+                   rt.name);
+    return;
+  }
+
   // alpha = 0 or k = 0: sub(C) := beta sub(C), locally (beta = 0 never
   // reads C; RN(beta c) is what a correctly rounded product gives too).
   if (alpha == T(0) || k == 0) {
     const LocalPart part = local_part(g, c, m, n, ic, jc);
-    T *cl = C + part.offset;
-    for (std::int64_t j = 0; j < part.cols; ++j)
-      for (std::int64_t i = 0; i < part.rows; ++i) {
-        T &x = cl[i + j * std::int64_t(c.lld)];
-        x = beta == T(0) ? T(0) : beta * x;
-      }
+    if (!(engine->scale(beta, C + part.offset, part.rows, part.cols, c.lld) &&
+          engine->finish()))
+      std::fprintf(stderr, "xngemm: %s could not scale sub(C) on process (%d, %d)\n",
+                   rt.name, g.myrow, g.mycol);
     return;
   }
   // The least workspace that works: one row and one column of all of K
   // for the correctly rounded product, of one column of K otherwise.
   const std::int64_t limit = workspace_limit();
   const std::int64_t least = 2 * std::int64_t(sizeof(T)) * (rt.whole_k ? k : 1);
-  const bool first = g.myrow == 0 && g.mycol == 0;
   if (!all_ok(ctxt, limit == 0 || limit >= least)) {
     if (first)
       std::fprintf(stderr,
@@ -279,14 +378,11 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
                    rt.name, (long long)least, (long long)limit);
     return;
   }
-  const bool nota = (*transa & ~0x20) == 'N', notb = (*transb & ~0x20) == 'N';
-  if (!compute(rt, g,
-               Problem<T>{nota, notb, m, n, k, alpha, beta, A, ia, ja, desca, B, ib, jb,
-                          descb, C, ic, jc, descc}) &&
-      first)
+  if (!compute(rt, *engine, g, pr) && first)
     std::fprintf(stderr,
-                 "xngemm: %s could not allocate one row and one column of K = %lld on "
-                 "some process: part of sub(C) is not computed\n",
+                 "xngemm: %s could not get memory for one row and one column of K = "
+                 "%lld, or its GPU work failed, on some process: part of sub(C) is not "
+                 "computed\n",
                  rt.name, (long long)k);
 }
 

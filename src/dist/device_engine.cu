@@ -1,0 +1,634 @@
+// device_engine.cu - the distributed products on operands in GPU memory
+// (engine.h): every process packs the blocks of op(sub(A)) and op(sub(B))
+// that others need (strip_plan.h), the blocks move between the GPUs (NCCL,
+// or MPI: on GPU buffers where it is CUDA-aware, else through pinned host
+// memory), each process unpacks its strips and forms its part of sub(C)
+// with the library's device routine, all on one stream of its GPU
+// (docs/design.md, "Distributed GEMM").
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <mpi.h>
+#include <unistd.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's MPIX_CUDA_AWARE_SUPPORT
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "dist/engine.h"
+#include "dist/scalapack.h"
+#include "dist/strip_plan.h"
+
+// NCCL is loaded at run time (libnccl.so.2, or the file XN_NCCL_LIBRARY
+// names), so the library neither links nor needs it. These are the few
+// declarations of its stable C ABI (nccl.h, NCCL 2.x) the exchange uses.
+extern "C" {
+typedef struct ncclComm *ncclComm_t;
+typedef struct {
+  char internal[128];
+} ncclUniqueId;
+typedef int ncclResult_t;  // ncclSuccess = 0
+}
+constexpr int kNcclUint8 = 1;  // ncclDataType_t ncclUint8
+
+// Not in scalapack.h (only this file asks): the MPI communicator behind a
+// BLACS system context, and a grid process's number in it.
+extern "C" {
+MPI_Comm Cblacs2sys_handle(int sys_ctxt);
+int Cblacs_pnum(int ctxt, int prow, int pcol);
+}
+
+namespace xn::dist {
+
+int device_holding(const void *p) {
+  if (!p) return -1;
+  cudaPointerAttributes at{};
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+    cudaGetLastError();  // no device, or not a pointer CUDA knows
+    return -1;
+  }
+  return at.type == cudaMemoryTypeDevice ? at.device : -1;
+}
+
+int current_device() {
+  int d = 0;
+  if (cudaGetDevice(&d) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return d;
+}
+
+namespace {
+
+// ---------------------------------------------------------------- kernels
+constexpr int kTile = 32, kPass = 8;  // 32 x 32 tiles, 32 x 8 threads
+
+// packed(a, b) = src[u[a] + v[b] lds], or src[u[b] + v[a] lds] transposed
+// (then read along b, through shared memory, so both sides coalesce).
+template <class T>
+__global__ void pack_kernel(T *dst, const T *src, std::int64_t lds, const int *u,
+                            const int *v, int rows, int cols, bool trans) {
+  __shared__ T tile[kTile][kTile + 1];
+  const int a0 = blockIdx.x * kTile;
+  for (int b0 = blockIdx.y * kTile; b0 < cols; b0 += gridDim.y * kTile) {
+    if (!trans) {
+      const int a = a0 + threadIdx.x;
+      for (int j = threadIdx.y; j < kTile; j += kPass) {
+        const int b = b0 + j;
+        if (a < rows && b < cols)
+          dst[a + std::int64_t(b) * rows] = src[u[a] + std::int64_t(v[b]) * lds];
+      }
+    } else {
+      for (int j = threadIdx.y; j < kTile; j += kPass) {
+        const int a = a0 + j, b = b0 + threadIdx.x;
+        if (a < rows && b < cols)
+          tile[threadIdx.x][j] = src[u[b] + std::int64_t(v[a]) * lds];
+      }
+      __syncthreads();
+      for (int j = threadIdx.y; j < kTile; j += kPass) {
+        const int a = a0 + threadIdx.x, b = b0 + j;
+        if (a < rows && b < cols) dst[a + std::int64_t(b) * rows] = tile[j][threadIdx.x];
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// strip[rpos[a] + cpos[b] ld] = block(a, b).
+template <class T>
+__global__ void unpack_kernel(T *strip, std::int64_t ld, const int *rpos, const int *cpos,
+                              const T *block, int rows, int cols) {
+  const int a = blockIdx.x * kTile + threadIdx.x;
+  if (a >= rows) return;
+  const std::int64_t r = rpos[a];
+  for (int b0 = blockIdx.y * kTile; b0 < cols; b0 += gridDim.y * kTile)
+    for (int j = threadIdx.y; j < kTile && b0 + j < cols; j += kPass) {
+      const int b = b0 + j;
+      strip[r + std::int64_t(cpos[b]) * ld] = block[a + std::int64_t(b) * rows];
+    }
+}
+
+// c := beta c; beta = 0 writes zeros without reading c (BLAS).
+template <class T>
+__global__ void scale_kernel(T *c, std::int64_t ldc, std::int64_t rows, std::int64_t cols,
+                             T beta) {
+  const std::int64_t total = rows * cols;
+  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += std::int64_t(gridDim.x) * blockDim.x) {
+    T &x = c[e % rows + (e / rows) * ldc];
+    x = beta == T(0) ? T(0) : beta * x;
+  }
+}
+
+dim3 tiles(std::int64_t rows, std::int64_t cols) {
+  return dim3(unsigned((rows + kTile - 1) / kTile),
+              unsigned(std::min<std::int64_t>((cols + kTile - 1) / kTile, 65535)));
+}
+
+// ---------------------------------------------------------------- NCCL
+struct Nccl {
+  ncclResult_t (*get_unique_id)(ncclUniqueId *) = nullptr;
+  ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int) = nullptr;
+  ncclResult_t (*send)(const void *, std::size_t, int, int, ncclComm_t,
+                       cudaStream_t) = nullptr;
+  ncclResult_t (*recv)(void *, std::size_t, int, int, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*group_start)() = nullptr;
+  ncclResult_t (*group_end)() = nullptr;
+  ncclResult_t (*comm_destroy)(ncclComm_t) = nullptr;
+  const char *(*error_string)(ncclResult_t) = nullptr;
+  bool loaded = false;
+};
+
+const Nccl &nccl() {
+  static const Nccl api = [] {
+    Nccl n;
+    const char *path = std::getenv("XN_NCCL_LIBRARY");
+    void *h = dlopen(path && *path ? path : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return n;
+    auto sym = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+      return fn != nullptr;
+    };
+    n.loaded = sym(n.get_unique_id, "ncclGetUniqueId") &&
+               sym(n.comm_init_rank, "ncclCommInitRank") && sym(n.send, "ncclSend") &&
+               sym(n.recv, "ncclRecv") && sym(n.group_start, "ncclGroupStart") &&
+               sym(n.group_end, "ncclGroupEnd") &&
+               sym(n.comm_destroy, "ncclCommDestroy") &&
+               sym(n.error_string, "ncclGetErrorString");
+    return n;
+  }();
+  return api;
+}
+
+bool cuda_aware_mpi() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+// ---------------------------------------------------------------- state
+bool cuda_ok(cudaError_t e, const char *what) {
+  if (e == cudaSuccess) return true;
+  std::fprintf(stderr, "xngemm: distributed GEMM: %s: %s\n", what, cudaGetErrorString(e));
+  cudaGetLastError();
+  return false;
+}
+
+// Stream-ordered device memory that only grows (no allocation once it is
+// large enough: the hot path allocates nothing).
+struct DeviceBuffer {
+  void *p = nullptr;
+  std::size_t bytes = 0;
+  bool reserve(std::size_t n, cudaStream_t s) {
+    if (n <= bytes) return true;
+    if (p) cudaFreeAsync(p, s);
+    p = nullptr;
+    bytes = 0;
+    if (cudaMallocAsync(&p, std::max<std::size_t>(n, 1), s) != cudaSuccess) {
+      cudaGetLastError();
+      p = nullptr;
+      return false;
+    }
+    bytes = n;
+    return true;
+  }
+};
+
+struct HostBuffer {
+  void *p = nullptr;
+  std::size_t bytes = 0;
+  bool reserve(std::size_t n) {
+    if (n <= bytes) return true;
+    if (p) cudaFreeHost(p);
+    p = nullptr;
+    bytes = 0;
+    if (cudaMallocHost(&p, std::max<std::size_t>(n, 1)) != cudaSuccess) {
+      cudaGetLastError();
+      p = nullptr;
+      return false;
+    }
+    bytes = n;
+    return true;
+  }
+};
+
+// One GPU's stream, cuBLAS handle and buffers, kept for the process's
+// later calls.
+struct DeviceState {
+  int device = -1;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t handle = nullptr;
+  DeviceBuffer work, index;
+  HostBuffer staging;
+};
+
+// One grid's processes as an MPI communicator (ranks in the grid's
+// row-major order) and, where it runs, an NCCL communicator.
+struct GridComm {
+  MPI_Comm sys = MPI_COMM_NULL;
+  std::vector<int> members;  // ranks in `sys`, row-major
+  int device = -1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  ncclComm_t nccl = nullptr;
+  bool gpu_buffers_over_mpi = false;
+};
+
+std::mutex g_mutex;  // the states below, and one device engine at a time
+std::vector<std::unique_ptr<DeviceState>> g_states;
+std::vector<std::unique_ptr<GridComm>> g_grids;
+
+DeviceState *state_for(int device) {
+  for (auto &s : g_states)
+    if (s->device == device) return s.get();
+  auto s = std::make_unique<DeviceState>();
+  s->device = device;
+  // Blocking with respect to the legacy default stream: the call follows
+  // the caller's work there, as a host routine would.
+  if (!cuda_ok(cudaStreamCreate(&s->stream), "stream") ||
+      cublasCreate(&s->handle) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetStream(s->handle, s->stream) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "xngemm: distributed GEMM: no cuBLAS handle on GPU %d\n",
+                 device);
+    return nullptr;
+  }
+  g_states.push_back(std::move(s));
+  return g_states.back().get();
+}
+
+// At MPI_Finalize (the delete callback of an attribute on MPI_COMM_SELF,
+// which MPI runs first thing there): the NCCL and MPI communicators go
+// while MPI and the GPUs are still up, not in exit handlers after them.
+int release_grids(MPI_Comm, int, void *, void *) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto &gc : g_grids) {
+    if (gc->nccl) {
+      cudaSetDevice(gc->device);
+      nccl().comm_destroy(gc->nccl);
+    }
+    if (gc->comm != MPI_COMM_NULL) MPI_Comm_free(&gc->comm);
+  }
+  g_grids.clear();
+  return MPI_SUCCESS;
+}
+
+void release_at_finalize() {
+  static const bool registered = [] {
+    int key = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_grids, &key, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+    return true;
+  }();
+  (void)registered;
+}
+
+bool grid_all(int ctxt, bool ok) {
+  int bad = ok ? 0 : 1;
+  Cigsum2d(ctxt, "All", " ", 1, 1, &bad, 1, -1, -1);
+  return bad == 0;
+}
+
+std::int64_t transport_option() {
+  std::int64_t v = 0;
+  return xnGetOption(nullptr, XN_OPT_DIST_TRANSPORT, &v) == CUBLAS_STATUS_SUCCESS ? v : 0;
+}
+
+// The grid's communicators, made on first use (collective over the grid).
+GridComm *grid_for(int ctxt, const Grid &g, int device) {
+  int sys_ctxt = 0;
+  Cblacs_get(ctxt, 10, &sys_ctxt);  // the system context the grid was made from
+  const MPI_Comm sys = Cblacs2sys_handle(sys_ctxt);
+  std::vector<int> members;
+  for (int p = 0; p < g.nprow; ++p)
+    for (int q = 0; q < g.npcol; ++q) members.push_back(Cblacs_pnum(ctxt, p, q));
+  const std::int64_t option = transport_option();
+  for (auto &gc : g_grids)
+    if (gc->sys == sys && gc->members == members && gc->device == device) return gc.get();
+
+  release_at_finalize();
+  auto gc = std::make_unique<GridComm>();
+  gc->sys = sys;
+  gc->members = members;
+  gc->device = device;
+  MPI_Group all = MPI_GROUP_NULL, grid = MPI_GROUP_NULL;
+  MPI_Comm_group(sys, &all);
+  MPI_Group_incl(all, int(members.size()), members.data(), &grid);
+  const int made = MPI_Comm_create_group(sys, grid, 0x786e, &gc->comm);
+  MPI_Group_free(&grid);
+  MPI_Group_free(&all);
+  if (made != MPI_SUCCESS) return nullptr;
+  const int procs = int(members.size()), me = g.myrow * g.npcol + g.mycol;
+
+  // NCCL where asked for (or by default), loadable everywhere, and every
+  // process has a GPU of its own (NCCL refuses two ranks on one GPU).
+  struct Id {
+    char host[64];
+    char uuid[16];
+  } mine{}, *ids = new Id[std::size_t(procs)];
+  gethostname(mine.host, sizeof mine.host - 1);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+    std::memcpy(mine.uuid, &prop.uuid, sizeof mine.uuid);
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, ids, sizeof mine, MPI_BYTE, gc->comm);
+  bool distinct = true;
+  for (int a = 0; a < procs; ++a)
+    for (int b = a + 1; b < procs; ++b)
+      if (std::memcmp(&ids[a], &ids[b], sizeof(Id)) == 0) distinct = false;
+  delete[] ids;
+  int can = option != 2 && distinct && nccl().loaded ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, gc->comm);
+  if (can) {
+    ncclUniqueId id{};
+    if (me == 0 && nccl().get_unique_id(&id) != 0) std::memset(&id, 0, sizeof id);
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, gc->comm);
+    int ok = nccl().comm_init_rank(&gc->nccl, procs, id, me) == 0 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, gc->comm);
+    if (!ok) gc->nccl = nullptr;  // (a half-made communicator is left alone)
+  }
+  int aware = cuda_aware_mpi() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &aware, 1, MPI_INT, MPI_MIN, gc->comm);
+  gc->gpu_buffers_over_mpi = aware == 1;
+  g_grids.push_back(std::move(gc));
+  return g_grids.back().get();
+}
+
+// ---------------------------------------------------------------- engine
+template <class T>
+class DeviceEngine final : public Engine<T> {
+ public:
+  DeviceEngine(std::unique_lock<std::mutex> lock, DeviceState &st, GridComm &gc,
+               const Grid &g, int previous_device, DeviceGemm<T> gemm, const char *name)
+      : lock_(std::move(lock)),
+        st_(st),
+        gc_(gc),
+        g_(g),
+        previous_(previous_device),
+        gemm_(gemm),
+        name_(name) {}
+  ~DeviceEngine() override {
+    release();
+    cudaSetDevice(previous_);
+  }
+
+  bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl,
+               std::int64_t kb) override {
+    ml_ = ml;
+    nl_ = nl;
+    kb_ = kb;
+    // The most any panel's exchange needs (the last panel may be narrower
+    // but hold more of this process's blocks than the first).
+    std::int64_t send = 0, recv = 0, index = 0;
+    for (std::int64_t k0 = 0; k0 < pr.k; k0 += kb) {
+      const int w = int(std::min<std::int64_t>(kb, pr.k - k0));
+      for (int which = 0; which < 2; ++which) {
+        const StripPlan p = plan(pr, which, k0, w);
+        send = std::max(send, p.send_elems);
+        recv = std::max(recv, p.recv_elems);
+        index = std::max(index, index_count(p));
+      }
+    }
+    a_elems_ = ml * kb;
+    b_elems_ = kb * nl;
+    send_elems_ = send;
+    const std::size_t bytes = std::size_t(a_elems_ + b_elems_ + send + recv) * sizeof(T);
+    if (!st_.work.reserve(bytes, st_.stream) ||
+        !st_.index.reserve(std::size_t(index) * sizeof(int), st_.stream))
+      return false;
+    if (!gc_.nccl && !gc_.gpu_buffers_over_mpi &&
+        !st_.staging.reserve(std::size_t(send + recv) * sizeof(T)))
+      return false;
+    return true;
+  }
+  void release() override {}  // the buffers stay for the next call
+
+  bool gather(const Problem<T> &pr, std::int64_t k0, int w) override {
+    return move_strip(pr, 0, k0, w) && move_strip(pr, 1, k0, w);
+  }
+
+  bool product(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, int w, T beta,
+               T *cl, int ldc) override {
+    const cublasStatus_t s =
+        gemm_(st_.handle, CUBLAS_OP_N, CUBLAS_OP_N, int(ml), int(nl), w, &pr.alpha,
+              strip_a(), lda(), strip_b(), ldb(), &beta, cl, ldc);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      std::fprintf(stderr, "xngemm: %s: the local product failed (cuBLAS status %d)\n",
+                   name_, int(s));
+    return s == CUBLAS_STATUS_SUCCESS;
+  }
+
+  bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) override {
+    if (rows <= 0 || cols <= 0) return true;
+    const std::int64_t blocks = std::min<std::int64_t>((rows * cols + 255) / 256, 65536);
+    scale_kernel<T><<<unsigned(blocks), 256, 0, st_.stream>>>(cl, ldc, rows, cols, beta);
+    return cuda_ok(cudaGetLastError(), "scale");
+  }
+
+  bool finish() override { return cuda_ok(cudaStreamSynchronize(st_.stream), name_); }
+
+ private:
+  // The plan of this process for the A strip (which = 0) or the B strip
+  // of the panel [k0, k0 + w).
+  StripPlan plan(const Problem<T> &pr, int which, std::int64_t k0, int w) const {
+    const Desc c = to_desc(pr.descc);
+    const Desc x = to_desc(which == 0 ? pr.desca : pr.descb);
+    const Axis xrow{x.imb, x.mb, x.rsrc, g_.nprow}, xcol{x.inb, x.nb, x.csrc, g_.npcol};
+    PanelStrips ps{};
+    ps.g = &g_;
+    ps.crow = Axis{c.imb, c.mb, c.rsrc, g_.nprow};
+    ps.ccol = Axis{c.inb, c.nb, c.csrc, g_.npcol};
+    ps.w = w;
+    if (which == 0) {  // rows of op(sub(A)) as sub(C)'s rows
+      ps.c0 = pr.ic - 1;
+      ps.count = pr.m;
+      ps.x_part = pr.nota ? pr.ia - 1 : pr.ja - 1;
+      ps.x_k = (pr.nota ? pr.ja - 1 : pr.ia - 1) + k0;
+      return plan_strip(g_, xrow, xcol, !pr.nota, a_strip, &ps);
+    }
+    ps.c0 = pr.jc - 1;  // columns of op(sub(B)) as sub(C)'s columns
+    ps.count = pr.n;
+    ps.x_part = pr.notb ? pr.jb - 1 : pr.ib - 1;
+    ps.x_k = (pr.notb ? pr.ib - 1 : pr.jb - 1) + k0;
+    return plan_strip(g_, xrow, xcol, !pr.notb, b_strip, &ps);
+  }
+
+  static std::int64_t index_count(const StripPlan &p) {
+    std::int64_t n = 0;
+    for (const Pack &k : p.packs) n += std::int64_t(k.u.size() + k.v.size());
+    for (const Unpack &u : p.unpacks)
+      n += std::int64_t(u.row_pos.size() + u.col_pos.size());
+    return n;
+  }
+
+  T *strip_a() const { return static_cast<T *>(st_.work.p); }
+  T *strip_b() const { return strip_a() + a_elems_; }
+  T *send_buf() const { return strip_b() + b_elems_; }
+  T *recv_buf() const { return send_buf() + send_elems_; }
+  int lda() const { return int(std::max<std::int64_t>(ml_, 1)); }
+  int ldb() const { return int(std::max<std::int64_t>(kb_, 1)); }
+
+  // Pack what others need of one operand, exchange, unpack into the strip.
+  bool move_strip(const Problem<T> &pr, int which, std::int64_t k0, int w) {
+    const StripPlan p = plan(pr, which, k0, w);
+    const Desc x = to_desc(which == 0 ? pr.desca : pr.descb);
+    const T *src = which == 0 ? pr.A : pr.B;
+    const bool trans = which == 0 ? !pr.nota : !pr.notb;
+    T *strip = which == 0 ? strip_a() : strip_b();
+    const std::int64_t ld = which == 0 ? lda() : ldb();
+
+    // Every index list in one upload.
+    std::vector<int> idx;
+    idx.reserve(std::size_t(index_count(p)));
+    for (const Pack &k : p.packs) {
+      idx.insert(idx.end(), k.u.begin(), k.u.end());
+      idx.insert(idx.end(), k.v.begin(), k.v.end());
+    }
+    for (const Unpack &u : p.unpacks) {
+      idx.insert(idx.end(), u.row_pos.begin(), u.row_pos.end());
+      idx.insert(idx.end(), u.col_pos.begin(), u.col_pos.end());
+    }
+    int *didx = static_cast<int *>(st_.index.p);
+    if (!idx.empty() &&
+        !cuda_ok(cudaMemcpyAsync(didx, idx.data(), idx.size() * sizeof(int),
+                                 cudaMemcpyHostToDevice, st_.stream),
+                 "index upload"))
+      return false;
+
+    const int *at = didx;
+    for (const Pack &k : p.packs) {
+      const int *u = at, *v = at + k.u.size();
+      at = v + k.v.size();
+      pack_kernel<T><<<tiles(k.rows, k.cols), dim3(kTile, kPass), 0, st_.stream>>>(
+          send_buf() + k.offset, src, x.lld, u, v, int(k.rows), int(k.cols), trans);
+    }
+    if (!cuda_ok(cudaGetLastError(), "pack")) return false;
+    if (!exchange(p)) return false;
+    for (const Unpack &u : p.unpacks) {
+      const int *rp = at, *cp = at + u.row_pos.size();
+      at = cp + u.col_pos.size();
+      const T *block = (u.from_send ? send_buf() : recv_buf()) + u.offset;
+      unpack_kernel<T>
+          <<<tiles(std::int64_t(u.row_pos.size()), std::int64_t(u.col_pos.size())),
+             dim3(kTile, kPass), 0, st_.stream>>>(
+              strip, ld, rp, cp, block, int(u.row_pos.size()), int(u.col_pos.size()));
+    }
+    return cuda_ok(cudaGetLastError(), "unpack");
+  }
+
+  // The blocks of one plan from every sender to every receiver.
+  bool exchange(const StripPlan &p) {
+    const std::size_t size = sizeof(T);
+    if (gc_.nccl) {
+      const Nccl &n = nccl();
+      n.group_start();
+      for (const Send &s : p.sends)
+        n.send(send_buf() + s.offset, std::size_t(s.count) * size, kNcclUint8, s.peer,
+               gc_.nccl, st_.stream);
+      for (const Unpack &u : p.unpacks)
+        if (!u.from_send)
+          n.recv(recv_buf() + u.offset, std::size_t(u.count()) * size, kNcclUint8, u.peer,
+                 gc_.nccl, st_.stream);
+      const ncclResult_t r = n.group_end();
+      if (r != 0)
+        std::fprintf(stderr, "xngemm: %s: NCCL: %s\n", name_, n.error_string(r));
+      return r == 0;
+    }
+    // MPI: the packs must be done; without CUDA-aware MPI, through host
+    // memory (the packs down, what arrives up).
+    char *send = reinterpret_cast<char *>(send_buf());
+    char *recv = reinterpret_cast<char *>(recv_buf());
+    if (!gc_.gpu_buffers_over_mpi) {
+      char *host = static_cast<char *>(st_.staging.p);
+      if (p.send_elems > 0 &&
+          !cuda_ok(cudaMemcpyAsync(host, send, std::size_t(p.send_elems) * size,
+                                   cudaMemcpyDeviceToHost, st_.stream),
+                   "staging"))
+        return false;
+      send = host;
+      recv = host + std::size_t(p.send_elems) * size;
+    }
+    if (!cuda_ok(cudaStreamSynchronize(st_.stream), "pack")) return false;
+    std::vector<MPI_Request> reqs;
+    constexpr std::size_t kChunk = std::size_t(1) << 30;  // bytes per message
+    auto post = [&](char *buf, std::size_t bytes, int peer, bool is_send) {
+      for (std::size_t off = 0; off < bytes; off += kChunk) {
+        const int len = int(std::min(kChunk, bytes - off));
+        reqs.emplace_back();
+        if (is_send)
+          MPI_Isend(buf + off, len, MPI_BYTE, peer, 0x786e, gc_.comm, &reqs.back());
+        else
+          MPI_Irecv(buf + off, len, MPI_BYTE, peer, 0x786e, gc_.comm, &reqs.back());
+      }
+    };
+    for (const Unpack &u : p.unpacks)
+      if (!u.from_send)
+        post(recv + std::size_t(u.offset) * size, std::size_t(u.count()) * size, u.peer,
+             false);
+    for (const Send &s : p.sends)
+      post(send + std::size_t(s.offset) * size, std::size_t(s.count) * size, s.peer,
+           true);
+    if (MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      return false;
+    if (!gc_.gpu_buffers_over_mpi && p.recv_elems > 0)
+      return cuda_ok(cudaMemcpyAsync(recv_buf(), recv, std::size_t(p.recv_elems) * size,
+                                     cudaMemcpyHostToDevice, st_.stream),
+                     "staging");
+    return true;
+  }
+
+  std::unique_lock<std::mutex> lock_;
+  DeviceState &st_;
+  GridComm &gc_;
+  Grid g_;
+  int previous_;
+  DeviceGemm<T> gemm_;
+  const char *name_;
+  std::int64_t ml_ = 0, nl_ = 0, kb_ = 0, a_elems_ = 0, b_elems_ = 0, send_elems_ = 0;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int device,
+                                              DeviceGemm<T> gemm, const char *name) {
+  std::unique_lock<std::mutex> lock(g_mutex);
+  const int previous = current_device();
+  DeviceState *st =
+      cuda_ok(cudaSetDevice(device), "cudaSetDevice") ? state_for(device) : nullptr;
+  // A host routine: the process-wide options (xnSetOption(NULL, ...)) hold
+  // for it, as for the host API, not what the kept handle had.
+  if (st)
+    for (int id = 0;; ++id) {
+      std::int64_t v = 0;
+      if (xnGetOption(nullptr, xnOption_t(id), &v) != CUBLAS_STATUS_SUCCESS) break;
+      xnSetOption(st->handle, xnOption_t(id), v);
+    }
+  // The grid's communicators are made together: only if every process
+  // has its GPU ready.
+  GridComm *gc = grid_all(ctxt, st != nullptr) ? grid_for(ctxt, g, device) : nullptr;
+  if (!st || !gc) {
+    cudaSetDevice(previous);
+    return nullptr;
+  }
+  return std::make_unique<DeviceEngine<T>>(std::move(lock), *st, *gc, g, previous, gemm,
+                                           name);
+}
+
+template std::unique_ptr<Engine<double>> make_device_engine<double>(int, const Grid &,
+                                                                    int,
+                                                                    DeviceGemm<double>,
+                                                                    const char *);
+template std::unique_ptr<Engine<float>> make_device_engine<float>(int, const Grid &, int,
+                                                                  DeviceGemm<float>,
+                                                                  const char *);
+
+}  // namespace xn::dist

@@ -1,0 +1,78 @@
+// engine.h - what the distributed driver (pgemm.cpp) asks of the place the
+// local work happens: host memory (PBLAS moves the strips, the library's
+// host routine multiplies) or GPU memory (device_engine.cu: the strips are
+// packed, exchanged over NCCL or MPI and unpacked on the GPU, the library's
+// device routine multiplies). One driver, two engines (docs/design.md,
+// "Distributed GEMM").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "dist/block_cyclic.h"
+#include "xngemm.h"
+
+namespace xn::dist {
+
+// The global arguments of one product, as the Fortran interface has them
+// (1-based indices).
+template <class T>
+struct Problem {
+  bool nota, notb;
+  int m, n, k;
+  T alpha, beta;
+  const T *A;
+  int ia, ja;
+  const int *desca;
+  const T *B;
+  int ib, jb;
+  const int *descb;
+  T *C;
+  int ic, jc;
+  const int *descc;
+};
+
+// The local work of one band of sub(C). Every call except product() and
+// scale() is collective over the grid; each returns false on this process
+// where it failed (the driver then agrees with the grid before going on).
+template <class T>
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Room for strips of ml x kb (rows of op(sub(A))) and kb x nl (columns
+  // of op(sub(B))) for every panel of K of width kb, and for moving them.
+  virtual bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl,
+                       std::int64_t kb) = 0;
+  virtual void release() = 0;
+  // This process's strips of the panel [k0, k0 + w) of K.
+  virtual bool gather(const Problem<T> &pr, std::int64_t k0, int w) = 0;
+  // cl := alpha strip_a strip_b + beta cl (ml x nl, leading dimension ldc).
+  virtual bool product(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, int w,
+                       T beta, T *cl, int ldc) = 0;
+  // cl := beta cl (beta = 0 never reads cl).
+  virtual bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) = 0;
+  // The product's work is finished on this process (device: its stream).
+  virtual bool finish() { return true; }
+};
+
+// The library's device routine for the local products (cuBLAS's argument
+// list): xnDngemm, xnSngemm, xnExdgemm.
+template <class T>
+using DeviceGemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                      cublasOperation_t, int, int, int, const T *,
+                                      const T *, int, const T *, int, const T *, T *,
+                                      int);
+
+// The GPU holding `p` (device memory), or -1 (host or managed memory, or
+// no CUDA device).
+int device_holding(const void *p);
+// The calling thread's current GPU (0 if CUDA cannot say).
+int current_device();
+
+// The engine for operands in the memory of GPU `device`, on grid context
+// `ctxt` (null if its stream or handle cannot be made: the caller reports).
+template <class T>
+std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int device,
+                                              DeviceGemm<T> gemm, const char *name);
+
+}  // namespace xn::dist
