@@ -46,6 +46,7 @@ struct Options {
   std::string csv;
   bool device = false;      // --memory device: local arrays on each process's GPU
   std::int64_t single = 0;  // --single N: one GPU's routine at N^3, for scale
+  double card_gib = 0;      // --card-gib G: run as on a card of G GiB (0: as it is)
 };
 
 [[noreturn]] void usage(const char *why) {
@@ -54,7 +55,7 @@ struct Options {
                  "xnbench_mpi: %s\nusage: mpirun -np P xnbench_mpi [--routine "
                  "pdngemm|psngemm|pexdgemm] [--sizes N,...] [--shape MxNxK,...] [--grid "
                  "PxQ] [--nb B] [--reps R] [--samples S] [--seed S] [--csv FILE] "
-                 "[--memory host|device] [--single N]\n",
+                 "[--memory host|device] [--single N] [--card-gib G]\n",
                  why);
   MPI_Finalize();
   std::exit(2);
@@ -109,6 +110,8 @@ Options parse(int argc, char **argv) {
       o.device = v == "device";
     } else if (key == "--single") {
       o.single = std::atoll(v.c_str());
+    } else if (key == "--card-gib") {
+      o.card_gib = std::atof(v.c_str());
     } else {
       usage(("unknown option " + key).c_str());
     }
@@ -319,6 +322,7 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> pblas) {
   for (std::size_t s = 0; s + 2 < o.shapes.size(); s += 3) {
     const std::int64_t m = o.shapes[s], n = o.shapes[s + 1], k = o.shapes[s + 2];
     double t_ours = NAN, t_base = NAN, t_class = NAN, t_local = NAN;
+    int bands = 0, panels = 0;  // of the last call of ours (xnGetLastDistInfo)
     Errors e_ours, e_base;
     if (o.device) {  // the local engine alone on this process's share
       const int mi = int(m), ni = int(n), zero = 0;
@@ -349,6 +353,7 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> pblas) {
       }
       if (o.device) t_base = t_class;
       t_ours = time_calls<T>(ours, int(m), int(n), int(k), A, B, C, o.reps);
+      xnGetLastDistInfo(&bands, &panels);
       e_ours = sampled_errors<T>(o, C, P, Q, myrow, mycol, m, n, k, exact);
     }
     if (g_rank == 0) {
@@ -366,6 +371,8 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> pblas) {
         std::printf("%-18s ours / local engine %.3f; ours / one GPU at %lld^3: %.2fx\n",
                     "", t_ours * 1e3 / t_local, (long long)o.single,
                     flops / t_ours / 1e12 / single_tf);
+      std::printf("%-18s ours took %d band(s) of sub(C), %d panel(s) of K\n", "", bands,
+                  panels);
       if (csv)
         std::fprintf(
             csv,
@@ -405,6 +412,8 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
     if (xnb::bind_gpu(local_rank) == 0) usage("--memory device needs a GPU");
+    if (o.card_gib > 0 && !xnb::hold_all_but(o.card_gib))
+      usage("--card-gib: that much of the GPU's memory is not free");
   }
   int rc = 0;
   if (o.routine == "psngemm")

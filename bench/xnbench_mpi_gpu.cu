@@ -102,6 +102,17 @@ int bind_gpu(int local_rank) {
   return n;
 }
 
+bool hold_all_but(double gib) {
+  std::size_t free = 0, total = 0;
+  if (!ok(cudaMemGetInfo(&free, &total))) return false;
+  const double keep = gib * double(std::size_t(1) << 30);
+  if (keep >= double(total)) return true;
+  const std::size_t hold = total - std::size_t(keep);
+  if (hold > free) return false;
+  void *p = nullptr;  // freed by the driver when the process ends
+  return ok(cudaMalloc(&p, hold));
+}
+
 template <class T>
 T *device_local(std::int64_t lr, std::int64_t lc, std::int64_t lld, int nb, int P, int Q,
                 int myrow, int mycol, std::uint64_t seed, int which, bool signed_) {

@@ -12,6 +12,11 @@ enum class Routine { pdngemm, psngemm, pexdgemm };
 // (0: none).
 int bind_gpu(int local_rank);
 
+// Holds all but `gib` GiB of this process's GPU memory until the process
+// ends, so that a larger card runs as a smaller one would (--card-gib);
+// false if that much cannot be held.
+bool hold_all_but(double gib);
+
 // An lr x lc local array (leading dimension lld) on the GPU holding the
 // process (myrow, mycol)'s entries of matrix `which` (nb x nb blocks from
 // process (0, 0) of a P x Q grid). Null if it cannot be allocated.
