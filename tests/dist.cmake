@@ -61,3 +61,19 @@ if(XN_BUILD_BENCH)
   set_tests_properties(api_xnbench_mpi PROPERTIES LABELS api TIMEOUT 300
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1;XN_DEVICE=cpu")
 endif()
+
+# The key of the device engine's kept communicators, for grids made and
+# freed many times (plain MPI, no GPU): unit.
+add_executable(test_dist_grid_identity test_dist_grid_identity.cpp
+  ${PROJECT_SOURCE_DIR}/src/dist/grid_identity.cpp)
+target_link_libraries(test_dist_grid_identity PRIVATE ${XN_SCALAPACK_LIBRARY} MPI::MPI_C)
+target_include_directories(test_dist_grid_identity PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_compile_options(test_dist_grid_identity PRIVATE ${XN_WARNINGS})
+target_compile_definitions(test_dist_grid_identity PRIVATE OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+foreach(np 1 4 6)
+  add_test(NAME dist_grid_identity_np${np}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${XN_MPI_OVERSUBSCRIBE}
+            $<TARGET_FILE:test_dist_grid_identity>)
+  set_tests_properties(dist_grid_identity_np${np} PROPERTIES LABELS unit TIMEOUT 300
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endforeach()

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "dist/engine.h"
+#include "dist/grid_identity.h"
 #include "dist/scalapack.h"
 #include "dist/strip_plan.h"
 
@@ -38,13 +39,6 @@ typedef struct {
 typedef int ncclResult_t;  // ncclSuccess = 0
 }
 constexpr int kNcclUint8 = 1;  // ncclDataType_t ncclUint8
-
-// Not in scalapack.h (only this file asks): the MPI communicator behind a
-// BLACS system context, and a grid process's number in it.
-extern "C" {
-MPI_Comm Cblacs2sys_handle(int sys_ctxt);
-int Cblacs_pnum(int ctxt, int prow, int pcol);
-}
 
 namespace xn::dist {
 
@@ -236,8 +230,9 @@ struct DeviceState {
 // One grid's processes as an MPI communicator (ranks in the grid's
 // row-major order) and, where it runs, an NCCL communicator.
 struct GridComm {
-  MPI_Comm sys = MPI_COMM_NULL;
-  std::vector<int> members;  // ranks in `sys`, row-major
+  std::vector<int> world;      // the processes, as ranks of MPI_COMM_WORLD, row-major
+  std::int64_t transport = 0;  // XN_OPT_DIST_TRANSPORT when made
+  bool retired = false;        // superseded (kept until MPI_Finalize frees it)
   int device = -1;
   MPI_Comm comm = MPI_COMM_NULL;
   ncclComm_t nccl = nullptr;
@@ -305,20 +300,25 @@ std::int64_t transport_option() {
 
 // The grid's communicators, made on first use (collective over the grid).
 GridComm *grid_for(int ctxt, const Grid &g, int device) {
-  int sys_ctxt = 0;
-  Cblacs_get(ctxt, 10, &sys_ctxt);  // the system context the grid was made from
-  const MPI_Comm sys = Cblacs2sys_handle(sys_ctxt);
   std::vector<int> members;
-  for (int p = 0; p < g.nprow; ++p)
-    for (int q = 0; q < g.npcol; ++q) members.push_back(Cblacs_pnum(ctxt, p, q));
+  const MPI_Comm sys = grid_communicator(ctxt, &members);
+  const std::vector<int> world = grid_world_ranks(ctxt);
   const std::int64_t option = transport_option();
-  for (auto &gc : g_grids)
-    if (gc->sys == sys && gc->members == members && gc->device == device) return gc.get();
+  GridComm *kept = nullptr;
+  if (!world.empty())
+    for (auto &gc : g_grids)
+      if (!gc->retired && gc->world == world && gc->device == device &&
+          gc->transport == option)
+        kept = gc.get();
+  // Making communicators is collective: every process of the grid must
+  // take the same branch, whatever its own history.
+  if (grid_all(ctxt, kept != nullptr)) return kept;
+  if (kept) kept->retired = true;
 
   release_at_finalize();
   auto gc = std::make_unique<GridComm>();
-  gc->sys = sys;
-  gc->members = members;
+  gc->world = world;
+  gc->transport = option;
   gc->device = device;
   MPI_Group all = MPI_GROUP_NULL, grid = MPI_GROUP_NULL;
   MPI_Comm_group(sys, &all);
