@@ -322,7 +322,8 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> pblas) {
   for (std::size_t s = 0; s + 2 < o.shapes.size(); s += 3) {
     const std::int64_t m = o.shapes[s], n = o.shapes[s + 1], k = o.shapes[s + 2];
     double t_ours = NAN, t_base = NAN, t_class = NAN, t_local = NAN;
-    int bands = 0, panels = 0;  // of the last call of ours (xnGetLastDistInfo)
+    // Of the last call of ours (xnGetLastDistInfo, xnGetLastDistLevels).
+    int bands = 0, panels = 0, ran_levels = -1;
     Errors e_ours, e_base;
     if (o.device) {  // the local engine alone on this process's share
       const int mi = int(m), ni = int(n), zero = 0;
@@ -354,6 +355,7 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> pblas) {
       if (o.device) t_base = t_class;
       t_ours = time_calls<T>(ours, int(m), int(n), int(k), A, B, C, o.reps);
       xnGetLastDistInfo(&bands, &panels);
+      xnGetLastDistLevels(&ran_levels);
       e_ours = sampled_errors<T>(o, C, P, Q, myrow, mycol, m, n, k, exact);
     }
     if (g_rank == 0) {
@@ -371,8 +373,10 @@ int run(const Options &o, PGemm<T> ours, PGemm<T> pblas) {
         std::printf("%-18s ours / local engine %.3f; ours / one GPU at %lld^3: %.2fx\n",
                     "", t_ours * 1e3 / t_local, (long long)o.single,
                     flops / t_ours / 1e12 / single_tf);
-      std::printf("%-18s ours took %d band(s) of sub(C), %d panel(s) of K\n", "", bands,
-                  panels);
+      std::printf(
+          "%-18s ours took %d band(s) of sub(C), %d panel(s) of K, %d recursion "
+          "level(s)\n",
+          "", bands, panels, ran_levels);
       if (csv)
         std::fprintf(
             csv,

@@ -81,6 +81,13 @@ void pexdgemm_(const char *transa, const char *transb, const int *m, const int *
  *  taken whole). Either pointer may be NULL. */
 void xnGetLastDistInfo(int *bands, int *panels);
 
+/** The most recursion levels (xnGetLastLevels) that a local product of the
+ *  last PDNGEMM/PSNGEMM call of this thread ran on this process (one per
+ *  band and panel of K; a narrow last panel may run fewer): 0 when every
+ *  one was the classical product (a short workspace, XN_OPT_MAX_LEVELS = 0,
+ *  small shares), -1 when none ran here (or the call was PEXDGEMM's). */
+void xnGetLastDistLevels(int *levels);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,9 @@ target_include_directories(test_dist_block_cyclic PRIVATE ${PROJECT_SOURCE_DIR}/
 xn_add_test(test_dist_strip_plan LABELS unit SOURCES test_dist_strip_plan.cpp
   ${PROJECT_SOURCE_DIR}/src/dist/strip_plan.cpp ${PROJECT_SOURCE_DIR}/src/dist/block_cyclic.cpp)
 target_include_directories(test_dist_strip_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
+# The driver's order of memory reservations (panels, the routine's workspace): unit.
+xn_add_test(test_dist_panel_choice LABELS unit SOURCES test_dist_panel_choice.cpp)
+target_include_directories(test_dist_panel_choice PRIVATE ${PROJECT_SOURCE_DIR}/src)
 
 # The benchmark runs and finds no wrong entry (its exit status says so).
 if(XN_BUILD_BENCH)

@@ -611,6 +611,92 @@ void run_edge_cases(const Grid &g, std::mt19937_64 &rng) {
   }
 }
 
+// The local products recursing (XN_OPT_MIN_SIZE_? 0, leaf 16, set
+// process-wide, which the host routines and the device engine's kept handle
+// both follow). On the GPU the routine then works in the engine's scratch,
+// the memory that held the exchange's blocks (device_engine.cu), also
+// between panels of K (the second case). Every process holding part of
+// sub(C) reports its levels (xnGetLastDistLevels, the most of its local
+// products), some process recursed, and every entry is within
+// 2 * 4^levels gamma_{k+1+panels} of the exact one, levels the most any
+// process ran (the allowance of xnDngemm's own tests, one more rounding
+// per panel).
+template <class T>
+void run_recursion_cases(const Grid &g, std::mt19937_64 &rng) {
+  const xnOption_t ids[4] = {XN_OPT_MIN_SIZE_D, XN_OPT_MIN_SIZE_S, XN_OPT_LEAF_SIZE_D,
+                             XN_OPT_LEAF_SIZE_S};
+  const std::int64_t recursing[4] = {0, 0, 16, 16};
+  std::int64_t saved[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4; ++i) {
+    xnGetOption(nullptr, ids[i], &saved[i]);
+    xnSetOption(nullptr, ids[i], recursing[i]);
+  }
+  const char *name = sizeof(T) == 8 ? "PDNGEMM" : "PSNGEMM";
+  for (int t = 0; t < 2; ++t) {
+    Case c = random_case(g, rng);
+    // Every process's share at least 32 x 32 x 64: a level at leaf 16.
+    const int span = 32 * std::max(g.nprow, g.npcol);
+    c.m = span + int(rng() % 40);
+    c.n = span + int(rng() % 40);
+    c.k = 128 + int(rng() % 40);
+    c.rsrc_a = c.csrc_a = c.rsrc_b = c.csrc_b = c.rsrc_c = c.csrc_c = 0;
+    c.alpha = t == 0 ? 1.0 : 0.75;
+    c.limit = c.limit_ex = 0;
+    if (t == 1) {  // room for about half of K: two or three panels
+      const int rows = (c.m + g.nprow - 1) / g.nprow + 1;
+      const int cols = (c.n + g.npcol - 1) / g.npcol + 1;
+      c.limit = (long long)sizeof(T) * (rows + cols) * (c.k / 2 + 1);
+    }
+    Dist<T> A, B, C;
+    setup<T>(g, c, rng, true, A, B, C);
+    const bool poison = c.beta == 0.0;
+    std::vector<T> before = C.local;
+    if (poison)
+      for (T &v : before) v = std::numeric_limits<T>::quiet_NaN();
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, c.limit);
+    std::vector<T> got;
+    if constexpr (sizeof(T) == 8)
+      got = call<double>(c, pdngemm_, A, B, C, poison);
+    else
+      got = call<float>(c, psngemm_, A, B, C, poison);
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 0);
+    int levels = -2, bands = 0, panels = 0;
+    xnGetLastDistLevels(&levels);
+    xnGetLastDistInfo(&bands, &panels);
+    bool holds_part = false;
+    each_local(g, C, C.local, [&](std::int64_t i, std::int64_t j, T) {
+      holds_part = holds_part || (i >= c.ic - 1 && i < c.ic - 1 + c.m && j >= c.jc - 1 &&
+                                  j < c.jc - 1 + c.n);
+    });
+    ++g_checks;
+    if (holds_part ? levels < 0 : levels != -1)
+      fail("%s: %d levels reported on a process %s part of sub(C); %s", name, levels,
+           holds_part ? "holding" : "without", c.describe().c_str());
+    int most = -levels;  // the grid's maximum, as the least of the negations
+    Cigamn2d(g.ctxt, "All", " ", 1, 1, &most, 1, nullptr, nullptr, -1, -1, -1);
+    most = -most;
+    ++g_checks;
+    if (most < 1 || (t == 1 && panels < 2))
+      fail("%s: at most %d levels, %d panels of K; %s", name, most, panels,
+           c.describe().c_str());
+    const double rounds = double(c.k + 1 + std::max(panels, 1));
+    const double u = unit_roundoff<T>();
+    const double bound =
+        2.0 * std::pow(4.0, std::max(most, 0)) * rounds * u / (1 - rounds * u);
+    check_result(g, c, C, before, got, name, [&](std::int64_t i, std::int64_t j, T v) {
+      const xn_test::ExactEntry e = exact_at(c, A, B, C, i, j);
+      const double err = std::fabs(double(v) - e.hi) - std::fabs(e.lo);
+      if (!(err <= bound * e.magnitude))
+        fail(
+            "%s recursing (%d levels at most): sub(C)(%lld,%lld) = %.17g, exact %.17g, "
+            "error %.3g > %.3g; %s",
+            name, most, (long long)i, (long long)j, double(v), e.hi, err,
+            bound * e.magnitude, c.describe().c_str());
+    });
+  }
+  for (int i = 0; i < 4; ++i) xnSetOption(nullptr, ids[i], saved[i]);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -660,6 +746,8 @@ int main(int argc, char **argv) {
       }
       run_edge_cases(g, rng);
       run_limit_cases(g, rng);
+      run_recursion_cases<double>(g, rng);
+      run_recursion_cases<float>(g, rng);
       run_bad_arguments(g, rng);
       Cblacs_gridexit(g.ctxt);
     }

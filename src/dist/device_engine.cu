@@ -367,21 +367,29 @@ template <class T>
 class DeviceEngine final : public Engine<T> {
  public:
   DeviceEngine(std::unique_lock<std::mutex> lock, DeviceState &st, GridComm &gc,
-               const Grid &g, int previous_device, DeviceGemm<T> gemm, const char *name)
+               const Grid &g, int previous_device, DeviceGemm<T> gemm,
+               DeviceWorkspace workspace, const char *name)
       : lock_(std::move(lock)),
         st_(st),
         gc_(gc),
         g_(g),
         previous_(previous_device),
         gemm_(gemm),
+        workspace_(workspace),
         name_(name) {}
   ~DeviceEngine() override {
     release();
     cudaSetDevice(previous_);
   }
 
-  bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl,
-               std::int64_t kb) override {
+  // One buffer: the two strips, then a scratch region that first holds
+  // the exchange's send and receive blocks and then, once they are
+  // unpacked, is the local routine's workspace (xnSetWorkspace): the
+  // exchange and the product follow each other on one stream, so they
+  // share that memory, and the strips and the routine's workspace come
+  // out of one budget (docs/design.md, "Memory").
+  bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, std::int64_t kb,
+               bool routine_workspace) override {
     ml_ = ml;
     nl_ = nl;
     kb_ = kb;
@@ -400,14 +408,24 @@ class DeviceEngine final : public Engine<T> {
     a_elems_ = ml * kb;
     b_elems_ = kb * nl;
     send_elems_ = send;
-    const std::size_t bytes = std::size_t(a_elems_ + b_elems_ + send + recv) * sizeof(T);
-    if (!st_.work.reserve(bytes, st_.stream) ||
-        !st_.index.reserve(std::size_t(index) * sizeof(int), st_.stream))
+    constexpr std::size_t kAlign = 256;  // xnSetWorkspace's alignment
+    strips_bytes_ =
+        (std::size_t(a_elems_ + b_elems_) * sizeof(T) + kAlign - 1) / kAlign * kAlign;
+    const std::size_t routine = routine_workspace && ml > 0 && nl > 0
+                                    ? workspace_(st_.handle, int(ml), int(nl), int(kb))
+                                    : 0;
+    scratch_bytes_ = std::max(std::size_t(send + recv) * sizeof(T), routine);
+    if (!st_.work.reserve(strips_bytes_ + scratch_bytes_, st_.stream) ||
+        !st_.index.reserve(std::size_t(index) * sizeof(int), st_.stream) ||
+        (!gc_.nccl && !gc_.gpu_buffers_over_mpi &&
+         !st_.staging.reserve(std::size_t(send + recv) * sizeof(T)))) {
+      xnSetWorkspace(st_.handle, nullptr, 0);  // (the buffer may be gone)
       return false;
-    if (!gc_.nccl && !gc_.gpu_buffers_over_mpi &&
-        !st_.staging.reserve(std::size_t(send + recv) * sizeof(T)))
-      return false;
-    return true;
+    }
+    // No scratch at all: nothing to exchange and a routine that does not
+    // recurse here; it then allocates what it may need itself.
+    return xnSetWorkspace(st_.handle, scratch_bytes_ ? send_buf() : nullptr,
+                          scratch_bytes_) == CUBLAS_STATUS_SUCCESS;
   }
   void release() override {}  // the buffers stay for the next call
 
@@ -423,8 +441,11 @@ class DeviceEngine final : public Engine<T> {
     if (s != CUBLAS_STATUS_SUCCESS)
       std::fprintf(stderr, "xngemm: %s: the local product failed (cuBLAS status %d)\n",
                    name_, int(s));
+    if (xnGetLastLevels(st_.handle, &levels_) != CUBLAS_STATUS_SUCCESS) levels_ = -1;
     return s == CUBLAS_STATUS_SUCCESS;
   }
+
+  int last_levels() const override { return levels_; }
 
   bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) override {
     if (rows <= 0 || cols <= 0) return true;
@@ -471,7 +492,9 @@ class DeviceEngine final : public Engine<T> {
 
   T *strip_a() const { return static_cast<T *>(st_.work.p); }
   T *strip_b() const { return strip_a() + a_elems_; }
-  T *send_buf() const { return strip_b() + b_elems_; }
+  T *send_buf() const {
+    return reinterpret_cast<T *>(static_cast<char *>(st_.work.p) + strips_bytes_);
+  }
   T *recv_buf() const { return send_buf() + send_elems_; }
   int lda() const { return int(std::max<std::int64_t>(ml_, 1)); }
   int ldb() const { return int(std::max<std::int64_t>(kb_, 1)); }
@@ -591,15 +614,20 @@ class DeviceEngine final : public Engine<T> {
   Grid g_;
   int previous_;
   DeviceGemm<T> gemm_;
+  DeviceWorkspace workspace_;
   const char *name_;
   std::int64_t ml_ = 0, nl_ = 0, kb_ = 0, a_elems_ = 0, b_elems_ = 0, send_elems_ = 0;
+  std::size_t strips_bytes_ = 0, scratch_bytes_ = 0;
+  int levels_ = -1;
 };
 
 }  // namespace
 
 template <class T>
 std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int device,
-                                              DeviceGemm<T> gemm, const char *name) {
+                                              DeviceGemm<T> gemm,
+                                              DeviceWorkspace workspace,
+                                              const char *name) {
   std::unique_lock<std::mutex> lock(g_mutex);
   const int previous = current_device();
   DeviceState *st =
@@ -620,15 +648,14 @@ std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int devic
     return nullptr;
   }
   return std::make_unique<DeviceEngine<T>>(std::move(lock), *st, *gc, g, previous, gemm,
-                                           name);
+                                           workspace, name);
 }
 
-template std::unique_ptr<Engine<double>> make_device_engine<double>(int, const Grid &,
-                                                                    int,
-                                                                    DeviceGemm<double>,
-                                                                    const char *);
+template std::unique_ptr<Engine<double>> make_device_engine<double>(
+    int, const Grid &, int, DeviceGemm<double>, DeviceWorkspace, const char *);
 template std::unique_ptr<Engine<float>> make_device_engine<float>(int, const Grid &, int,
                                                                   DeviceGemm<float>,
+                                                                  DeviceWorkspace,
                                                                   const char *);
 
 }  // namespace xn::dist

@@ -6,6 +6,7 @@
 // "Distributed GEMM").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -40,9 +41,11 @@ class Engine {
  public:
   virtual ~Engine() = default;
   // Room for strips of ml x kb (rows of op(sub(A))) and kb x nl (columns
-  // of op(sub(B))) for every panel of K of width kb, and for moving them.
+  // of op(sub(B))) for every panel of K of width kb, and for moving them;
+  // with `routine_workspace`, also for all the workspace the local routine
+  // asks for at that shape (otherwise it makes do with what is left).
   virtual bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl,
-                       std::int64_t kb) = 0;
+                       std::int64_t kb, bool routine_workspace) = 0;
   virtual void release() = 0;
   // This process's strips of the panel [k0, k0 + w) of K.
   virtual bool gather(const Problem<T> &pr, std::int64_t k0, int w) = 0;
@@ -53,6 +56,8 @@ class Engine {
   virtual bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) = 0;
   // The product's work is finished on this process (device: its stream).
   virtual bool finish() { return true; }
+  // Recursion levels of the last product() (xnGetLastLevels; -1 unknown).
+  virtual int last_levels() const = 0;
 };
 
 // The library's device routine for the local products (cuBLAS's argument
@@ -62,6 +67,10 @@ using DeviceGemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
                                       cublasOperation_t, int, int, int, const T *,
                                       const T *, int, const T *, int, const T *, T *,
                                       int);
+
+// Bytes of device workspace that routine asks for at m x n x k (NN), with
+// the handle's options (xnGetWorkspaceSize, xnGetExdgemmWorkspaceSize).
+using DeviceWorkspace = std::size_t (*)(cublasHandle_t, int, int, int);
 
 // The GPU holding `p` (device memory), or -1 (host or managed memory, or
 // no CUDA device).
@@ -73,6 +82,8 @@ int current_device();
 // `ctxt` (null if its stream or handle cannot be made: the caller reports).
 template <class T>
 std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int device,
-                                              DeviceGemm<T> gemm, const char *name);
+                                              DeviceGemm<T> gemm,
+                                              DeviceWorkspace workspace,
+                                              const char *name);
 
 }  // namespace xn::dist

@@ -13,6 +13,7 @@
 
 #include "dist/block_cyclic.h"
 #include "dist/engine.h"
+#include "dist/panel_choice.h"
 #include "dist/scalapack.h"
 #include "xngemm.h"
 #include "xngemm_dist.h"
@@ -38,11 +39,39 @@ struct Routine {
   Geadd<T> geadd;        // PBLAS's copy between distributions
   bool whole_k;          // the local product needs all of K (correct rounding)
   DeviceGemm<T> device;  // the library's device routine, for GPU-resident operands
+  DeviceWorkspace device_workspace;  // and the workspace it asks for
 };
 
-const Routine<double> kPdngemm{"PDNGEMM", dngemm_, pdgeadd_, false, xnDngemm};
-const Routine<float> kPsngemm{"PSNGEMM", sngemm_, psgeadd_, false, xnSngemm};
-const Routine<double> kPexdgemm{"PEXDGEMM", exdgemm_, pdgeadd_, true, xnExdgemm};
+// The workspace of xnSngemm/xnDngemm at the handle's depth, within
+// XN_OPT_WORKSPACE_LIMIT (what the routine would allocate by itself).
+template <char precision>
+std::size_t ngemm_workspace(cublasHandle_t h, int m, int n, int k) {
+  std::size_t bytes = 0;
+  std::int64_t limit = -1;
+  if (xnGetWorkspaceSize(h, precision, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &bytes) !=
+      CUBLAS_STATUS_SUCCESS)
+    return 0;
+  if (xnGetOption(h, XN_OPT_WORKSPACE_LIMIT, &limit) == CUBLAS_STATUS_SUCCESS &&
+      limit >= 0)
+    bytes = std::min(bytes, std::size_t(limit));
+  return bytes;
+}
+
+// xnExdgemm's, within its own budget (XN_OPT_EXDGEMM_WORKSPACE_LIMIT).
+std::size_t exdgemm_workspace(cublasHandle_t h, int m, int n, int k) {
+  std::size_t bytes = 0;
+  return xnGetExdgemmWorkspaceSize(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &bytes) ==
+                 CUBLAS_STATUS_SUCCESS
+             ? bytes
+             : 0;
+}
+
+const Routine<double> kPdngemm{"PDNGEMM", dngemm_,  pdgeadd_,
+                               false,     xnDngemm, ngemm_workspace<'d'>};
+const Routine<float> kPsngemm{"PSNGEMM", sngemm_,  psgeadd_,
+                              false,     xnSngemm, ngemm_workspace<'s'>};
+const Routine<double> kPexdgemm{"PEXDGEMM", exdgemm_,  pdgeadd_,
+                                true,       xnExdgemm, exdgemm_workspace};
 
 // How a dimension of sub(C) starting at global index `first` (0-based) is
 // dealt out: its first (possibly partial) block, the block size and the
@@ -110,8 +139,9 @@ LocalPart local_part(const Grid &g, const Desc &c, std::int64_t m, std::int64_t 
           owned_below(jc0, c.inb, c.nb, g.mycol, c.csrc, g.npcol) * std::int64_t(c.lld)};
 }
 
-// What the last call on this process did (xnGetLastDistInfo).
-thread_local int t_bands = 0, t_panels = 0;
+// What the last call on this process did (xnGetLastDistInfo,
+// xnGetLastDistLevels).
+thread_local int t_bands = 0, t_panels = 0, t_levels = -1;
 
 // Operands in host memory: PBLAS's PxGEADD moves the strips (DTYPE 2
 // descriptors laid out as sub(C)'s rows and columns), the library's host
@@ -122,8 +152,10 @@ class HostEngine final : public Engine<T> {
   HostEngine(const Routine<T> &rt, const Grid &g) : rt_(rt), g_(g) {}
   ~HostEngine() override { release(); }
 
-  bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl,
-               std::int64_t kb) override {
+  // (The host routine allocates its own workspace: routine_workspace is
+  // not weighed here.)
+  bool reserve(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, std::int64_t kb,
+               bool) override {
     release();
     const Desc c = to_desc(pr.descc);
     ml_ = ml;
@@ -171,6 +203,11 @@ class HostEngine final : public Engine<T> {
     rt_.local("N", "N", &mi, &ni, &w, &pr.alpha, sa_, &la, sb_, &lb, &beta, cl, &ldc);
     return true;
   }
+  int last_levels() const override {
+    int levels = -1;
+    xnGetLastLevels(nullptr, &levels);
+    return levels;
+  }
   bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) override {
     for (std::int64_t j = 0; j < cols; ++j)
       for (std::int64_t i = 0; i < rows; ++i) {
@@ -194,9 +231,10 @@ class HostEngine final : public Engine<T> {
 // sub(C)'s rows, kb columns, held whole by every process column;
 // op(sub(B))'s columns as sub(C)'s columns, kb rows, held by every process
 // row; one local product per panel of K. The widest kb the workspace limit
-// and the memory of every process allow; where not even one column fits
-// (or, for the correctly rounded product, not all of K), sub(C) is taken
-// in two bands of its longer side, each with its own strips. False (on
+// and the memory of every process allow, with the local routine's
+// workspace in the same budget (panel_tries); where not even one column
+// fits (or, for the correctly rounded product, not all of K), sub(C) is
+// taken in two bands of its longer side, each with its own strips. False (on
 // every process alike) if memory failed even for one entry of sub(C), or
 // the engine failed: the bands before it are done, the rest of sub(C) is
 // not.
@@ -232,12 +270,16 @@ bool compute(const Routine<T> &rt, Engine<T> &engine, const Grid &g,
   std::int64_t kb = limit > 0 && per_column > 0 ? std::min(k, limit / per_column) : k;
   kb = grid_min(ctxt, int(kb));
   if (kb < 1 || (rt.whole_k && kb < k)) return in_bands();
-  for (;;) {
-    if (all_ok(ctxt, engine.reserve(pr, ml, nl, kb))) break;
+  bool reserved = false;
+  for (const PanelTry &t : panel_tries(kb, rt.whole_k)) {
+    reserved = all_ok(ctxt, engine.reserve(pr, ml, nl, t.kb, t.routine_workspace));
+    if (reserved) {
+      kb = t.kb;
+      break;
+    }
     engine.release();
-    if (rt.whole_k || kb == 1) return in_bands();
-    kb = (kb + 1) / 2;
   }
+  if (!reserved) return in_bands();
 
   T *cl = pr.C + part.offset;
   bool ok = true;
@@ -245,8 +287,11 @@ bool compute(const Routine<T> &rt, Engine<T> &engine, const Grid &g,
     const int w = int(std::min(kb, k - k0));
     bool mine = engine.gather(pr, k0, w);
     // The local product; later panels add to the first.
-    if (mine && ml > 0 && nl > 0)
+    if (mine && ml > 0 && nl > 0) {
       mine = engine.product(pr, ml, nl, w, k0 == 0 ? pr.beta : T(1), cl, c.lld);
+      const int levels = engine.last_levels();
+      if (!rt.whole_k && levels >= 0) t_levels = std::max(t_levels, levels);
+    }
     if (k0 + kb >= k) mine = engine.finish() && mine;
     ok = all_ok(ctxt, mine);
   }
@@ -313,6 +358,7 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
     pxerbla_(&ctxt, rt.name, &pos, std::strlen(rt.name));
   };
   t_bands = t_panels = 0;
+  t_levels = -1;
   // A process outside the grid cannot take part: it reports and returns.
   if (g.nprow == -1) {
     report(info);
@@ -344,7 +390,8 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   }
   std::unique_ptr<Engine<T>> engine;
   if (device >= 0)
-    engine = make_device_engine<T>(ctxt, g, device, rt.device, rt.name);
+    engine =
+        make_device_engine<T>(ctxt, g, device, rt.device, rt.device_workspace, rt.name);
   else
     engine = std::make_unique<HostEngine<T>>(rt, g);
   if (!all_ok(ctxt, engine != nullptr)) {
@@ -413,6 +460,10 @@ void psngemm_(const char *transa, const char *transb, const int *m, const int *n
 void xnGetLastDistInfo(int *bands, int *panels) {
   if (bands) *bands = xn::dist::t_bands;
   if (panels) *panels = xn::dist::t_panels;
+}
+
+void xnGetLastDistLevels(int *levels) {
+  if (levels) *levels = xn::dist::t_levels;
 }
 
 void pexdgemm_(const char *transa, const char *transb, const int *m, const int *n,
