@@ -435,9 +435,19 @@ class DeviceEngine final : public Engine<T> {
 
   bool product(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, int w, T beta,
                T *cl, int ldc) override {
-    const cublasStatus_t s =
-        gemm_(st_.handle, CUBLAS_OP_N, CUBLAS_OP_N, int(ml), int(nl), w, &pr.alpha,
-              strip_a(), lda(), strip_b(), ldb(), &beta, cl, ldc);
+    auto run = [&] {
+      return gemm_(st_.handle, CUBLAS_OP_N, CUBLAS_OP_N, int(ml), int(nl), w, &pr.alpha,
+                   strip_a(), lda(), strip_b(), ldb(), &beta, cl, ldc);
+    };
+    cublasStatus_t s = run();
+    // The scratch was short for this call: xnExdgemm's query assumes
+    // inputs of a narrow exponent range, and wider ones need more slices
+    // even in its smallest block. Such a call leaves C untouched: again,
+    // with a workspace the library allocates itself (stream-ordered), which
+    // the next reserve() frees when it hands the scratch back.
+    if (s == CUBLAS_STATUS_ALLOC_FAILED && scratch_bytes_ > 0 &&
+        xnSetWorkspace(st_.handle, nullptr, 0) == CUBLAS_STATUS_SUCCESS)
+      s = run();
     if (s != CUBLAS_STATUS_SUCCESS)
       std::fprintf(stderr, "xngemm: %s: the local product failed (cuBLAS status %d)\n",
                    name_, int(s));
