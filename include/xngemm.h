@@ -339,8 +339,9 @@ typedef enum {
   /** The same for double precision (XN_MIN_SIZE_D). */
   XN_OPT_MIN_SIZE_D = 8,
   /** xnExdgemm: largest workspace in bytes a call may use (slices of A and B
-   *  and the slice products of one block of C). 0 = automatic: a quarter of
-   *  the device memory that is free at the call (XN_EXDGEMM_WORKSPACE_LIMIT).
+   *  and the slice products of one block of C). 0 = automatic: all of a
+   *  workspace supplied with xnSetWorkspace, otherwise a quarter of the
+   *  device memory that is free at the call (XN_EXDGEMM_WORKSPACE_LIMIT).
    *  A smaller budget means smaller blocks of C, never a different result. */
   XN_OPT_EXDGEMM_WORKSPACE_LIMIT = 9,
   /** xnExdgemm: force the block size of C (rows and columns); 0 = chosen from

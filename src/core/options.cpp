@@ -47,7 +47,7 @@ constexpr OptionSpec kOptionTable[] = {
   {8, "XN_OPT_MIN_SIZE_D", "XN_MIN_SIZE_D", &Options::min_size_d, 0, kInt31, 0, nullptr,
    "the same for double precision"},
   {9, "XN_OPT_EXDGEMM_WORKSPACE_LIMIT", "XN_EXDGEMM_WORKSPACE_LIMIT", &Options::exdgemm_workspace_limit, 0, kMaxI64, 0, nullptr,
-   "xnExdgemm: workspace budget in bytes (0 = a quarter of the free device memory; 1 GiB on the CPU)"},
+   "xnExdgemm: workspace budget in bytes (0 = a supplied workspace, else a quarter of the free device memory; 1 GiB on the CPU)"},
   {10, "XN_OPT_EXDGEMM_BLOCK", "XN_EXDGEMM_BLOCK", &Options::exdgemm_block, 0, kInt31, 0, nullptr,
    "xnExdgemm: force the block size of C (0 = chosen from the budget)"},
   {11, "XN_OPT_PACK_TRANS_B", "XN_PACK_TRANS_B", &Options::normal_b_temps, -1, 1, -1, nullptr,

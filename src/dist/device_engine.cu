@@ -179,13 +179,38 @@ bool cuda_ok(cudaError_t e, const char *what) {
   return false;
 }
 
+// Whether n more bytes could be had on `device`: the free memory, plus what
+// the stream-ordered pool holds freed but not yet given back (true if CUDA
+// cannot say).
+bool could_have(std::size_t n, int device) {
+  std::size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  cudaMemPool_t pool = nullptr;
+  std::uint64_t reserved = 0, used = 0;  // (cuuint64_t)
+  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) ==
+          cudaSuccess &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) ==
+          cudaSuccess &&
+      reserved > used)
+    free_b += std::size_t(reserved - used);
+  cudaGetLastError();
+  return n <= free_b;
+}
+
 // Stream-ordered device memory that only grows (no allocation once it is
 // large enough: the hot path allocates nothing).
 struct DeviceBuffer {
   void *p = nullptr;
   std::size_t bytes = 0;
-  bool reserve(std::size_t n, cudaStream_t s) {
+  bool reserve(std::size_t n, cudaStream_t s, int device) {
     if (n <= bytes) return true;
+    // A size the device cannot give even with this buffer back fails at
+    // once and keeps the buffer (the driver tries a smaller one next).
+    if (!could_have(n - bytes, device)) return false;
     if (p) cudaFreeAsync(p, s);
     p = nullptr;
     bytes = 0;
@@ -415,8 +440,8 @@ class DeviceEngine final : public Engine<T> {
                                     ? workspace_(st_.handle, int(ml), int(nl), int(kb))
                                     : 0;
     scratch_bytes_ = std::max(std::size_t(send + recv) * sizeof(T), routine);
-    if (!st_.work.reserve(strips_bytes_ + scratch_bytes_, st_.stream) ||
-        !st_.index.reserve(std::size_t(index) * sizeof(int), st_.stream) ||
+    if (!st_.work.reserve(strips_bytes_ + scratch_bytes_, st_.stream, st_.device) ||
+        !st_.index.reserve(std::size_t(index) * sizeof(int), st_.stream, st_.device) ||
         (!gc_.nccl && !gc_.gpu_buffers_over_mpi &&
          !st_.staging.reserve(std::size_t(send + recv) * sizeof(T)))) {
       xnSetWorkspace(st_.handle, nullptr, 0);  // (the buffer may be gone)

@@ -110,9 +110,12 @@ class CudaExBackend {
         ScalarArg<double>{dev_ ? 0.0 : *beta_, dev_ ? beta_ : nullptr}));
   }
 
-  // A quarter of the device memory free now, counting the workspace the
-  // handle already holds.
+  // All of a workspace the caller supplied (xnSetWorkspace: memory set
+  // aside for the library, as the distributed engine's scratch is);
+  // otherwise a quarter of the device memory free now, counting the
+  // workspace the handle already holds.
   std::size_t automatic_budget() const {
+    if (!st_.ws_owned) return st_.ws_bytes;
     std::size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
       cudaGetLastError();
