@@ -72,6 +72,7 @@ struct CaseSpec {
   std::int64_t leaf = -1;          // XN_OPT_LEAF_SIZE_S/_D; -1 = library default
   std::int64_t min_size = -1;      // XN_OPT_MIN_SIZE_S/_D; -1 = library default
                                    // (0 whenever `leaf` is given)
+  int check_nonneg = -1;           // ngemm: XN_OPT_CHECK_NONNEG; -1 = library default
   std::int64_t ref_samples = 512;  // sampled entries; <= 0 = all entries
   std::int64_t ex_budget = -1;     // XN_OPT_EXDGEMM_WORKSPACE_LIMIT; -1 = default
   std::int64_t ex_block = -1;      // XN_OPT_EXDGEMM_BLOCK; -1 = default

@@ -101,6 +101,8 @@ bool set_host_options(const CaseSpec &c, CaseResult *r) {
   if (min_size >= 0 && (!set(min_size_option(rt, true), min_size, "MIN_SIZE") ||
                         !set(min_size_option(rt, false), min_size, "MIN_SIZE")))
     return false;
+  if (c.check_nonneg >= 0 && !set(XN_OPT_CHECK_NONNEG, c.check_nonneg, "CHECK_NONNEG"))
+    return false;
   if (c.ex_budget >= 0 &&
       !set(XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.ex_budget, "EXDGEMM_WORKSPACE_LIMIT"))
     return false;

@@ -397,6 +397,7 @@ CaseSpec base_spec(const GemmOptions &o) {
   c.levels = o.levels;
   c.leaf = o.leaf;
   c.min_size = o.min_size;
+  c.check_nonneg = o.check_nonneg;
   c.ref_samples = o.ref_samples;
   c.baseline = o.baseline;
   c.cpu_leaf = o.cpu_leaf;

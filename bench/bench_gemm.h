@@ -38,6 +38,7 @@ struct GemmOptions : CommonOptions {
   int levels = -1;
   long long leaf = -1;
   long long min_size = -1;
+  int check_nonneg = -1;  // --check-nonneg: XN_OPT_CHECK_NONNEG (-1 untouched)
   long long ref_samples = 512;
   std::string device = "auto";
   CpuLeafKind cpu_leaf = CpuLeafKind::OpenBlas;

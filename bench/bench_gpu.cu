@@ -311,6 +311,8 @@ class GpuRunner final : public Runner {
       XNB_CUBLAS(xnSetOption(handle_, min_size_option(rt, true), min_size));
       XNB_CUBLAS(xnSetOption(handle_, min_size_option(rt, false), min_size));
     }
+    if (c.check_nonneg >= 0)
+      XNB_CUBLAS(xnSetOption(handle_, XN_OPT_CHECK_NONNEG, c.check_nonneg));
     if (c.ex_budget >= 0)
       XNB_CUBLAS(xnSetOption(handle_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.ex_budget));
     if (c.ex_block >= 0)

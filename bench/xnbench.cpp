@@ -83,6 +83,9 @@ gemm options:
   --min-size N             XN_OPT_MIN_SIZE_D and _S (or the routine's own
                            ..._MIN_SIZE_*): no recursion for (m n k)^(1/3) < N
                            (the crossover; 0 = none)
+  --check-nonneg 0|1       ngemm: XN_OPT_CHECK_NONNEG (1: every call scans A and B
+                           for signs and block maxima; the timed calls include the
+                           scan: run with 0 and 1 to measure its cost)
   --per-level L0:L1        one row per depth L = L0..L1 (or one L), each run
                            with exactly L levels (max levels L, leaf
                            ceil(min(m,n,k) / 2^L), crossover 0); the baseline
@@ -312,6 +315,8 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
       o->leaf = parse_int(a.value(), "leaf", 1, INT_MAX);
     } else if (key == "--min-size") {
       o->min_size = parse_int(a.value(), "min-size", 0, INT_MAX);
+    } else if (key == "--check-nonneg") {
+      o->check_nonneg = int(parse_int(a.value(), "check-nonneg", 0, 1));
     } else if (key == "--per-level") {
       const std::string v = a.value();
       const std::vector<std::string> p = split(v, ':');
@@ -380,6 +385,8 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
           usage_error("--dist paper needs square shapes (m = n = k)");
     if (o->level_lo >= 0 && (o->levels >= 0 || o->leaf > 0 || o->min_size >= 0))
       usage_error("--per-level sets the depth itself: no --levels, --leaf or --min-size");
+    if (o->check_nonneg >= 0 && o->routine != Routine::Ngemm)
+      usage_error("--check-nonneg is an option of ngemm");
     if (o->ngemm_u01 && !is_fast_gemm(o->routine))
       usage_error("--ngemm-u01 goes with --routine strassen or winograd");
     if ((o->leaf_train || o->cpu_baseline || o->ngemm_u01 || o->timed_beta != 0) &&

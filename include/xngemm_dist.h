@@ -88,6 +88,27 @@ void xnGetLastDistInfo(int *bands, int *panels);
  *  small shares), -1 when none ran here (or the call was PEXDGEMM's). */
 void xnGetLastDistLevels(int *levels);
 
+/** Outcomes of xnGetLastDistStatus beyond 0 (done) and -i (argument i was
+ *  illegal: PDGEMM's INFO, reported through PXERBLA). */
+#define XN_DIST_UNCHANGED 1 /**< the call did not run: sub(C) is unchanged */
+#define XN_DIST_PARTIAL 2   /**< it failed after part of sub(C) was written */
+
+/** The outcome of the last PDNGEMM/PSNGEMM/PEXDGEMM call of this thread on
+ *  this process; every process of the grid gets a nonzero value when the
+ *  call did not complete. 0: sub(C) is the product. -i (PBLAS's INFO):
+ *  argument i (or entry j of the descriptor at i, as -(100 i + j)) was
+ *  illegal on this process (reported through PXERBLA; sub(C) unchanged;
+ *  the other processes get XN_DIST_UNCHANGED). XN_DIST_UNCHANGED: the call could not run (mixed host and
+ *  device arrays, no GPU work could be set up, a workspace limit below the
+ *  least that works, or memory, the transport or a GPU failed before any of
+ *  sub(C) was written): sub(C) is unchanged. XN_DIST_PARTIAL: memory, the
+ *  transport or a local product failed after part of sub(C) was written
+ *  (whole bands, or the panels of K summed so far). A transport that fails
+ *  on some process (NCCL, out of memory) is agreed by every process before
+ *  any of them writes sub(C): the grid moves its blocks over MPI instead,
+ *  and only if that fails too does the call stop, with sub(C) unchanged. */
+int xnGetLastDistStatus(void);
+
 #ifdef __cplusplus
 }
 #endif

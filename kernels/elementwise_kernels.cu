@@ -165,6 +165,103 @@ __global__ void __launch_bounds__(kThreads)
   if (found) atomicOr(flags, found);
 }
 
+// entry_flags_kernel plus the largest entry of each block of a grid of
+// 2^g x 2^g blocks of x (g <= kScanMaxGridLevels, launch.h; src/core/scale_depth.h,
+// scale_grid_block: blocks rows >> g by cols >> g, the last ones taking the
+// remainder), in the same single read. Each CUDA block covers kThreads * V
+// rows and a run of `col_chunk` consecutive columns, so a thread keeps one
+// running maximum per entry of its pack while the columns stay in one block
+// of the grid, then a warp reduction and one shared-memory atomic per warp
+// merge it, and the CUDA block's touched cells go to global memory with one
+// atomic each. Maxima are kept as the bits of the double value: for
+// non-negative doubles integer order is value order, and negative entries,
+// -0 and NaN never exceed the 0 the cells start at (a negative entry or NaN
+// is in the flags, and then the maxima are not used).
+constexpr int kScanMaxCells = 1 << (2 * kScanMaxGridLevels);
+
+__device__ __forceinline__ long long max_bits(double v) {
+  return v > 0 ? __double_as_longlong(v) : 0;
+}
+
+template <class T, int V>
+__global__ void __launch_bounds__(kThreads)
+    entry_flags_max_kernel(idx rows, idx cols, const T *x, idx ldx, int *flags,
+                           long long *cells, int g, idx col_chunk, bool vector_ok) {
+  __shared__ long long block_cells[kScanMaxCells];
+  const int side = 1 << g;
+  for (int t = threadIdx.x; t < side * side; t += kThreads) block_cells[t] = 0;
+  __syncthreads();
+  const idx i = (idx(blockIdx.x) * kThreads + threadIdx.x) * V;
+  const bool active = i < rows;  // inactive threads still join the reductions
+  const idx left = active ? rows - i : 0;
+  const idx row_width = rows >> g > 0 ? rows >> g : 1;
+  const idx col_width = cols >> g > 0 ? cols >> g : 1;
+  int row_block[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    const idx r = i + e < rows ? i + e : rows - 1;
+    row_block[e] = int(r / row_width < side - 1 ? r / row_width : side - 1);
+  }
+  // Lanes whose pack lies in one block, all in the same one: a warp
+  // reduction; otherwise (packs across a block boundary) one atomic each.
+  // (Every lane takes part in each shuffle: none may be skipped.)
+  const unsigned full = 0xffffffffu;
+  const int lane0_block = __shfl_sync(full, row_block[0], 0);
+  const bool uniform =
+      __all_sync(full, row_block[0] == row_block[V - 1] && row_block[0] == lane0_block);
+  int found = 0;
+  const idx c_end = ::min(cols, (idx(blockIdx.y) + 1) * col_chunk);
+  for (idx j = idx(blockIdx.y) * col_chunk; j < c_end;) {
+    const int cb = int(j / col_width < side - 1 ? j / col_width : side - 1);
+    const idx seg_end = cb == side - 1 ? c_end : ::min(c_end, (cb + 1) * col_width);
+    T mx[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) mx[e] = T(0);
+    if (active) {
+      for (; j + kColUnroll <= seg_end; j += kColUnroll) {
+        Pack<T, V> a[kColUnroll];
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u)
+          a[u] = load<T, V>(x + i + (j + u) * ldx, left, vector_ok);
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u)
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            found |= ew_entry_flags(a[u].v[e]);
+            if (a[u].v[e] > mx[e]) mx[e] = a[u].v[e];
+          }
+      }
+      for (; j < seg_end; ++j) {
+        const Pack<T, V> a = load<T, V>(x + i + j * ldx, left, vector_ok);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          found |= ew_entry_flags(a.v[e]);
+          if (a.v[e] > mx[e]) mx[e] = a.v[e];
+        }
+      }
+    }
+    j = seg_end;  // every thread of the block leaves the segment together
+    if (uniform) {
+      long long m = 0;
+#pragma unroll
+      for (int e = 0; e < V; ++e) m = ::max(m, max_bits(double(mx[e])));
+      for (int off = 16; off > 0; off /= 2) m = ::max(m, __shfl_xor_sync(full, m, off));
+      if ((threadIdx.x & 31) == 0 && m > 0)
+        atomicMax(&block_cells[row_block[0] + side * cb], m);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const long long m = max_bits(double(mx[e]));
+        if (m > 0) atomicMax(&block_cells[row_block[e] + side * cb], m);
+      }
+    }
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < side * side; t += kThreads)
+    if (block_cells[t] > 0) atomicMax(&cells[t], block_cells[t]);
+  if (found) atomicOr(flags, found);
+}
+
 // D = op(X) +/- op(Y) over kTile x kTile tiles of D, for operands of either
 // orientation (at least one transposed). Per tile:
 //  1. the transposed operands are read along their stored columns (each warp
@@ -307,18 +404,6 @@ __global__ void __launch_bounds__(kTileThreads)
   }
 }
 
-__global__ void write_zero_one_kernel(void *dst) {
-  float *f = static_cast<float *>(dst);
-  double *d = reinterpret_cast<double *>(static_cast<char *>(dst) + 16);
-  f[0] = 0.f;
-  f[1] = 1.f;
-  d[0] = 0.0;
-  d[1] = 1.0;
-  int *i = reinterpret_cast<int *>(static_cast<char *>(dst) + 40);
-  i[0] = 0;
-  i[1] = 1;
-}
-
 // Whether V-wide vector accesses (16 bytes by default) are legal for every
 // (pointer, ld) pair; null pointers are skipped.
 template <class T, int V = VecWidth<T>::value>
@@ -428,6 +513,29 @@ cudaError_t launch_entry_flags(cudaStream_t stream, idx rows, idx cols, const T 
 }
 
 template <class T>
+cudaError_t launch_entry_flags_max(cudaStream_t stream, idx rows, idx cols, const T *x,
+                                   idx ldx, int *flags, long long *cells,
+                                   int grid_levels) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  if (grid_levels < 0 || grid_levels > kScanMaxGridLevels) return cudaErrorInvalidValue;
+  constexpr int V = VecWidth<T>::value;
+  const bool vec = vector_ok<T>({{x, ldx}});
+  const idx per_block = idx(kThreads) * V;
+  const idx gx = (rows + per_block - 1) / per_block;
+  // About 4096 CUDA blocks over the columns (as many as the flag-only scan
+  // runs for a square operand of 16384), each a run of consecutive columns
+  // at least kColUnroll long.
+  const idx want = std::max<idx>(1, 4096 / gx);
+  idx chunk = std::max<idx>(kColUnroll, (cols + want - 1) / want);
+  chunk = std::max<idx>(chunk, (cols + kMaxGridY - 1) / kMaxGridY);
+  const idx gy = (cols + chunk - 1) / chunk;
+  entry_flags_max_kernel<T, V>
+      <<<dim3(unsigned(gx), unsigned(gy), 1), kThreads, 0, stream>>>(
+          rows, cols, x, ldx, flags, cells, grid_levels, chunk, vec);
+  return cudaGetLastError();
+}
+
+template <class T>
 cudaError_t launch_transpose_add_sub(cudaStream_t stream, idx rows, idx cols, T *d,
                                      idx ldd, const T *x, idx ldx, bool x_trans,
                                      const T *y, idx ldy, bool y_trans, bool subtract) {
@@ -449,16 +557,13 @@ cudaError_t launch_transpose_add_sub(cudaStream_t stream, idx rows, idx cols, T 
   return cudaGetLastError();
 }
 
-cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst) {
-  write_zero_one_kernel<<<1, 1, 0, stream>>>(dst);
-  return cudaGetLastError();
-}
-
 #define XN_INSTANTIATE(T)                                                                \
   template cudaError_t launch_combine<T>(cudaStream_t, const CombineArgs<T> &);          \
   template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>);  \
   template cudaError_t launch_entry_flags<T>(cudaStream_t, idx, idx, const T *, idx,     \
                                              int *);                                     \
+  template cudaError_t launch_entry_flags_max<T>(cudaStream_t, idx, idx, const T *, idx, \
+                                                 int *, long long *, int);               \
   template cudaError_t launch_transpose_add_sub<T>(cudaStream_t, idx, idx, T *, idx,     \
                                                    const T *, idx, bool, const T *, idx, \
                                                    bool, bool);

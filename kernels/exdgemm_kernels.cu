@@ -46,6 +46,7 @@ __global__ void __launch_bounds__(kThreads)
     atomicMin(&info[i].low, v.low);
   }
   if (v.nonfinite) atomicOr(&info[i].nonfinite, 1u);
+  if (v.signs) atomicOr(&info[i].signs, v.signs);
 }
 
 // Rows of X are stored contiguously (X.trans == true): one warp per row.
@@ -63,6 +64,7 @@ __global__ void __launch_bounds__(kThreads)
     v.top = max(v.top, __shfl_xor_sync(0xffffffffu, v.top, o));
     v.low = min(v.low, __shfl_xor_sync(0xffffffffu, v.low, o));
     v.nonfinite |= __shfl_xor_sync(0xffffffffu, v.nonfinite, o);
+    v.signs |= __shfl_xor_sync(0xffffffffu, v.signs, o);
   }
   if (lane == 0) info[i] = v;
 }
@@ -152,9 +154,10 @@ __device__ void store_entry(const ExBlockArgs &a, std::int64_t gi, std::int64_t 
                             double *scratch, int cap) {
   bool wide = false;
   double *c = a.C + gi + gj * a.ldc;
-  const double r =
-      exact::exact_entry(X, exact::nonfinite_context(a.A, a.B, ia, ib, gi, gj), a.alpha,
-                         a.beta, c, scratch, cap, &wide);
+  const double alpha = a.alpha_dev ? *a.alpha_dev : a.alpha;
+  const double beta = a.beta_dev ? *a.beta_dev : a.beta;
+  const double r = exact::exact_entry(X, exact::entry_operands(a.A, a.B, ia, ib, gi, gj),
+                                      alpha, beta, c, scratch, cap, &wide);
   *c = r;
   if (wide) atomicAdd(a.wide_count, 1ull);
 }
@@ -169,8 +172,8 @@ __global__ void __launch_bounds__(kSumThreads)
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
     const exact::SliceTerms X{
-        exact::EntryProducts{a.P + i + j * a.ldp, b.bm, b.bn * a.ldp, la.n, lb.n, la.idx,
-                             lb.idx},
+        exact::EntryProducts{la.n && lb.n ? a.P + i + j * a.ldp : nullptr, b.bm,
+                             b.bn * a.ldp, la.n, lb.n, la.idx, lb.idx},
         ia.top + 1, ib.top + 1, a.w};
     store_entry(b, gi, gj, ia, ib, X, scratch, kScratch);
   }
@@ -210,6 +213,11 @@ __global__ void __launch_bounds__(kSumThreads)
   for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
+    if (exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits)) {
+      const exact::DirectTerms X{exact::entry_operands(b.A, b.B, ia, ib, gi, gj)};
+      store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
+      continue;
+    }
     const exact::ModularTerms X = exact::entry_modular_terms(
         a.P + i + j * b.bm, b.bm * b.bn, ia, ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);

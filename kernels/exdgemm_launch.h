@@ -38,9 +38,10 @@ cudaError_t launch_ex_split_rows(cudaStream_t s, ExView X, const exact::VectorIn
                                  const SliceList &list, double *out, std::int64_t ld_out);
 
 // What the per-entry kernels of both engines share: the block of C
-// (C(i0 + i, j0 + j), one entry per thread), the operands for non-finite
-// entries, alpha/beta as host values (known after the call's
-// synchronisation), and *wide_count (device), incremented by the entries
+// (C(i0 + i, j0 + j), one entry per thread), the operands (non-finite
+// entries, signed zeros, entries summed directly), alpha/beta as host
+// values or, where alpha_dev/beta_dev are set (device pointer mode), read
+// from the device, and *wide_count (device), incremented by the entries
 // that took the wide path.
 struct ExBlockArgs {
   ExView A, B;
@@ -49,6 +50,7 @@ struct ExBlockArgs {
   const exact::VectorInfo *info_a, *info_b;
   std::int64_t i0, bm, j0, bn;
   double alpha, beta;
+  const double *alpha_dev, *beta_dev;
   unsigned long long *wide_count;
 };
 
@@ -72,11 +74,14 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
 
 // The modular engine: X rebuilt from the crt.L products P[l bm bn + i + j
 // bm] (int32); the basis travels by value (about 2 KB of kernel
-// parameters, read uniformly across a warp).
+// parameters, read uniformly across a warp). Entries whose range exceeds
+// the moduli's cap_bits (exact::modular_over_range, with ceil(log2 k) =
+// log2_k) are summed from their operands (exact::DirectTerms).
 struct ExModularSumArgs {
   ExBlockArgs blk;
   const std::int32_t *P;
   exact::CrtBasis crt;
+  int cap_bits, log2_k;
 };
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a);
 

@@ -58,6 +58,21 @@ template <class T>
 cudaError_t launch_entry_flags(cudaStream_t stream, std::int64_t rows, std::int64_t cols,
                                const T *x, std::int64_t ldx, int *flags);
 
+// The finest grid launch_entry_flags_max makes (core/scale_depth.h,
+// kMaxScaleGridLevels).
+constexpr int kScanMaxGridLevels = 4;
+
+// The same scan, in the same single read of x, also maxing into cells[r + c
+// 2^g] the largest entry of each block (r, c) of a grid of 2^g x 2^g blocks
+// of x (0 <= g <= kScanMaxGridLevels; blocks rows >> g by cols >> g, the last row and
+// column of blocks taking the remainder: src/core/scale_depth.h, scale_grid_block), as
+// the bits of a double (non-negative entries only: negative ones, -0 and NaN never raise
+// a cell above 0). The caller clears *flags and the cells.
+template <class T>
+cudaError_t launch_entry_flags_max(cudaStream_t stream, std::int64_t rows,
+                                   std::int64_t cols, const T *x, std::int64_t ldx,
+                                   int *flags, long long *cells, int grid_levels);
+
 // D = op(X) + op(Y) or op(X) - op(Y) for a rows x cols D: an operand with
 // its `_trans` flag set is stored transposed (cols x rows, op(X)(i, j) =
 // x[j + i*ldx]), otherwise like D. Tiled through shared memory so that the
@@ -73,10 +88,5 @@ cudaError_t launch_transpose_add_sub(cudaStream_t stream, std::int64_t rows,
                                      const T *x, std::int64_t ldx, bool x_trans,
                                      const T *y, std::int64_t ldy, bool y_trans,
                                      bool subtract);
-
-// Writes {0.f, 1.f} at bytes 0..7, {0.0, 1.0} at bytes 16..31 and the
-// int32 {0, 1} at bytes 40..47 of `dst` (48 bytes of device memory), in
-// stream order.
-cudaError_t launch_write_zero_one(cudaStream_t stream, void *dst);
 
 }  // namespace xn

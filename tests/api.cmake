@@ -4,6 +4,8 @@
 
 xn_add_test(test_api_args LABELS api unit SOURCES test_api_args.cpp)
 xn_add_test(test_api_host LABELS api SOURCES test_api_host.cpp)
+# Every device routine inside CUDA graphs (skipped without a device).
+xn_add_test(test_api_graphs LABELS api gpu SOURCES test_api_graphs.cpp)
 # The option table against include/xngemm.h and README.md (read from the
 # source tree).
 xn_add_test(test_api_options LABELS api SOURCES test_api_options.cpp)

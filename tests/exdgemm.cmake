@@ -4,6 +4,11 @@
 xn_add_test(test_exdgemm_cpu LABELS accuracy SOURCES test_exdgemm_cpu.cpp)
 xn_add_test(test_exdgemm_gpu LABELS gpu SOURCES test_exdgemm_gpu.cpp)
 xn_add_test(test_exdgemm_native_dgemm LABELS unit SOURCES test_exdgemm_native_dgemm.cpp)
+# The IEEE contract (subnormal and overflow boundaries, specials, signed
+# zeros, operands without a nonzero finite entry), bit for bit against the
+# IEEE oracle: the CPU backend and host API (accuracy), the GPU (gpu).
+xn_add_test(test_exdgemm_ieee LABELS accuracy SOURCES test_exdgemm_ieee.cpp)
+xn_add_test(test_exdgemm_ieee_gpu LABELS gpu SOURCES test_exdgemm_ieee_gpu.cpp)
 # The slice-product and emulation tests again with cuBLAS's FP64 emulation
 # switched on for the whole process (eager, 8-bit mantissa): an emulated slice
 # product would then be wrong, so these fail if one slips through. The slice

@@ -1,6 +1,7 @@
 # intercept.cmake - unchanged programs under the interposer
 # libxngemm_intercept.so (label "api"): a C program calling the host BLAS
-# GEMMs, the Fortran DGEMM example and numpy.dot, each checked bit for bit by
+# GEMMs, the Fortran DGEMM example, numpy.dot on the system BLAS and on the
+# reference BLAS, and bad environment values, each checked by
 # tests/intercept/check_intercept.py (docs/design.md, "Interposer"); and the
 # plot script on the committed sweep data.
 # Included by tests/CMakeLists.txt after api.cmake.
@@ -30,7 +31,16 @@ add_test(NAME api_intercept_client
     $<TARGET_FILE:intercept_client>)
 add_test(NAME api_intercept_numpy
   COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} numpy ${xn_lib})
-set(xn_intercept_tests api_intercept_client api_intercept_numpy)
+# numpy on the reference BLAS (libblas3), which its extension module loads
+# privately: the pass-through keeps it, off loads neither libxngemm nor CUDA.
+add_test(NAME api_intercept_numpy_reference
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} numpy_reference ${xn_lib})
+# Bad XN_* values, the interposer's and the library's: said once each.
+add_test(NAME api_intercept_environment
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} environment ${xn_lib}
+    $<TARGET_FILE:intercept_client>)
+set(xn_intercept_tests api_intercept_client api_intercept_numpy
+  api_intercept_numpy_reference api_intercept_environment)
 if(TARGET dgemm_example)
   add_test(NAME api_intercept_fortran
     COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} fortran ${xn_lib}

@@ -4,6 +4,9 @@
 # under compute-sanitizer.
 xn_add_test(test_ngemm_schedule LABELS unit SOURCES test_ngemm_schedule.cpp)
 xn_add_test(test_ngemm_cpu LABELS accuracy SOURCES test_ngemm_cpu.cpp)
+# Data of unequal scales: the depth rule from the scan's block maxima (unit)
+# and the checked product against MPFR (accuracy).
+xn_add_test(test_ngemm_scaling LABELS accuracy unit SOURCES test_ngemm_scaling.cpp)
 xn_add_test(test_ngemm_gpu LABELS gpu SOURCES test_ngemm_gpu.cpp)
 
 # The same suite under compute-sanitizer: memcheck on everything, racecheck on

@@ -16,6 +16,12 @@ target_include_directories(xn_test_support PUBLIC
 target_link_libraries(xn_test_support PUBLIC
   ${XN_MPFR_LIBRARY} ${XN_GMP_LIBRARY})
 
-# The oracle's self-tests are fast and exact: unit. (gtest_discover_tests
-# cannot take a list of labels through xn_add_test, so one label each.)
+# The oracle's self-tests are fast and exact: unit.
 xn_add_test(test_support_oracle LABELS unit SOURCES test_support_oracle.cpp)
+
+# The IEEE oracle of the correctly rounded DGEMM's contract (exact classes
+# and signed zeros; every finite rounding done by MPFR and by GMP and
+# cross-checked) and its self-test on hand-computed boundary values.
+target_sources(xn_test_support PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/support/ieee_oracle.cpp)
+xn_add_test(test_support_ieee_oracle LABELS unit SOURCES test_support_ieee_oracle.cpp)

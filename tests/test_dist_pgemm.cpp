@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/engine.h"
 #include "dist/scalapack.h"
 #include "support/mpfr_oracle.h"
 #include "xngemm.h"
@@ -585,6 +586,54 @@ void run_limit_cases(const Grid &g, std::mt19937_64 &rng) {
   }
 }
 
+// Transport failures (device engine): the exchange fails on one process
+// of the grid (test hook), as NCCL out of memory would. Mode 1: the grid
+// agrees before anyone writes sub(C), gives NCCL up and moves the blocks
+// over MPI (sub(C) correctly rounded, status 0), or, where MPI was the
+// transport already, stops (XN_DIST_UNCHANGED, sub(C) unchanged). Mode 2,
+// the fallback failing too, and mode 3, that process failing before its
+// exchange: XN_DIST_UNCHANGED on every process, sub(C) unchanged. Never a
+// hang (ctest's timeout), and the next call runs. Run last on a grid: a
+// grid that gave NCCL up moves its blocks over MPI from then on.
+void run_transport_failures(const Grid &g, std::mt19937_64 &rng) {
+  if (!g_device || g.nprow * g.npcol < 2) return;
+  const int me = g.myrow * g.npcol + g.mycol;
+  for (int mode : {1, 3, 2, 0}) {
+    Case c = random_case(g, rng);
+    c.alpha = 0.75;  // a product to make (alpha = 0 only scales)
+    c.limit = c.limit_ex = 0;
+    Dist<double> A, B, C;
+    setup<double>(g, c, rng, false, A, B, C);
+    xn::dist::testing::set_exchange_failure(me == 1 ? mode : 0);
+    const std::vector<double> got = call<double>(c, pexdgemm_, A, B, C, false);
+    xn::dist::testing::set_exchange_failure(0);
+    // The smallest and (negated) the largest outcome over the grid.
+    int status[2] = {xnGetLastDistStatus(), -xnGetLastDistStatus()};
+    Cigamn2d(g.ctxt, "All", " ", 2, 1, status, 2, nullptr, nullptr, -1, -1, -1);
+    ++g_checks;
+    if (status[0] != -status[1])
+      fail("transport failure (mode %d): the processes disagree on the outcome (%d..%d)",
+           mode, status[0], -status[1]);
+    const int outcome = xnGetLastDistStatus();
+    if (outcome == 0 && mode != 2 && mode != 3) {
+      check_result(g, c, C, C.local, got, "PEXDGEMM after a transport failure",
+                   [&](std::int64_t i, std::int64_t j, double v) {
+                     if (bits_of(v) != bits_of(exact_at(c, A, B, C, i, j).hi))
+                       fail("PEXDGEMM after a transport failure (mode %d): (%lld,%lld) "
+                            "not correctly rounded; %s",
+                            mode, (long long)i, (long long)j, c.describe().c_str());
+                   });
+    } else if (outcome == XN_DIST_UNCHANGED && mode != 0) {
+      if (std::memcmp(got.data(), C.local.data(), got.size() * 8) != 0)
+        fail("transport failure (mode %d): XN_DIST_UNCHANGED but C changed; %s", mode,
+             c.describe().c_str());
+    } else {
+      fail("transport failure (mode %d): status %d; %s", mode, outcome,
+           c.describe().c_str());
+    }
+  }
+}
+
 // Empty products and the scaling-only cases: sub(C) as beta sub(C).
 void run_edge_cases(const Grid &g, std::mt19937_64 &rng) {
   for (int e = 0; e < 4; ++e) {
@@ -749,6 +798,7 @@ int main(int argc, char **argv) {
       run_recursion_cases<double>(g, rng);
       run_recursion_cases<float>(g, rng);
       run_bad_arguments(g, rng);
+      run_transport_failures(g, rng);
       Cblacs_gridexit(g.ctxt);
     }
   }

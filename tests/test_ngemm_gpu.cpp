@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/interposer_support.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/handle_state.h"
@@ -731,6 +732,147 @@ TEST_F(GpuNgemm, NanAndInfInInputsAreNeverLost) {
       }
     EXPECT_GT(nonfinite, 0);
   }
+}
+
+// Data of unequal scales (core/scale_depth.h): with XN_OPT_CHECK_NONNEG the
+// scan's block maxima lower the depth, and every entry meets the classical
+// product's componentwise bound; without the check the planned depth mixes
+// the scales and does not. The example (top-left quadrants of A and
+// B x1e6) at 384 with leaf 32 (3 levels planned), in each orientation.
+template <class T>
+void badly_scaled_case(cublasHandle_t h, bool ta, bool tb) {
+  const int m = 384 + (ta ? 6 : 0), n = 384 - (tb ? 5 : 0), k = 384 + 3;
+  const std::uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  const int ra = ta ? k : m, ca = ta ? m : k, rb = tb ? n : k, cb = tb ? k : n;
+  std::vector<T> A, B;
+  fill<T>(A, ra, ca, ra, Dist::Uniform01, rng, T(0));
+  fill<T>(B, rb, cb, rb, Dist::Uniform01, rng, T(0));
+  for (int p = 0; p < k; ++p)
+    for (int i = 0; i < m / 2; ++i)
+      if (p < k / 2) A[std::size_t(ta ? p + i * ra : i + p * ra)] *= T(1e6);
+  for (int j = 0; j < n / 2; ++j)
+    for (int p = 0; p < k / 2; ++p)
+      B[std::size_t(tb ? j + p * rb : p + j * rb)] *= T(1e6);
+  DeviceBuffer<T> dA, dB, dC(std::size_t(m) * n);
+  dA.upload(A);
+  dB.upload(B);
+  std::vector<ExactEntry> exact;
+  const T one = 1, zero = 0;
+  const std::vector<T> unread(std::size_t(m) * n, T(0));  // beta = 0
+  exact_gemm<T>(ta, tb, m, n, k, one, A.data(), ra, B.data(), rb, zero, unread.data(), m,
+                exact);
+  const int planned = xn::choose_levels(m, n, k, 32, 6);
+  ASSERT_GE(planned, 2);
+  const double gamma = (k + 2) * unit_roundoff<T>() / (1 - (k + 2) * unit_roundoff<T>());
+  const std::string what = std::string(ta ? "T" : "N") + (tb ? "T" : "N") + " " +
+                           (sizeof(T) == 8 ? "double" : "float") + "; " +
+                           describe_seed(seed);
+  for (int check = 1; check >= 0; --check) {
+    ASSERT_EQ(xnSetOption(h, XN_OPT_CHECK_NONNEG, check), CUBLAS_STATUS_SUCCESS);
+    DeviceBuffer<T> fresh(std::size_t(m) * n);
+    XN_CUBLAS_OK(xn_gemm(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                         tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &one, dA.get(), ra,
+                         dB.get(), rb, &zero, fresh.get(), m));
+    const std::vector<T> C = fresh.download();
+    int ran = -2;
+    XN_CUBLAS_OK(xnGetLastLevels(h, &ran));
+    double worst = 0;
+    for (std::size_t e = 0; e < C.size(); ++e) {
+      const double err = abs_error(double(C[e]), exact[e]);
+      const double r = err == 0 ? 0 : err / (gamma * exact[e].magnitude);
+      worst = std::max(worst, std::isnan(r) ? INFINITY : r);
+    }
+    if (check) {
+      EXPECT_EQ(ran, 0) << what;
+      EXPECT_LE(worst, 1.0) << "checked: " << what;
+    } else {
+      EXPECT_EQ(ran, planned) << what;
+      EXPECT_GT(worst, 1e3) << "unchecked: " << what;
+    }
+  }
+}
+
+TEST_F(GpuNgemm, NonNegativeCheckKeepsTheClassicalBoundOnBadlyScaledData) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 32), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_S, 32), CUBLAS_STATUS_SUCCESS);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      badly_scaled_case<double>(h_, ta, tb);
+      badly_scaled_case<float>(h_, ta, tb);
+    }
+}
+
+// The device scan's block maxima (entry_flags_max_kernel) decide as the
+// CPU's loops do: for random blocks scaled up at random (sizes off the
+// grid, every orientation, both precisions), xnDngemm under the check runs
+// the depth the CPU driver chooses from the same data; well-scaled data
+// keeps the planned depth. The interposer's scan (xn_internal_operand_scan)
+// reports that depth too, and flags a negative entry.
+TEST_F(GpuNgemm, DeviceBlockMaximaChooseTheCpuDepth) {
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_LEAF_SIZE_D, 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(xnSetOption(h_, XN_OPT_CHECK_NONNEG, 1), CUBLAS_STATUS_SUCCESS);
+  const std::uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  xn::Options opt;
+  opt.leaf_d = 16;
+  opt.min_size_d = 0;
+  opt.check_nonneg = 1;
+  int limited = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const bool ta = trial % 2, tb = (trial / 2) % 2;
+    const int m = 200 + int(rng() % 150), n = 200 + int(rng() % 150),
+              k = 200 + int(rng() % 150);
+    const int ra = ta ? k : m, ca = ta ? m : k, rb = tb ? n : k, cb = tb ? k : n;
+    std::vector<double> A, B;
+    fill<double>(A, ra, ca, ra, Dist::Uniform01, rng, 0.0);
+    fill<double>(B, rb, cb, rb, Dist::Uniform01, rng, 0.0);
+    if (trial % 3 != 0) {  // a random rectangle of one operand, x 10^(1..6)
+      std::vector<double> &X = trial % 2 ? A : B;
+      const int rows = trial % 2 ? ra : rb, cols = trial % 2 ? ca : cb;
+      const int r0 = int(rng() % rows), c0 = int(rng() % cols);
+      const int r1 = std::min(rows, r0 + 1 + int(rng() % 64)),
+                c1 = std::min(cols, c0 + 1 + int(rng() % 64));
+      const double f = std::pow(10.0, 1 + int(rng() % 6));
+      for (int c = c0; c < c1; ++c)
+        for (int r = r0; r < r1; ++r) X[std::size_t(r + c * rows)] *= f;
+    }
+    DeviceBuffer<double> dA, dB, dC(std::size_t(m) * n);
+    dA.upload(A);
+    dB.upload(B);
+    const double one = 1, zero = 0;
+    const cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    XN_CUBLAS_OK(xnDngemm(h_, oa, ob, m, n, k, &one, dA.get(), ra, dB.get(), rb, &zero,
+                          dC.get(), m));
+    int gpu_levels = -2, cpu_levels = -3;
+    XN_CUBLAS_OK(xnGetLastLevels(h_, &gpu_levels));
+    std::vector<double> C(std::size_t(m) * n);
+    ASSERT_EQ(xn::cpu_recursive_gemm<double>(xn::nonneg_winograd_algorithm(), ta, tb, m,
+                                             n, k, 1.0, A.data(), ra, B.data(), rb, 0.0,
+                                             C.data(), m, opt, -1, xn::CpuLeaf::OpenBlas,
+                                             nullptr, nullptr, &cpu_levels),
+              xn::Status::Ok);
+    EXPECT_EQ(gpu_levels, cpu_levels) << "trial " << trial << "; " << describe_seed(seed);
+    const int planned = xn::choose_levels(m, n, k, 16, 6);
+    if (trial % 3 == 0) {
+      EXPECT_EQ(gpu_levels, planned) << "well scaled, trial " << trial;
+    }
+    limited += gpu_levels < planned;
+    int flags = -1, max_levels = -1;
+    XN_CUBLAS_OK(xn_internal_operand_scan(h_, 'd', oa, ob, m, n, k, dA.get(), ra,
+                                          dB.get(), rb, &flags, &max_levels));
+    EXPECT_EQ(flags, 0);
+    EXPECT_EQ(max_levels, gpu_levels) << "trial " << trial;
+    if (trial == 0) {
+      A[3] = -1;
+      dA.upload(A);
+      XN_CUBLAS_OK(xn_internal_operand_scan(h_, 'd', oa, ob, m, n, k, dA.get(), ra,
+                                            dB.get(), rb, &flags, &max_levels));
+      EXPECT_EQ(flags & 1, 1);
+    }
+  }
+  EXPECT_GT(limited, 4);  // the scaled trials mostly lose depth
 }
 
 TEST_F(GpuNgemm, AgreesWithTheCpuBackendAtEqualDepth) {

@@ -46,7 +46,8 @@ cublasStatus_t device_exdgemm(cublasHandle_t handle, cublasOperation_t transa,
         // The wide-path count lives on the device; xnGetLastExdgemmInfo reads it.
         if (be.wide_counter()) st.ex_info.wide_entries = -1;
         const Status done = guard.finish(s);
-        st.ex_wide_dev = be.wide_counter();
+        // A captured call's count is written only by replays: not reported.
+        st.ex_wide_dev = guard.capturing() ? nullptr : be.wide_counter();
         return to_cublas(done);
       });
 }
@@ -93,6 +94,7 @@ cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info
   // The wide-path count lives on the device: wait for the handle's last call
   // (our own event) and read it. Only this query waits.
   if (hs->ex_wide_dev && hs->has_last) {
+    const RelaxedCaptureMode relaxed;
     unsigned long long wide = 0;
     if (cudaEventSynchronize(hs->last_done) == cudaSuccess &&
         cudaMemcpy(&wide, hs->ex_wide_dev, sizeof wide, cudaMemcpyDeviceToHost) ==

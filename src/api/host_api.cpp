@@ -20,6 +20,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_exdgemm.h"
 #include "core/call_depth.h"
+#include "core/environment.h"
 #include "core/options.h"
 #include "xngemm.h"
 
@@ -63,6 +64,7 @@ struct ThreadGpu {
   bool broken = false;
 
   ~ThreadGpu() {
+    const RelaxedCaptureMode relaxed;
     if (handle) {
       xnRelease(handle);
       cublasDestroy(handle);
@@ -98,6 +100,17 @@ struct ThreadGpu {
 
 thread_local ThreadGpu t_gpu;
 
+// The interposer's ngemm mode (xn_internal_host_check_nonneg): the host
+// routines scan their operands and limit the depth as XN_OPT_CHECK_NONNEG
+// does, without changing the process-wide options that the program's own
+// handles start from.
+std::atomic<bool> g_host_check_nonneg{false};
+Options host_options() {
+  Options o = default_options();
+  if (g_host_check_nonneg.load(std::memory_order_relaxed)) o.check_nonneg = 1;
+  return o;
+}
+
 // Whether the calling thread's last host call could not run and left C
 // unchanged (xn_internal_host_call_failed: the interposer then calls the
 // BLAS instead).
@@ -124,6 +137,10 @@ const GemmAlgorithm &algorithm_of(HostRoutine r) {
 template <class T>
 bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, int k,
               T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+  // Allocations and waits outside any stream capture: they must not
+  // invalidate another thread's global-mode capture (docs/design.md, "CUDA
+  // graphs").
+  const RelaxedCaptureMode relaxed;
   if (!t_gpu.ready()) return false;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
   const std::size_t rb = tb ? n : k, cb = tb ? k : n;
@@ -148,7 +165,7 @@ bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, 
   }
   // The thread's handle follows the process-wide options: every option of
   // the table.
-  const Options o = default_options();
+  const Options o = host_options();
   for (std::size_t i = 0; i < option_count(); ++i) {
     const OptionSpec &spec = option_table()[i];
     xnSetOption(t_gpu.handle, xnOption_t(spec.id), o.*spec.field);
@@ -203,6 +220,9 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   const bool big = 2.0 * m * n * k >= kGpuMinFlops;
   const bool quick = k == 0 || alpha == T(0);  // only scales C
   int levels = 0;
+  if (!quick && where == HostDevice::Gpu && !gpu_present())
+    report_environment_once("XN_DEVICE", "gpu", "but no GPU is usable",
+                            "the host routines run on the CPU");
   if (!quick && where != HostDevice::Cpu && gpu_present() &&
       (where == HostDevice::Gpu || big) &&
       gpu_gemm<T>(routine, &levels, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
@@ -230,7 +250,7 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   }
   bool fell_back = false;
   cpu_recursive_gemm<T>(algorithm_of(routine), ta, tb, m, n, k, alpha, A, lda, B, ldb,
-                        beta, C, ldc, default_options(), -1, CpuLeaf::OpenBlas,
+                        beta, C, ldc, host_options(), -1, CpuLeaf::OpenBlas,
                         &fell_back, nullptr, &levels);
   t_last_levels = levels;
   if (fell_back) ++g_host_fallbacks;
@@ -272,6 +292,8 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
 int host_last_levels() { return t_last_levels; }
 bool host_call_failed() { return t_host_failed; }
+
+void set_host_check_nonneg(bool on) { g_host_check_nonneg = on; }
 
 }  // namespace xn
 

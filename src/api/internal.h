@@ -27,6 +27,8 @@ inline cublasStatus_t to_cublas(Status s) {
       return CUBLAS_STATUS_ALLOC_FAILED;
     case Status::ExecutionFailed:
       return CUBLAS_STATUS_EXECUTION_FAILED;
+    case Status::NotSupported:
+      return CUBLAS_STATUS_NOT_SUPPORTED;
     default:
       return CUBLAS_STATUS_INTERNAL_ERROR;
   }
@@ -110,5 +112,10 @@ int host_last_levels();
 // Whether the calling thread's last host entry point could not run (C left
 // unchanged): CPU exdgemm within a workspace limit too small for one block.
 bool host_call_failed();
+
+// The host routines scan non-negative operands and limit their depth as
+// XN_OPT_CHECK_NONNEG does (the interposer's ngemm mode), leaving the
+// process-wide options alone.
+void set_host_check_nonneg(bool on);
 
 }  // namespace xn

@@ -25,13 +25,35 @@ int xn_internal_host_call_failed(void);
  * cublas?gemm describes them (precision 'd' or 's'), classified on the
  * handle's stream: *flags gets the OR of xn::EntryFlags over every entry
  * (1: a negative number, 2: a NaN or Inf). Synchronises that stream once, to
- * hand the answer to the host. Statuses as a cuBLAS call on the handle; C
- * and the operands are never written. */
+ * hand the answer to the host. Statuses as a cuBLAS call on the handle, and
+ * CUBLAS_STATUS_NOT_SUPPORTED while the handle's stream is being captured
+ * into a CUDA graph (nothing enqueued); C and the operands are never
+ * written. */
 cublasStatus_t xn_internal_operand_flags(cublasHandle_t handle, char precision,
                                          cublasOperation_t transa,
                                          cublasOperation_t transb, int m, int n, int k,
                                          const void *A, int lda, const void *B, int ldb,
                                          int *flags);
+
+/* on != 0: the host routines (dngemm_, sngemm_, cblas_dngemm, ...) scan
+ * their operands and limit their depth as XN_OPT_CHECK_NONNEG does, without
+ * changing the process-wide options (the interposer's ngemm mode). */
+void xn_internal_host_check_nonneg(int on);
+
+/* xn_internal_operand_flags, and from the same read of the operands the
+ * depth at which xnDngemm / xnSngemm (precision 'd' / 's') on this handle
+ * keeps its accuracy on these operands when their scales differ
+ * (docs/design.md, "Non-negative check"): *max_levels gets the depth the
+ * handle's options plan for the call, lowered where the operands' block
+ * maxima require it. Meaningful only when *flags is 0 (no negative entry,
+ * NaN or Inf). The call xn?ngemm then makes with XN_OPT_MAX_LEVELS at most
+ * *max_levels is the one XN_OPT_CHECK_NONNEG would make, without a second
+ * scan. */
+cublasStatus_t xn_internal_operand_scan(cublasHandle_t handle, char precision,
+                                        cublasOperation_t transa,
+                                        cublasOperation_t transb, int m, int n, int k,
+                                        const void *A, int lda, const void *B, int ldb,
+                                        int *flags, int *max_levels);
 
 #ifdef __cplusplus
 }

@@ -40,8 +40,11 @@ cublasStatus_t device_symv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
   void *ws = nullptr;
   if (!alpha_is_zero) {
     ws = acquire_workspace(st, bytes, guard.stream());
-    // Nothing has been enqueued that touches y: it is untouched.
-    if (!ws) return to_cublas(guard.finish(Status::AllocFailed));
+    // Nothing has been enqueued that touches y: it is untouched. A captured
+    // call finds only the workspace the handle has (it never allocates).
+    if (!ws)
+      return to_cublas(
+          guard.finish(guard.capturing() ? Status::NotSupported : Status::AllocFailed));
   }
   const ScalarArg<T> a{dev ? T(0) : *alpha, dev ? alpha : nullptr};
   const ScalarArg<T> b{dev ? T(0) : *beta, dev ? beta : nullptr};

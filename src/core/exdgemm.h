@@ -262,7 +262,12 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 //       integer congruent to it modulo m_l); ra_l at ra + l bm ldr,
 //       rb_l at rb + l rb_rows ldr (rb_rows = n when op(B)'s residues were
 //       made once for all blocks, else bn)
-//   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta, wide)
+//   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, cap_bits, log2_k, P,
+//                     alpha, beta, wide)
+//       the entries of the block from their L products, except those whose
+//       range exceeds the moduli's cap_bits (exact::modular_over_range: only
+//       in a captured call's fixed plan), which are summed from their
+//       operands (exact::DirectTerms)
 template <class Backend>
 Status modular_run(Backend &be, MatView<const double> A, MatView<const double> Bt,
                    MatView<const double> B, MatView<double> C, int L, std::size_t head,
@@ -289,6 +294,7 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   char *rbs = ra + round_up(index_t(L) * blk.bm * ldr * index_t(rb), 256);
   char *P =
       rbs + round_up(index_t(L) * (blk.b_once ? n : blk.bn) * ldr * index_t(rb), 256);
+  const int cap_bits = exact::modular_capacity_bits(L), log2_k = ceil_log2(k);
   info->engine = int(ExEngine::Modular);
   info->moduli = L;
   info->block_rows = int(blk.bm);
@@ -324,8 +330,8 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
         then([&] { return clock.lap(kExProducts); });
       }
       then([&] {
-        return be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, P, alpha, beta,
-                                    &info->wide_entries);
+        return be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, cap_bits, log2_k,
+                                    P, alpha, beta, &info->wide_entries);
       });
       then([&] { return clock.lap(kExSums); });
       ++blocks;
@@ -387,6 +393,24 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   union_masks(ma, 0, groups_a, all_a);
   union_masks(mb, 0, groups_b, all_b);
   const int s_all = popcount_mask(all_a), t_all = popcount_mask(all_b);
+
+  // op(A) or op(B) has no nonzero finite entry: every X is zero or
+  // non-finite, there is no product to form and no body to allocate. The
+  // sums alone make C, in one block (exact_entry: Inf/NaN, signed zeros,
+  // beta c).
+  if (s_all == 0 || t_all == 0) {
+    const SliceList none{};
+    info->block_rows = int(m);
+    info->block_cols = int(n);
+    info->blocks = 1;
+    info->wide_entries = 0;
+    info->workspace_bytes = head;
+    s = be.sum_block(A, B, C, info_a, info_b, w, 0, m, 0, n, none, none,
+                     MatView<const double>{nullptr, 0, 0, 1, false}, alpha, beta,
+                     &info->wide_entries);
+    if (s == Status::Ok) s = clock.lap(kExSums);
+    return s;
+  }
 
   // The engine: the modular one needs L moduli for |X| < k 2^(span_a +
   // span_b) (modular.h); it runs where the backend has it, the range allows
@@ -530,13 +554,67 @@ inline std::size_t exdgemm_workspace_bytes(index_t m, index_t n, index_t k,
   return b.bytes;
 }
 
+// A call being captured into a CUDA graph (docs/design.md, "CUDA graphs"):
+// a plan fixed before the data is seen, since the host can neither wait for
+// the exponent summaries nor change the number or shape of the products
+// when the graph is replayed on other data. The modular engine with all its
+// moduli (kMaxModuli: what any usual exponent range needs); entries whose
+// range exceeds them are summed exactly from their operands on the device
+// (modular_over_range, DirectTerms: slow, but only where no direct call
+// could have used the modular engine either); alpha and beta are read on
+// the device by the sums (exact_entry handles alpha = 0 there). The plan
+// must fit the workspace the handle already has, and k must be within the
+// backend's exact integer products; otherwise NotSupported before anything
+// is enqueued. Results are the same bits as a direct call's (both are the
+// correctly rounded ones).
+template <class Backend>
+Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const double> B,
+                           MatView<double> C, ExdgemmLimits lim, ExdgemmReport *info) {
+  using namespace ex_detail;
+  if constexpr (!Backend::kHasModular) {
+    return Status::NotSupported;
+  } else {
+    const index_t m = C.rows, n = C.cols, k = A.cols;
+    const int L = exact::kMaxModuli;
+    if (!be.modular_exact_for(k)) return Status::NotSupported;
+    const std::size_t head = head_bytes(m, n);
+    const Blocking blk = choose_block(
+        m, n, head, lim.workspace_bytes, lim.force_block,
+        [&](index_t bm, index_t bn, bool once) {
+          return modular_body_bytes(bm, bn, n, k, L, be.residue_bytes(),
+                                    be.product_bytes(), once);
+        });
+    if (blk.bm == 0 || blk.bytes > lim.workspace_bytes) return Status::NotSupported;
+    *info = ExdgemmReport{};
+    info->wide_entries = -1;
+    lim.phase_times = false;  // no waits inside a capture
+    lim.workspace_bytes = blk.bytes;
+    PhaseClock<Backend> clock(be, false, info->phase_ms);
+    const MatView<const double> Bt{B.p, n, k, B.ld, !B.trans};
+    char *ws = static_cast<char *>(be.head_space(head));
+    if (!ws) return Status::NotSupported;
+    auto *info_a = reinterpret_cast<exact::VectorInfo *>(ws);
+    Status s = be.scan_rows(A, info_a);
+    if (s == Status::Ok) s = be.scan_rows(Bt, info_a + m);
+    if (s != Status::Ok) return s;
+    return modular_run(be, A, Bt, B, C, L, head, be.host_alpha(), be.host_beta(), lim,
+                       clock, info);
+  }
+}
+
 // One call C = RN(alpha op(A) op(B) + beta C): the BLAS quick return, the
-// workspace budget from the options, then the scheme. Both backends' entry
-// points call this. Beyond exdgemm_run's phases the backend provides
+// workspace budget from the options, then the scheme (or, inside a CUDA
+// graph capture, exdgemm_capture_run). Both backends' entry points call
+// this. Beyond exdgemm_run's phases the backend provides
 //   Status scale_by_beta(MatView<double> C);  C = beta C with the call's beta
 //   std::size_t automatic_budget();           budget when the option is 0
 //   std::size_t workspace_cap();              most workspace the call can have
 //                                             (the user's, or the handle's limit)
+//   bool capturing();                         the call is being captured
+//   double host_alpha(), host_beta();         the scalars as the host knows
+//                                             them before any fetch (a captured
+//                                             call with device scalars: the
+//                                             backend's sums read them there)
 // `alpha_zero`: alpha is known on the host to be 0.
 template <class Backend>
 Status exdgemm_driver(Backend &be, MatView<const double> A, MatView<const double> B,
@@ -554,6 +632,7 @@ Status exdgemm_driver(Backend &be, MatView<const double> A, MatView<const double
       std::min(opt.exdgemm_workspace_limit > 0 ? std::size_t(opt.exdgemm_workspace_limit)
                                                : be.automatic_budget(),
                be.workspace_cap());
+  if (be.capturing()) return exdgemm_capture_run(be, A, B, C, lim, info);
   return exdgemm_run(be, A, B, C, lim, info);
 }
 

@@ -14,17 +14,29 @@
 //       hooks enter the call guard here.
 //   Backend &backend();
 //       executor primitives for the recursion (valid after begin()).
-//   Status find_negative(MatView<const T> A, MatView<const T> B, bool *found);
-//       whether op(A) or op(B) has an entry < 0 (NaN is not negative).
+//   Status find_negative(MatView<const T> A, MatView<const T> B,
+//                        BlockMaxima *maxima, bool *found);
+//       whether op(A) or op(B) has an entry < 0 (NaN is not negative); in the
+//       same pass, when maxima->grid_levels >= 0, the largest entry of each
+//       block of op(A) and op(B) on that grid (scale_depth.h), and whether an
+//       entry is NaN or Inf. When it finds a negative entry the maxima may be
+//       incomplete (they are not used).
+//   bool capturing();
+//       the call is being captured into a CUDA graph: the scan's answer would
+//       reach the host only at a replay (docs/design.md, "CUDA graphs").
 //   T *workspace(index_t elems);
 //       `elems` elements of scratch memory, or nullptr when they cannot be
 //       had (the call then runs with fewer levels, down to the classical
 //       product: it never fails for lack of scratch memory).
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "core/executor.h"
 #include "core/options.h"
 #include "core/plan.h"
+#include "core/scale_depth.h"
 #include "core/schedule.h"
 #include "core/types.h"
 #include "core/view.h"
@@ -39,6 +51,27 @@ struct GemmReport {
   bool fell_back = false;  // a negative entry sent it to the classical product
   bool t_normal = false;   // recursed with op(B) transposed and T stored normal
   bool s_normal = false;   // recursed with op(A) transposed and S stored normal
+  // The non-negative scan's block maxima lowered the depth (scale_depth.h):
+  // from scale_planned to levels (or less, for lack of workspace).
+  bool scale_limited = false;
+  int scale_planned = 0;
+};
+
+// What the non-negative scan reports besides the sign: block maxima of
+// op(A) (a[I + K 2^g], I over m, K over k) and op(B) (b[K + J 2^g]) on the
+// grid of 2^g x 2^g blocks (scale_depth.h, scale_grid_block), g =
+// grid_levels (< 0: none wanted), and whether an entry is NaN or Inf.
+struct BlockMaxima {
+  int grid_levels = -1;
+  std::vector<double> a, b;
+  bool nonfinite = false;
+  void reset(int g) {
+    grid_levels = g;
+    const std::size_t cells = g < 0 ? 0 : std::size_t(1) << (2 * g);
+    a.assign(cells, 0.0);
+    b.assign(cells, 0.0);
+    nonfinite = false;
+  }
 };
 
 // The orientation of a call's temporaries from its options (plan.h,
@@ -97,13 +130,35 @@ Status gemm_driver(Hooks &hooks, const GemmAlgorithm &algo, MatView<const T> A,
   if (s != Status::Ok) return s;
   auto &be = hooks.backend();
   if (quick) return be.scale(C, beta);
+  if (check_nonneg && hooks.capturing()) {
+    // Inside a graph capture the host cannot wait for the scan: the plan
+    // that needs no host decision is the classical product, right for any
+    // signs and scales (the bits a direct call gives when it finds a
+    // negative entry).
+    return be.gemm(A, B, beta, C);
+  }
   if (check_nonneg) {
     bool negative = false;
-    s = hooks.find_negative(A, B, &negative);
+    // The scan reads every entry anyway: it also takes the block maxima
+    // that bound the depth at which the product keeps its accuracy on data
+    // of unequal scales (scale_depth.h; docs/design.md, "Non-negative
+    // check").
+    BlockMaxima maxima;
+    maxima.reset(levels > 0 ? scale_grid_levels(m, n, k, levels) : -1);
+    s = hooks.find_negative(A, B, &maxima, &negative);
     if (s != Status::Ok) return s;
     if (negative) {
       report->fell_back = true;
       return be.gemm(A, B, beta, C);
+    }
+    // NaN and Inf: no accuracy to keep (the header says where they go).
+    if (levels > 0 && !maxima.nonfinite) {
+      const int kept =
+          nonneg_scale_depth(algo.table_for(beta != ScalarKind::Zero), maxima.a.data(),
+                             maxima.b.data(), maxima.grid_levels, levels, m, n, k);
+      report->scale_planned = levels;
+      report->scale_limited = kept < levels;
+      levels = kept;
     }
   }
   const TempOrientation o = temp_orientation(opt, is_double, A.trans, B.trans);

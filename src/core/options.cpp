@@ -1,11 +1,9 @@
 // options.cpp - the option table, environment overrides and validation.
 #include "core/options.h"
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 
+#include "core/environment.h"
 #include "core/symv_variants.h"
 
 namespace xn {
@@ -90,18 +88,6 @@ bool ids_are_positions() {
   return true;
 }
 
-// Reads an integer environment variable; false if unset or not an integer.
-bool env_int(const char *name, std::int64_t *out) {
-  const char *v = std::getenv(name);
-  if (!v || !*v) return false;
-  errno = 0;
-  char *end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  if (errno != 0 || !end || *end != '\0') return false;
-  *out = x;
-  return true;
-}
-
 // The process-wide defaults. Options has a constructor that runs code, so
 // the storage is a function-local static: a static initialiser elsewhere
 // may set an option before this file's own statics are initialised.
@@ -131,10 +117,11 @@ const OptionSpec *find_option(int id) {
 Options options_from_environment() {
   Options o;
   for (const OptionSpec &s : kOptionTable) {
+    // Through the row's range and check, so a bad environment value cannot
+    // break an invariant; a rejected one is said once and the default kept.
     std::int64_t v = 0;
-    // Through the validator, so a bad environment value cannot break an
-    // invariant; invalid ones are ignored.
-    if (env_int(s.env, &v)) apply_option(o, s.id, v);
+    if (env_integer(s.env, s.min, s.max, s.accept, s.default_value, &v))
+      apply_option(o, s.id, v);
   }
   return o;
 }
@@ -176,11 +163,10 @@ bool read_option(const Options &o, int option, std::int64_t *value) {
 }
 
 HostDevice host_device_from_environment() {
-  const char *v = std::getenv("XN_DEVICE");
-  if (!v) return HostDevice::Auto;
-  if (std::strcmp(v, "cpu") == 0) return HostDevice::Cpu;
-  if (std::strcmp(v, "gpu") == 0) return HostDevice::Gpu;
-  return HostDevice::Auto;
+  // kEnvironmentTable's words "auto|cpu|gpu", in HostDevice's order.
+  static_assert(int(HostDevice::Auto) == 0 && int(HostDevice::Cpu) == 1 &&
+                int(HostDevice::Gpu) == 2);
+  return HostDevice(env_choice(EnvVar::Device));
 }
 
 }  // namespace xn

@@ -8,7 +8,8 @@
 // agree with it.
 //
 // Precedence: the table's defaults, then XN_* environment variables (read
-// once), then explicit xnSetOption calls.
+// once, through core/environment.h's validator), then explicit xnSetOption
+// calls.
 #pragma once
 
 #include <cstddef>
@@ -98,7 +99,8 @@ std::size_t option_count();
 // The entry for `id`, or nullptr for an unknown option.
 const OptionSpec *find_option(int id);
 
-// Built-in values overridden by the environment (invalid values ignored).
+// Built-in values overridden by the environment (core/environment.h: a
+// rejected value is said once on stderr and the default kept).
 Options options_from_environment();
 
 // The process-wide defaults: what new handles and the host API start from.
@@ -113,7 +115,8 @@ bool update_default_option(int option, std::int64_t value);
 bool apply_option(Options &o, int option, std::int64_t value);
 bool read_option(const Options &o, int option, std::int64_t *value);
 
-// Which processor the host API uses (XN_DEVICE=cpu|gpu|auto).
+// Which processor the host API uses (XN_DEVICE=auto|cpu|gpu, a row of
+// kEnvironmentTable; read at every call, a rejected value said once).
 enum class HostDevice { Auto, Cpu, Gpu };
 HostDevice host_device_from_environment();
 

@@ -19,6 +19,8 @@ enum class Status {
   InvalidValue,     // bad argument (never reaches the core from the API)
   AllocFailed,      // workspace or staging memory could not be had
   ExecutionFailed,  // a kernel launch or a leaf GEMM failed
+  NotSupported,     // not possible in this context (a CUDA graph capture that
+                    // would need memory or a host decision): nothing was done
   Internal          // anything else (unexpected library error)
 };
 

@@ -20,9 +20,11 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/environment.h"
 #include "dist/engine.h"
 #include "dist/grid_identity.h"
 #include "dist/scalapack.h"
@@ -138,6 +140,7 @@ struct Nccl {
   ncclResult_t (*group_start)() = nullptr;
   ncclResult_t (*group_end)() = nullptr;
   ncclResult_t (*comm_destroy)(ncclComm_t) = nullptr;
+  ncclResult_t (*comm_abort)(ncclComm_t) = nullptr;
   const char *(*error_string)(ncclResult_t) = nullptr;
   bool loaded = false;
 };
@@ -145,8 +148,14 @@ struct Nccl {
 const Nccl &nccl() {
   static const Nccl api = [] {
     Nccl n;
-    const char *path = std::getenv("XN_NCCL_LIBRARY");
-    void *h = dlopen(path && *path ? path : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    const std::string path = env_text(EnvVar::NcclLibrary);
+    void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // The default's absence is normal (MPI moves the blocks); a library
+    // the user named that does not load is said.
+    if (!h && env_is_set(EnvVar::NcclLibrary))
+      report_environment_once("XN_NCCL_LIBRARY", path.c_str(),
+                              std::string("cannot be loaded (") + dlerror() + ")",
+                              "blocks move through MPI");
     if (!h) return n;
     auto sym = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
@@ -157,6 +166,7 @@ const Nccl &nccl() {
                sym(n.recv, "ncclRecv") && sym(n.group_start, "ncclGroupStart") &&
                sym(n.group_end, "ncclGroupEnd") &&
                sym(n.comm_destroy, "ncclCommDestroy") &&
+               sym(n.comm_abort, "ncclCommAbort") &&
                sym(n.error_string, "ncclGetErrorString");
     return n;
   }();
@@ -201,6 +211,13 @@ bool could_have(std::size_t n, int device) {
   return n <= free_b;
 }
 
+// Device memory the engine's buffers always leave free for what the
+// transports allocate on their own after the buffers are sized: NCCL's
+// connections are made when a grid's communicator is (warm_up_nccl) and
+// hold their memory from then on, but CUDA-aware MPI and NCCL's proxies may
+// take a little more while moving data (docs/design.md, "Memory").
+constexpr std::size_t kTransportHeadroom = std::size_t(256) << 20;
+
 // Stream-ordered device memory that only grows (no allocation once it is
 // large enough: the hot path allocates nothing).
 struct DeviceBuffer {
@@ -208,9 +225,10 @@ struct DeviceBuffer {
   std::size_t bytes = 0;
   bool reserve(std::size_t n, cudaStream_t s, int device) {
     if (n <= bytes) return true;
-    // A size the device cannot give even with this buffer back fails at
-    // once and keeps the buffer (the driver tries a smaller one next).
-    if (!could_have(n - bytes, device)) return false;
+    // A size the device cannot give even with this buffer back, and the
+    // transports' headroom, fails at once and keeps the buffer (the driver
+    // tries a smaller one next).
+    if (!could_have(n - bytes + kTransportHeadroom, device)) return false;
     if (p) cudaFreeAsync(p, s);
     p = nullptr;
     bytes = 0;
@@ -323,8 +341,63 @@ std::int64_t transport_option() {
   return xnGetOption(nullptr, XN_OPT_DIST_TRANSPORT, &v) == CUBLAS_STATUS_SUCCESS ? v : 0;
 }
 
+// testing::set_exchange_failure's mode for this process.
+int g_fail_exchange = 0;
+
+// Whether every process of the grid's communicator has `ok` (collective,
+// on the host: MPI, never on a stream that a failed peer would block).
+bool comm_all(MPI_Comm comm, bool ok) {
+  int v = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, comm);
+  return v == 1;
+}
+
+// Connects every pair of the grid's NCCL communicator now, with one byte
+// each way, so that NCCL allocates its connection buffers while memory is
+// free: made lazily, at the first exchange of a call, they failed where the
+// call's own buffers had taken the memory ("unhandled cuda error" at
+// n = 32768 on 80 GB cards). False if any process failed (collective).
+bool warm_up_nccl(GridComm &gc, int procs, int me, cudaStream_t stream) {
+  const Nccl &n = nccl();
+  char *buf = nullptr;
+  bool ok;
+  {
+    ok = cudaMalloc(&buf, std::size_t(2 * procs)) == cudaSuccess;
+    if (ok) {
+      n.group_start();
+      for (int peer = 0; peer < procs; ++peer)
+        if (peer != me) {
+          n.send(buf + peer, 1, kNcclUint8, peer, gc.nccl, stream);
+          n.recv(buf + procs + peer, 1, kNcclUint8, peer, gc.nccl, stream);
+        }
+      const ncclResult_t r = n.group_end();
+      if (r != 0)
+        std::fprintf(stderr, "xngemm: distributed GEMM: NCCL: %s\n", n.error_string(r));
+      ok = r == 0;
+    }
+  }
+  ok = comm_all(gc.comm, ok);
+  // (A peer whose NCCL kernel failed asynchronously would leave this wait
+  // blocked: NCCL's asynchronous errors are not watched; docs/design.md.)
+  if (ok) ok = comm_all(gc.comm, cudaStreamSynchronize(stream) == cudaSuccess);
+  if (buf) cudaFree(buf);
+  cudaGetLastError();
+  return ok;
+}
+
+// Gives up the grid's NCCL communicator on every process (collective):
+// ncclCommAbort also ends operations a failed peer left waiting, so no
+// stream stays blocked. The grid then moves its blocks over MPI.
+void abandon_nccl(GridComm &gc, cudaStream_t stream) {
+  if (!gc.nccl) return;
+  nccl().comm_abort(gc.nccl);
+  gc.nccl = nullptr;
+  cudaStreamSynchronize(stream);  // what the aborted operations left
+  cudaGetLastError();
+}
+
 // The grid's communicators, made on first use (collective over the grid).
-GridComm *grid_for(int ctxt, const Grid &g, int device) {
+GridComm *grid_for(int ctxt, const Grid &g, int device, cudaStream_t stream) {
   std::vector<int> members;
   const MPI_Comm sys = grid_communicator(ctxt, &members);
   const std::vector<int> world = grid_world_ranks(ctxt);
@@ -379,6 +452,8 @@ GridComm *grid_for(int ctxt, const Grid &g, int device) {
     int ok = nccl().comm_init_rank(&gc->nccl, procs, id, me) == 0 ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, gc->comm);
     if (!ok) gc->nccl = nullptr;  // (a half-made communicator is left alone)
+    // Its connections, now; where that fails, MPI moves the blocks.
+    if (gc->nccl && !warm_up_nccl(*gc, procs, me, stream)) abandon_nccl(*gc, stream);
   }
   int aware = cuda_aware_mpi() ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &aware, 1, MPI_INT, MPI_MIN, gc->comm);
@@ -454,8 +529,13 @@ class DeviceEngine final : public Engine<T> {
   }
   void release() override {}  // the buffers stay for the next call
 
+  // Both strips' exchanges run on every process whatever failed before
+  // them here (each is collective: a process that left early would leave
+  // the others waiting in it).
   bool gather(const Problem<T> &pr, std::int64_t k0, int w) override {
-    return move_strip(pr, 0, k0, w) && move_strip(pr, 1, k0, w);
+    const bool a = move_strip(pr, 0, k0, w, true);
+    const bool b = move_strip(pr, 1, k0, w, a);
+    return a && b;
   }
 
   bool product(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, int w, T beta,
@@ -535,7 +615,9 @@ class DeviceEngine final : public Engine<T> {
   int ldb() const { return int(std::max<std::int64_t>(kb_, 1)); }
 
   // Pack what others need of one operand, exchange, unpack into the strip.
-  bool move_strip(const Problem<T> &pr, int which, std::int64_t k0, int w) {
+  // `ok`: this process can take part (false: it only joins the exchange's
+  // agreement, which then fails everywhere).
+  bool move_strip(const Problem<T> &pr, int which, std::int64_t k0, int w, bool ok) {
     const StripPlan p = plan(pr, which, k0, w);
     const Desc x = to_desc(which == 0 ? pr.desca : pr.descb);
     const T *src = which == 0 ? pr.A : pr.B;
@@ -555,21 +637,20 @@ class DeviceEngine final : public Engine<T> {
       idx.insert(idx.end(), u.col_pos.begin(), u.col_pos.end());
     }
     int *didx = static_cast<int *>(st_.index.p);
-    if (!idx.empty() &&
-        !cuda_ok(cudaMemcpyAsync(didx, idx.data(), idx.size() * sizeof(int),
-                                 cudaMemcpyHostToDevice, st_.stream),
-                 "index upload"))
-      return false;
-
+    if (ok && !idx.empty())
+      ok = cuda_ok(cudaMemcpyAsync(didx, idx.data(), idx.size() * sizeof(int),
+                                   cudaMemcpyHostToDevice, st_.stream),
+                   "index upload");
     const int *at = didx;
     for (const Pack &k : p.packs) {
       const int *u = at, *v = at + k.u.size();
       at = v + k.v.size();
-      pack_kernel<T><<<tiles(k.rows, k.cols), dim3(kTile, kPass), 0, st_.stream>>>(
-          send_buf() + k.offset, src, x.lld, u, v, int(k.rows), int(k.cols), trans);
+      if (ok)
+        pack_kernel<T><<<tiles(k.rows, k.cols), dim3(kTile, kPass), 0, st_.stream>>>(
+            send_buf() + k.offset, src, x.lld, u, v, int(k.rows), int(k.cols), trans);
     }
-    if (!cuda_ok(cudaGetLastError(), "pack")) return false;
-    if (!exchange(p)) return false;
+    if (ok) ok = cuda_ok(cudaGetLastError(), "pack") && g_fail_exchange != 3;
+    if (!exchange(p, ok)) return false;  // agreed by every process
     for (const Unpack &u : p.unpacks) {
       const int *rp = at, *cp = at + u.row_pos.size();
       at = cp + u.col_pos.size();
@@ -582,39 +663,63 @@ class DeviceEngine final : public Engine<T> {
     return cuda_ok(cudaGetLastError(), "unpack");
   }
 
-  // The blocks of one plan from every sender to every receiver.
-  bool exchange(const StripPlan &p) {
-    const std::size_t size = sizeof(T);
+  // The blocks of one plan from every sender to every receiver, over NCCL
+  // where the grid has it, else MPI. A transport failure on any process
+  // is agreed by all on the host before anything else is enqueued: the
+  // grid then abandons NCCL (aborting what a peer left waiting) and moves
+  // the blocks over MPI; if that fails too, every process returns false
+  // and no product uses the strips (the driver leaves sub(C) as it is).
+  // `ok`: this process is ready (its packs are enqueued).
+  bool exchange(const StripPlan &p, bool ok) {
     if (gc_.nccl) {
-      const Nccl &n = nccl();
-      n.group_start();
-      for (const Send &s : p.sends)
-        n.send(send_buf() + s.offset, std::size_t(s.count) * size, kNcclUint8, s.peer,
-               gc_.nccl, st_.stream);
-      for (const Unpack &u : p.unpacks)
-        if (!u.from_send)
-          n.recv(recv_buf() + u.offset, std::size_t(u.count()) * size, kNcclUint8, u.peer,
-                 gc_.nccl, st_.stream);
-      const ncclResult_t r = n.group_end();
-      if (r != 0)
-        std::fprintf(stderr, "xngemm: %s: NCCL: %s\n", name_, n.error_string(r));
-      return r == 0;
+      const bool mine = ok && g_fail_exchange != 1 && g_fail_exchange != 2 &&
+                        exchange_nccl(p);
+      if (comm_all(gc_.comm, mine)) return true;
+      std::fprintf(stderr, "xngemm: %s: NCCL failed on some process: over MPI instead\n",
+                   name_);
+      abandon_nccl(gc_, st_.stream);
+      return exchange_mpi(p, !ok || g_fail_exchange == 2);
     }
-    // MPI: the packs must be done; without CUDA-aware MPI, through host
-    // memory (the packs down, what arrives up).
+    return exchange_mpi(p, !ok || g_fail_exchange == 1 || g_fail_exchange == 2);
+  }
+
+  bool exchange_nccl(const StripPlan &p) {
+    const std::size_t size = sizeof(T);
+    const Nccl &n = nccl();
+    n.group_start();
+    for (const Send &s : p.sends)
+      n.send(send_buf() + s.offset, std::size_t(s.count) * size, kNcclUint8, s.peer,
+             gc_.nccl, st_.stream);
+    for (const Unpack &u : p.unpacks)
+      if (!u.from_send)
+        n.recv(recv_buf() + u.offset, std::size_t(u.count()) * size, kNcclUint8, u.peer,
+               gc_.nccl, st_.stream);
+    const ncclResult_t r = n.group_end();
+    if (r != 0) std::fprintf(stderr, "xngemm: %s: NCCL: %s\n", name_, n.error_string(r));
+    return r == 0;
+  }
+
+  // MPI: the packs must be done; without CUDA-aware MPI, through host
+  // memory (the packs down, what arrives up). Every process agrees that it
+  // can take part before any message is posted (a missing peer would leave
+  // the others waiting); `fail`: this process cannot (or the test hook).
+  bool exchange_mpi(const StripPlan &p, bool fail) {
+    const std::size_t size = sizeof(T);
     char *send = reinterpret_cast<char *>(send_buf());
     char *recv = reinterpret_cast<char *>(recv_buf());
-    if (!gc_.gpu_buffers_over_mpi) {
+    bool ready = !fail;
+    if (ready && !gc_.gpu_buffers_over_mpi) {
+      ready = st_.staging.reserve(std::size_t(p.send_elems + p.recv_elems) * size);
       char *host = static_cast<char *>(st_.staging.p);
-      if (p.send_elems > 0 &&
-          !cuda_ok(cudaMemcpyAsync(host, send, std::size_t(p.send_elems) * size,
-                                   cudaMemcpyDeviceToHost, st_.stream),
-                   "staging"))
-        return false;
+      if (ready && p.send_elems > 0)
+        ready = cuda_ok(cudaMemcpyAsync(host, send, std::size_t(p.send_elems) * size,
+                                        cudaMemcpyDeviceToHost, st_.stream),
+                        "staging");
       send = host;
       recv = host + std::size_t(p.send_elems) * size;
     }
-    if (!cuda_ok(cudaStreamSynchronize(st_.stream), "pack")) return false;
+    if (ready) ready = cuda_ok(cudaStreamSynchronize(st_.stream), "pack");
+    if (!comm_all(gc_.comm, ready)) return false;
     std::vector<MPI_Request> reqs;
     constexpr std::size_t kChunk = std::size_t(1) << 30;  // bytes per message
     auto post = [&](char *buf, std::size_t bytes, int peer, bool is_send) {
@@ -677,7 +782,8 @@ std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int devic
     }
   // The grid's communicators are made together: only if every process
   // has its GPU ready.
-  GridComm *gc = grid_all(ctxt, st != nullptr) ? grid_for(ctxt, g, device) : nullptr;
+  GridComm *gc =
+      grid_all(ctxt, st != nullptr) ? grid_for(ctxt, g, device, st->stream) : nullptr;
   if (!st || !gc) {
     cudaSetDevice(previous);
     return nullptr;
@@ -685,6 +791,10 @@ std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int devic
   return std::make_unique<DeviceEngine<T>>(std::move(lock), *st, *gc, g, previous, gemm,
                                            workspace, name);
 }
+
+namespace testing {
+void set_exchange_failure(int mode) { g_fail_exchange = mode; }
+}  // namespace testing
 
 template std::unique_ptr<Engine<double>> make_device_engine<double>(
     int, const Grid &, int, DeviceGemm<double>, DeviceWorkspace, const char *);

@@ -78,6 +78,15 @@ int device_holding(const void *p);
 // The calling thread's current GPU (0 if CUDA cannot say).
 int current_device();
 
+namespace testing {
+// Test hook (tests/test_dist_pgemm.cpp): the device engine's exchanges on
+// this process fail as a transport failure would, before anything is
+// enqueued: mode 1 the first transport tried (NCCL, or MPI where it is the
+// transport), mode 2 the MPI fallback too; mode 3 this process's packing
+// fails before its exchange (it still joins the agreement); 0 clears it.
+void set_exchange_failure(int mode);
+}  // namespace testing
+
 // The engine for operands in the memory of GPU `device`, on grid context
 // `ctxt` (null if its stream or handle cannot be made: the caller reports).
 template <class T>

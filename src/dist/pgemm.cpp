@@ -140,8 +140,10 @@ LocalPart local_part(const Grid &g, const Desc &c, std::int64_t m, std::int64_t 
 }
 
 // What the last call on this process did (xnGetLastDistInfo,
-// xnGetLastDistLevels).
-thread_local int t_bands = 0, t_panels = 0, t_levels = -1;
+// xnGetLastDistLevels, xnGetLastDistStatus); t_written: some process wrote
+// part of sub(C) (a band or panel every process finished).
+thread_local int t_bands = 0, t_panels = 0, t_levels = -1, t_status = 0;
+thread_local bool t_written = false;
 
 // Operands in host memory: PBLAS's PxGEADD moves the strips (DTYPE 2
 // descriptors laid out as sub(C)'s rows and columns), the library's host
@@ -285,15 +287,22 @@ bool compute(const Routine<T> &rt, Engine<T> &engine, const Grid &g,
   bool ok = true;
   for (std::int64_t k0 = 0; k0 < k && ok; k0 += kb) {
     const int w = int(std::min(kb, k - k0));
-    bool mine = engine.gather(pr, k0, w);
+    // Every process has its strips before any touches sub(C): a gather
+    // that failed anywhere (memory, the transport) leaves sub(C) as it was.
+    if (!all_ok(ctxt, engine.gather(pr, k0, w))) {
+      ok = false;
+      break;
+    }
     // The local product; later panels add to the first.
-    if (mine && ml > 0 && nl > 0) {
+    bool mine = true;
+    if (ml > 0 && nl > 0) {
       mine = engine.product(pr, ml, nl, w, k0 == 0 ? pr.beta : T(1), cl, c.lld);
       const int levels = engine.last_levels();
       if (!rt.whole_k && levels >= 0) t_levels = std::max(t_levels, levels);
     }
     if (k0 + kb >= k) mine = engine.finish() && mine;
     ok = all_ok(ctxt, mine);
+    t_written = true;  // (a failed product may have written its part too)
   }
   engine.release();
   if (!ok) return false;
@@ -359,14 +368,18 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   };
   t_bands = t_panels = 0;
   t_levels = -1;
+  t_status = 0;
+  t_written = false;
   // A process outside the grid cannot take part: it reports and returns.
   if (g.nprow == -1) {
     report(info);
+    t_status = info != 0 ? info : XN_DIST_UNCHANGED;
     return;
   }
   // Some checks are local (LLD): the grid agrees before anyone returns.
   if (!all_ok(ctxt, info == 0)) {
     if (info != 0) report(info);
+    t_status = info != 0 ? info : XN_DIST_UNCHANGED;
     return;
   }
   // PDGEMM's quick returns.
@@ -380,6 +393,7 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // Host memory: PBLAS and the host routine; GPU memory: the device engine.
   const int device = operands_device(g, pr);
   if (device == -2) {
+    t_status = XN_DIST_UNCHANGED;
     if (first)
       std::fprintf(stderr,
                    "xngemm: %s needs the local arrays of A, B and C in host memory on "
@@ -395,6 +409,7 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   else
     engine = std::make_unique<HostEngine<T>>(rt, g);
   if (!all_ok(ctxt, engine != nullptr)) {
+    t_status = XN_DIST_UNCHANGED;
     if (first)
       std::fprintf(stderr,
                    "xngemm: %s could not set up its GPU work: sub(C) is unchanged\n",
@@ -406,10 +421,12 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // reads C; RN(beta c) is what a correctly rounded product gives too).
   if (alpha == T(0) || k == 0) {
     const LocalPart part = local_part(g, c, m, n, ic, jc);
-    if (!(engine->scale(beta, C + part.offset, part.rows, part.cols, c.lld) &&
-          engine->finish()))
+    const bool scaled = engine->scale(beta, C + part.offset, part.rows, part.cols, c.lld) &&
+                        engine->finish();
+    if (!scaled)
       std::fprintf(stderr, "xngemm: %s could not scale sub(C) on process (%d, %d)\n",
                    rt.name, g.myrow, g.mycol);
+    t_status = all_ok(ctxt, scaled) ? 0 : XN_DIST_PARTIAL;
     return;
   }
   // The least workspace that works: one row and one column of all of K
@@ -417,6 +434,7 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   const std::int64_t limit = workspace_limit();
   const std::int64_t least = 2 * std::int64_t(sizeof(T)) * (rt.whole_k ? k : 1);
   if (!all_ok(ctxt, limit == 0 || limit >= least)) {
+    t_status = XN_DIST_UNCHANGED;
     if (first)
       std::fprintf(stderr,
                    "xngemm: %s needs at least %lld bytes of workspace per process "
@@ -425,12 +443,14 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
                    rt.name, (long long)least, (long long)limit);
     return;
   }
-  if (!compute(rt, *engine, g, pr) && first)
+  if (compute(rt, *engine, g, pr)) return;
+  t_status = t_written ? XN_DIST_PARTIAL : XN_DIST_UNCHANGED;
+  if (first)
     std::fprintf(stderr,
                  "xngemm: %s could not get memory for one row and one column of K = "
-                 "%lld, or its GPU work failed, on some process: part of sub(C) is not "
-                 "computed\n",
-                 rt.name, (long long)k);
+                 "%lld, or its transport or GPU work failed, on some process: %s\n",
+                 rt.name, (long long)k,
+                 t_written ? "part of sub(C) is not computed" : "sub(C) is unchanged");
 }
 
 }  // namespace
@@ -465,6 +485,8 @@ void xnGetLastDistInfo(int *bands, int *panels) {
 void xnGetLastDistLevels(int *levels) {
   if (levels) *levels = xn::dist::t_levels;
 }
+
+int xnGetLastDistStatus(void) { return xn::dist::t_status; }
 
 void pexdgemm_(const char *transa, const char *transb, const int *m, const int *n,
                const int *k, const double *alpha, const double *a, const int *ia,

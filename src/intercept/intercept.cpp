@@ -7,18 +7,21 @@
 //
 //   XN_INTERCEPT           off (default) | exdgemm | ngemm | strassen | winograd
 //   XN_INTERCEPT_MIN_FLOPS calls with 2 m n k below this pass through (default 0)
-//   XN_INTERCEPT_LOG       1: at exit, print to stderr how many calls were
-//                          rerouted and passed through, and why
+//   XN_INTERCEPT_LOG       1: at exit, a summary on stderr: per routine, how
+//                          many calls were rerouted and passed through, why
+//                          and to which library
+// (rows of kEnvironmentTable, src/core/environment.cpp, compiled in: read
+// and validated once, when the interposer is loaded).
 //
-// A call that is not rerouted goes to the real routine, the next definition
-// of the symbol after this library (dlsym(RTLD_NEXT)), with its arguments
-// untouched: the result is the one the program gets without the interposer,
-// bad arguments included (they are never rerouted, so the BLAS reports them
-// as it always does). libxngemm is loaded only at the first rerouted call,
-// privately (RTLD_LOCAL): a process that reroutes nothing pays nothing, and
-// the library's own BLAS never becomes the program's. The library's BLAS
+// A call that is not rerouted goes to the definition its caller reaches
+// without the interposer (NextDefinition), with its arguments untouched: the
+// result is the one the program gets without the interposer, bad arguments
+// included (they are never rerouted, so the BLAS reports them as it always
+// does). libxngemm is loaded only at the first rerouted call, privately
+// (RTLD_LOCAL): a process that reroutes nothing loads neither it nor CUDA,
+// and the library's own BLAS never becomes the program's. The library's BLAS
 // calls (its CPU leaves) come back here while a host entry point runs; the
-// library's per-thread count of them (api/host_depth.h) sends them straight
+// library's per-thread count of them (core/call_depth.h) sends them straight
 // through, also when the program calls xNGEMM directly. A call the library
 // cannot run (C left untouched: a cuBLAS status says so, for a BLAS call the
 // library's per-thread flag) goes to the real routine; cublasDestroy_v2
@@ -26,26 +29,37 @@
 // docs/design.md, "Interposer".
 #include <cublas_v2.h>
 #include <dlfcn.h>
+#include <link.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "api/interposer_support.h"
+#include "core/environment.h"
 #include "numerics/elementwise.h"
+#include "xngemm.h"
 
 #ifndef XN_LIBRARY_SONAME
 #define XN_LIBRARY_SONAME "libxngemm.so.0"
 #endif
 
+// The interposer is built with hidden visibility: only what it intercepts is
+// exported (exports.map).
+#define XN_INTERCEPTED extern "C" __attribute__((visibility("default")))
+
 namespace {
 
-// Why a call went where it went: one counter each.
+// Why a call went where it went: one counter each per routine.
 enum Outcome {
   kRerouted,
-  kOff,           // XN_INTERCEPT off or unknown
+  kOff,           // XN_INTERCEPT off
   kSmall,         // 2 m n k below XN_INTERCEPT_MIN_FLOPS
   kNegative,      // ngemm: an operand has a negative entry
   kNonFinite,     // a recursive mode: NaN or Inf would spread further than in BLAS
@@ -58,27 +72,210 @@ enum Outcome {
                   // left C untouched (no memory, ...)
   kDeviceError,   // cuBLAS: the library's routine failed after it may have
                   // written C: its status is returned, cuBLAS not called
-                  // (reasons hold no comma: the exit log is comma-separated)
   kOutcomes
 };
+// As the exit summary says them (no comma, no parenthesis: its separators).
 constexpr const char *kOutcomeNames[kOutcomes] = {
     "rerouted",
-    "passed through: XN_INTERCEPT off",
-    "passed through: below XN_INTERCEPT_MIN_FLOPS",
-    "passed through: negative entries (ngemm)",
-    "passed through: NaN or Inf entries",
-    "passed through: no such routine for this precision",
-    "passed through: bad arguments (reported by the BLAS)",
-    "passed through: the library's own calls",
-    "passed through: quick return (alpha = 0 or k = 0 or empty C)",
-    "passed through: libxngemm not loadable",
-    "passed through: xNGEMM could not run the call",
-    "rerouted and failed: the library's status returned"};
+    "XN_INTERCEPT=off",
+    "below XN_INTERCEPT_MIN_FLOPS",
+    "negative entries",
+    "NaN or Inf entries",
+    "no routine for this precision",
+    "bad arguments",
+    "the library's own calls",
+    "quick return",
+    "libxngemm not loadable",
+    "xNGEMM could not run them",
+    "rerouted and failed"};
 
-// Which family of entry points a call came through: one log line each.
-enum Family { kBlas, kCublas, kFamilies };
-constexpr const char *kFamilyLogPrefix[kFamilies] = {"xngemm intercept:",
-                                                     "xngemm intercept (cuBLAS):"};
+// The routines counted, one summary line each.
+enum Routine {
+  kDgemm,
+  kSgemm,
+  kCblasDgemm,
+  kCblasSgemm,
+  kCublasDgemm,
+  kCublasSgemm,
+  kRoutines
+};
+
+// ---------------------------------------------------------------- the next definition
+
+// An object in the process (its load bias: dl_iterate_phdr's dlpi_addr, the
+// link map's l_addr) and its path.
+struct LoadedObject {
+  ElfW(Addr) base;
+  std::string path;
+};
+
+// Every loaded object, in load order (the main program first, then the
+// preloaded libraries, then the rest).
+std::vector<LoadedObject> loaded_objects() {
+  std::vector<LoadedObject> objects;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, std::size_t, void *out) {
+        static_cast<std::vector<LoadedObject> *>(out)->push_back(
+            {info->dlpi_addr, info->dlpi_name ? info->dlpi_name : ""});
+        return 0;
+      },
+      &objects);
+  return objects;
+}
+
+// The object that holds address `p` (its load bias and path); false if none.
+bool object_of(const void *p, ElfW(Addr) *base, const char **path = nullptr) {
+  Dl_info info;
+  link_map *map = nullptr;
+  if (!p || !dladdr1(p, &info, reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP) || !map)
+    return false;
+  *base = map->l_addr;
+  if (path) *path = map->l_name;
+  return true;
+}
+
+// libxngemm, loaded at the first rerouted call, privately; nullptr (said
+// once) when it cannot be. g_library: the handle once loaded, for the paths
+// that must not load it. g_library_objects: the objects that load brought
+// in (libxngemm, its OpenBLAS, CUDA, ...), never the program's BLAS.
+std::atomic<void *> g_library{nullptr};
+std::mutex g_objects_mutex;
+std::vector<ElfW(Addr)> g_library_objects;  // under g_objects_mutex
+
+void *library() {
+  static void *const handle = [] {
+    const std::vector<LoadedObject> before = loaded_objects();
+    void *h = dlopen(XN_LIBRARY_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      std::fprintf(stderr,
+                   "xngemm intercept: cannot load %s (%s): every call passes "
+                   "through\n",
+                   XN_LIBRARY_SONAME, dlerror());
+      return h;
+    }
+    std::vector<ElfW(Addr)> brought;
+    for (const LoadedObject &o : loaded_objects())
+      if (std::none_of(before.begin(), before.end(),
+                       [&](const LoadedObject &b) { return b.base == o.base; }))
+        brought.push_back(o.base);
+    {
+      std::lock_guard<std::mutex> lock(g_objects_mutex);
+      g_library_objects = brought;
+    }
+    g_library.store(h, std::memory_order_release);
+    return h;
+  }();
+  return handle;
+}
+
+// The first definition of `name` in an object loaded after the interposer,
+// looked up in each object alone (dlopen with RTLD_NOLOAD: a handle to what
+// is there, nothing loaded). The dynamic linker's RTLD_NEXT sees only the
+// global scope; this reaches what extension modules and dlopen load with
+// RTLD_LOCAL (HPCToolkit's libmonitor resolves its wrapped symbols so). Not
+// the interposer, and for a BLAS symbol not what loading libxngemm brought
+// in (its OpenBLAS is not the program's BLAS); cuBLAS is one library that the
+// program and libxngemm share.
+void *search_loaded_objects(const char *name, bool blas) {
+  ElfW(Addr) own = 0;
+  if (!object_of(reinterpret_cast<const void *>(&loaded_objects), &own)) return nullptr;
+  std::vector<ElfW(Addr)> excluded;
+  {
+    std::lock_guard<std::mutex> lock(g_objects_mutex);
+    if (blas) {
+      excluded = g_library_objects;
+    } else if (void *lib = g_library.load(std::memory_order_acquire)) {
+      ElfW(Addr) base = 0;
+      if (object_of(dlsym(lib, "xn_internal_call_depth"), &base))
+        excluded.push_back(base);
+    }
+  }
+  bool after_interposer = false;
+  for (const LoadedObject &o : loaded_objects()) {
+    if (!after_interposer) {
+      after_interposer = o.base == own;
+      continue;
+    }
+    if (o.path.empty() ||
+        std::find(excluded.begin(), excluded.end(), o.base) != excluded.end())
+      continue;
+    void *h = dlopen(o.path.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+    if (!h) continue;
+    // dlsym on a handle also searches the object's dependencies: only a
+    // definition in the object itself counts here (its dependencies come
+    // in their own turn).
+    void *p = dlsym(h, name);
+    ElfW(Addr) base = 0;
+    const bool here = p && object_of(p, &base) && base == o.base;
+    dlclose(h);
+    if (here) return p;
+  }
+  return nullptr;
+}
+
+// Where a routine's calls go when they are not rerouted: the definition the
+// caller reaches without the interposer, resolved at the first such call
+// (the caller's BLAS is loaded by then) and kept. For the program's calls:
+// the next definition in the global scope (RTLD_NEXT), else the first in an
+// object loaded after the interposer (search_loaded_objects). For the
+// library's own calls (its leaves): what libxngemm, loaded privately, binds
+// without the interposer: the global scope, then its own dependencies. None:
+// a clear message and abort, never another BLAS in silence.
+class NextDefinition {
+ public:
+  constexpr NextDefinition(const char *name, bool blas) : name_(name), blas_(blas) {}
+
+  template <class F>
+  F for_program() {
+    return reinterpret_cast<F>(get(program_, false));
+  }
+  template <class F>
+  F for_library() {
+    return reinterpret_cast<F>(get(library_, true));
+  }
+  const char *name() const { return name_; }
+  // The resolved definitions (nullptr: not needed so far).
+  void *program_definition() const { return program_.load(std::memory_order_acquire); }
+  void *library_definition() const { return library_.load(std::memory_order_acquire); }
+
+ private:
+  void *get(std::atomic<void *> &slot, bool for_library) {
+    void *p = slot.load(std::memory_order_acquire);
+    if (p) return p;
+    p = dlsym(RTLD_NEXT, name_);
+    if (!p && for_library)
+      if (void *lib = g_library.load(std::memory_order_acquire)) p = dlsym(lib, name_);
+    if (!p) p = search_loaded_objects(name_, blas_);
+    if (!p) {
+      std::fprintf(stderr,
+                   "xngemm intercept: no definition of %s to pass a call to (none "
+                   "after the interposer, globally or in an object loaded since; "
+                   "libxngemm's own BLAS is not the program's): aborting\n",
+                   name_);
+      std::abort();
+    }
+    slot.store(p, std::memory_order_release);  // a race stores the same
+    return p;
+  }
+
+  const char *name_;
+  bool blas_;  // a host BLAS symbol (else cuBLAS)
+  std::atomic<void *> program_{nullptr}, library_{nullptr};
+};
+
+NextDefinition g_next[kRoutines] = {
+    {"dgemm_", true},         {"sgemm_", true},          {"cblas_dgemm", true},
+    {"cblas_sgemm", true},    {"cublasDgemm_v2", false}, {"cublasSgemm_v2", false}};
+NextDefinition g_next_get_pointer_mode{"cublasGetPointerMode_v2", false};
+NextDefinition g_next_destroy{"cublasDestroy_v2", false};
+
+// The definition a call that is not rerouted goes to.
+template <class F>
+F next_for(NextDefinition &next, Outcome o) {
+  return o == kReentrant ? next.for_library<F>() : next.for_program<F>();
+}
+
+// ---------------------------------------------------------------- modes
 
 // The library's routines of each mode by symbol name, Fortran and CBLAS
 // forms (nullptr: none for that precision, the call passes through).
@@ -102,7 +299,7 @@ enum class Scan {
   NonNeg,  // ngemm: its contract (Badin et al., ICS'13), and finite
 };
 struct Mode {
-  const char *name;  // XN_INTERCEPT's value
+  const char *name;  // XN_INTERCEPT's value (a word of its kEnvironmentTable row)
   Scan scan;
   const char *fortran[2];  // double, single
   const char *cblas[2];
@@ -135,71 +332,102 @@ constexpr int precision_index() {
   return sizeof(T) == sizeof(double) ? 0 : 1;
 }
 
+// ---------------------------------------------------------------- configuration, log
+
 struct Config {
   const Mode *mode = nullptr;  // nullptr: off
+  const char *mode_name = "off";
   double min_flops = 0;
   bool log = false;
 };
 
-std::atomic<std::uint64_t> g_count[kFamilies][kOutcomes];
-std::atomic<bool> g_seen[kFamilies];  // whether the family had a call
+std::atomic<std::uint64_t> g_count[kRoutines][kOutcomes];
 
-// The BLAS line always (the host GEMMs are what most programs call), the
-// cuBLAS line when a cuBLAS GEMM was seen.
+void count(Routine r, Outcome o) {
+  g_count[r][o].fetch_add(1, std::memory_order_relaxed);
+}
+
+const Config &config();
+
+// Where a routine's passed-through calls went: the program's definition and,
+// if different, the library's.
+std::string targets(const NextDefinition &next) {
+  std::string first, out;
+  for (void *p : {next.program_definition(), next.library_definition()}) {
+    ElfW(Addr) base = 0;
+    const char *path = nullptr;
+    if (!object_of(p, &base, &path) || !path) continue;
+    const std::string where = *path ? path : "the program";
+    if (where == first) continue;
+    out += (out.empty() ? "" : " and ") + where;
+    if (first.empty()) first = where;
+  }
+  return out.empty() ? "?" : out;
+}
+
+// XN_INTERCEPT_LOG=1, at exit: the totals, then one line per routine that
+// was called.
 void print_log() {
-  for (int f = 0; f < kFamilies; ++f) {
-    if (f != kBlas && !g_seen[f].load()) continue;
-    std::fprintf(stderr, "%s", kFamilyLogPrefix[f]);
-    for (int i = 0; i < kOutcomes; ++i)
-      std::fprintf(stderr, "%s %llu %s", i ? "," : "",
-                   static_cast<unsigned long long>(g_count[f][i].load()),
-                   kOutcomeNames[i]);
-    std::fprintf(stderr, "\n");
+  const Config &c = config();
+  std::uint64_t total[2] = {0, 0};  // rerouted (including failed), passed through
+  for (auto &row : g_count)
+    for (int o = 0; o < kOutcomes; ++o)
+      total[o == kRerouted || o == kDeviceError ? 0 : 1] += row[o].load();
+  std::fprintf(stderr,
+               "xngemm intercept: %llu rerouted, %llu passed through (XN_INTERCEPT=%s, "
+               "XN_INTERCEPT_MIN_FLOPS=%g)\n",
+               static_cast<unsigned long long>(total[0]),
+               static_cast<unsigned long long>(total[1]), c.mode_name, c.min_flops);
+  for (int r = 0; r < kRoutines; ++r) {
+    std::uint64_t n[kOutcomes], passed = 0;
+    for (int o = 0; o < kOutcomes; ++o) {
+      n[o] = g_count[r][o].load();
+      if (o != kRerouted && o != kDeviceError) passed += n[o];
+    }
+    if (n[kRerouted] + n[kDeviceError] + passed == 0) continue;
+    std::string line = std::string(g_next[r].name()) + ": " +
+                       std::to_string(n[kRerouted]) + " rerouted";
+    if (n[kDeviceError])
+      line += ", " + std::to_string(n[kDeviceError]) + " " + kOutcomeNames[kDeviceError];
+    if (passed) {
+      line += ", " + std::to_string(passed) + " passed through (";
+      const char *sep = "";
+      for (int o = 0; o < kOutcomes; ++o)
+        if (o != kRerouted && o != kDeviceError && n[o]) {
+          line += sep + std::to_string(n[o]) + " " + kOutcomeNames[o];
+          sep = ", ";
+        }
+      line += ") to " + targets(g_next[r]);
+    }
+    std::fprintf(stderr, "xngemm intercept:   %s\n", line.c_str());
   }
 }
 
-void count(Family f, Outcome o) {
-  g_count[f][o].fetch_add(1, std::memory_order_relaxed);
-  if (f != kBlas && !g_seen[f].load(std::memory_order_relaxed)) g_seen[f].store(true);
-}
-
+// The environment, read and validated once (kEnvironmentTable's rows).
 const Config &config() {
   static const Config c = [] {
     Config r;
-    const char *m = std::getenv("XN_INTERCEPT");
+    const xn::EnvSetting &s = xn::environment_setting(xn::EnvVar::Intercept);
+    const std::string word = xn::env_choice_word(s.choices, xn::env_choice(s.id));
     for (const Mode &mode : kModes)
-      if (m && !std::strcmp(m, mode.name)) r.mode = &mode;
-    if (m && !r.mode && std::strcmp(m, "off"))
-      std::fprintf(stderr,
-                   "xngemm intercept: unknown XN_INTERCEPT=%s (off, exdgemm, ngemm, "
-                   "strassen, winograd): every call passes through\n",
-                   m);
-    if (const char *f = std::getenv("XN_INTERCEPT_MIN_FLOPS")) r.min_flops = std::atof(f);
-    const char *l = std::getenv("XN_INTERCEPT_LOG");
-    r.log = l && *l && std::strcmp(l, "0");
+      if (word == mode.name) r.mode = &mode;
+    if (r.mode) {
+      r.mode_name = r.mode->name;
+    } else if (word != "off") {  // kEnvironmentTable and kModes disagree
+      std::fprintf(stderr, "xngemm intercept: no mode %s: every call passes through\n",
+                   word.c_str());
+    }
+    r.min_flops = xn::env_number(xn::EnvVar::InterceptMinFlops);
+    r.log = xn::env_choice(xn::EnvVar::InterceptLog) == 1;
     if (r.log) std::atexit(print_log);
     return r;
   }();
   return c;
 }
 
-// libxngemm, loaded at the first rerouted call, privately; nullptr (said
-// once) when it cannot be. g_library: the handle once loaded, for the paths
-// that must not load it (cublasDestroy_v2).
-std::atomic<void *> g_library{nullptr};
-void *library() {
-  static void *const handle = [] {
-    void *h = dlopen(XN_LIBRARY_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-      std::fprintf(stderr,
-                   "xngemm intercept: cannot load %s (%s): every call passes "
-                   "through\n",
-                   XN_LIBRARY_SONAME, dlerror());
-    g_library.store(h, std::memory_order_release);
-    return h;
-  }();
-  return handle;
-}
+// At load: a bad value is said once, whether or not a GEMM is ever called.
+__attribute__((constructor)) void read_environment_at_load() { config(); }
+
 std::atomic<int (*)()> g_loaded_depth{nullptr};  // set once the library is loaded
 
 // Whether the calling thread is inside one of xNGEMM's entry points, host or
@@ -210,20 +438,6 @@ bool inside_library() {
   if (linked && linked() > 0) return true;
   int (*const loaded)() = g_loaded_depth.load(std::memory_order_acquire);
   return loaded && loaded() > 0;
-}
-
-// The real routine: the next definition after this library, else (a BLAS
-// without the CBLAS symbols, the library's leaves asking for them) the one
-// the library itself links.
-template <class F>
-F real(const char *name) {
-  void *p = dlsym(RTLD_NEXT, name);
-  if (!p && library()) p = dlsym(library(), name);
-  if (!p) {
-    std::fprintf(stderr, "xngemm intercept: no %s after the interposer\n", name);
-    std::abort();
-  }
-  return reinterpret_cast<F>(p);
 }
 
 // The library's routine `name`, or nullptr.
@@ -303,24 +517,37 @@ Outcome route_host(char ta, char tb, long m, long n, long k, T alpha, const T *A
       });
 }
 
-// On kRerouted runs `library`, then `pass` if the library could not run the
-// call (it left C unchanged: a BLAS routine has no status to say so, the
-// library's per-thread flag does); otherwise `pass`. Counts what happened.
-template <class Library, class Pass>
-void dispatch(Outcome o, Library &&library, Pass &&pass) {
-  config();  // reads the environment (and arms the exit log) on the first call
+// On kRerouted runs `library`, then passes the call through if the library
+// could not run it (it left C unchanged: a BLAS routine has no status to say
+// so, the library's per-thread flag does); otherwise passes it through:
+// `pass(next)` with the definition the outcome calls for. Counts what
+// happened.
+template <class F, class Library, class Pass>
+void dispatch(Routine r, Outcome o, Library &&library, Pass &&pass) {
   if (o == kRerouted) {
+    // ngemm mode keeps the non-negative product's accuracy promise on badly
+    // scaled data: the host routines scan their operands and limit the
+    // depth by their block maxima (docs/design.md, "Non-negative check");
+    // the cuBLAS path gets the depth from its own scan (cublas_entry).
+    static const bool checked = [] {
+      if (config().mode->scan == Scan::NonNeg)
+        if (const auto set = routine<decltype(&xn_internal_host_check_nonneg)>(
+                "xn_internal_host_check_nonneg"))
+          set(1);
+      return true;
+    }();
+    (void)checked;
     library();
     static const auto failed =
         routine<decltype(&xn_internal_host_call_failed)>("xn_internal_host_call_failed");
     if (!failed || !failed()) {
-      count(kBlas, kRerouted);
+      count(r, kRerouted);
       return;
     }
     o = kCannotRun;
   }
-  count(kBlas, o);
-  pass();
+  count(r, o);
+  pass(next_for<F>(g_next[r], o));
 }
 
 // CBLAS arguments as the column-major call they describe: RowMajor C = op(A)
@@ -344,12 +571,11 @@ bool cblas_as_column_major(int layout, int transa, int transb, int m, int n, int
 }
 
 // The two entry forms, for either precision: route, then the library's
-// routine or the real one (`next`).
+// routine or the next definition.
 template <class T>
-void fortran_entry(FortranGemm<T> next, const char *transa, const char *transb,
-                   const int *m, const int *n, const int *k, const T *alpha, const T *A,
-                   const int *lda, const T *B, const int *ldb, const T *beta, T *C,
-                   const int *ldc) {
+void fortran_entry(Routine r, const char *transa, const char *transb, const int *m,
+                   const int *n, const int *k, const T *alpha, const T *A, const int *lda,
+                   const T *B, const int *ldb, const T *beta, T *C, const int *ldc) {
   const char ta = upper(*transa), tb = upper(*transb);
   Outcome o = valid(ta, tb, *m, *n, *k, *lda, *ldb, *ldc)
                   ? route_host<T>(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb)
@@ -358,14 +584,16 @@ void fortran_entry(FortranGemm<T> next, const char *transa, const char *transb,
   if (o == kRerouted &&
       !(fn = routine<FortranGemm<T>>(config().mode->fortran[precision_index<T>()])))
     o = kNoLibrary;
-  dispatch(
-      o, [&] { fn(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
-      [&] { next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });
+  dispatch<FortranGemm<T>>(
+      r, o, [&] { fn(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
+      [&](FortranGemm<T> next) {
+        next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      });
 }
 
 template <class T>
-void cblas_entry(CblasGemm<T> next, int layout, int transa, int transb, int m, int n,
-                 int k, T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
+void cblas_entry(Routine r, int layout, int transa, int transb, int m, int n, int k,
+                 T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
                  int ldc) {
   char ta, tb;
   long cm, cn;
@@ -379,10 +607,10 @@ void cblas_entry(CblasGemm<T> next, int layout, int transa, int transb, int m, i
   if (o == kRerouted &&
       !(fn = routine<CblasGemm<T>>(config().mode->cblas[precision_index<T>()])))
     o = kNoLibrary;
-  dispatch(
-      o,
+  dispatch<CblasGemm<T>>(
+      r, o,
       [&] { fn(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
-      [&] {
+      [&](CblasGemm<T> next) {
         next(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
       });
 }
@@ -397,18 +625,44 @@ char cublas_op(cublasOperation_t op) {
 }
 
 // The library's scan of device operands (api/interposer_support.h), on the
-// call's handle: kRerouted with *flags set, or why it could not run.
+// call's handle: kRerouted with *flags set, or why it could not run. In
+// ngemm mode the same read also gives the depth at which the product keeps
+// its accuracy on these operands (*max_levels; else -1).
 template <class T>
 Outcome device_operand_flags(cublasHandle_t h, cublasOperation_t transa,
                              cublasOperation_t transb, int m, int n, int k, const T *A,
-                             int lda, const T *B, int ldb, int *flags) {
-  static const auto scan =
-      routine<decltype(&xn_internal_operand_flags)>("xn_internal_operand_flags");
-  if (!scan) return kNoLibrary;
-  return scan(h, precision_index<T>() == 0 ? 'd' : 's', transa, transb, m, n, k, A, lda,
-              B, ldb, flags) == CUBLAS_STATUS_SUCCESS
-             ? kRerouted
-             : kCannotRun;
+                             int lda, const T *B, int ldb, int *flags, int *max_levels) {
+  const char precision = precision_index<T>() == 0 ? 'd' : 's';
+  *max_levels = -1;
+  cublasStatus_t s;
+  if (config().mode->scan == Scan::NonNeg) {
+    static const auto scan =
+        routine<decltype(&xn_internal_operand_scan)>("xn_internal_operand_scan");
+    if (!scan) return kNoLibrary;
+    s = scan(h, precision, transa, transb, m, n, k, A, lda, B, ldb, flags, max_levels);
+  } else {
+    static const auto scan =
+        routine<decltype(&xn_internal_operand_flags)>("xn_internal_operand_flags");
+    if (!scan) return kNoLibrary;
+    s = scan(h, precision, transa, transb, m, n, k, A, lda, B, ldb, flags);
+  }
+  return s == CUBLAS_STATUS_SUCCESS ? kRerouted : kCannotRun;
+}
+
+// Runs `call` with the handle's XN_OPT_MAX_LEVELS at most `levels` (>= 0;
+// the option as it was afterwards): the depth ngemm mode's scan allows.
+template <class Call>
+cublasStatus_t with_max_levels(cublasHandle_t h, int levels, Call &&call) {
+  static const auto get = routine<decltype(&xnGetOption)>("xnGetOption");
+  static const auto set = routine<decltype(&xnSetOption)>("xnSetOption");
+  std::int64_t was = 0;
+  if (levels < 0 || !get || !set || get(h, XN_OPT_MAX_LEVELS, &was) != CUBLAS_STATUS_SUCCESS ||
+      was <= levels)
+    return call();
+  set(h, XN_OPT_MAX_LEVELS, levels);
+  const cublasStatus_t s = call();
+  set(h, XN_OPT_MAX_LEVELS, was);
+  return s;
 }
 
 // Statuses with which the library's routines return before writing C (bad
@@ -421,21 +675,22 @@ bool leaves_c_untouched(cublasStatus_t s) {
 
 // cublas?gemm_v2: route (the scanning modes read op(A) and op(B) on the
 // device and synchronise the handle's stream once), then the library's
-// routine on the same handle, or cuBLAS (`next`).
+// routine on the same handle, or cuBLAS.
 template <class T>
-cublasStatus_t cublas_entry(CublasGemm<T> next, cublasHandle_t h,
-                            cublasOperation_t transa, cublasOperation_t transb, int m,
-                            int n, int k, const T *alpha, const T *A, int lda, const T *B,
-                            int ldb, const T *beta, T *C, int ldc) {
-  config();
-  static const auto get_pointer_mode =
-      real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2");
+cublasStatus_t cublas_entry(Routine r, cublasHandle_t h, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k,
+                            const T *alpha, const T *A, int lda, const T *B, int ldb,
+                            const T *beta, T *C, int ldc) {
+  int max_levels = -1;  // ngemm mode: the depth its scan allows
   Outcome o = h && valid(cublas_op(transa), cublas_op(transb), m, n, k, lda, ldb, ldc)
                   ? route<T>(
                         m, n, k,
                         [&] {
                           // Only a host alpha can be read here; a device alpha = 0 is
                           // the library's quick return (it handles both modes).
+                          const auto get_pointer_mode =
+                              g_next_get_pointer_mode
+                                  .for_program<decltype(&cublasGetPointerMode_v2)>();
                           cublasPointerMode_t mode;
                           return get_pointer_mode(h, &mode) == CUBLAS_STATUS_SUCCESS &&
                                  mode == CUBLAS_POINTER_MODE_HOST && alpha &&
@@ -443,7 +698,7 @@ cublasStatus_t cublas_entry(CublasGemm<T> next, cublasHandle_t h,
                         },
                         [&](int *flags) {
                           return device_operand_flags<T>(h, transa, transb, m, n, k, A,
-                                                         lda, B, ldb, flags);
+                                                         lda, B, ldb, flags, &max_levels);
                         })
                   : kBadArguments;
   CublasGemm<T> fn = nullptr;
@@ -451,16 +706,18 @@ cublasStatus_t cublas_entry(CublasGemm<T> next, cublasHandle_t h,
       !(fn = routine<CublasGemm<T>>(config().mode->device[precision_index<T>()])))
     o = kNoLibrary;
   if (o == kRerouted) {
-    const cublasStatus_t s =
-        fn(h, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    const cublasStatus_t s = with_max_levels(h, max_levels, [&] {
+      return fn(h, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    });
     if (s == CUBLAS_STATUS_SUCCESS || !leaves_c_untouched(s)) {
-      count(kCublas, s == CUBLAS_STATUS_SUCCESS ? kRerouted : kDeviceError);
+      count(r, s == CUBLAS_STATUS_SUCCESS ? kRerouted : kDeviceError);
       return s;
     }
     o = kCannotRun;
   }
-  count(kCublas, o);
-  return next(h, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  count(r, o);
+  return next_for<CublasGemm<T>>(g_next[r], o)(h, transa, transb, m, n, k, alpha, A, lda,
+                                               B, ldb, beta, C, ldc);
 }
 
 // Frees the library's state of a handle about to be destroyed (its
@@ -477,64 +734,60 @@ void release_library_state(cublasHandle_t h) {
 
 }  // namespace
 
-extern "C" {
-
-void dgemm_(const char *transa, const char *transb, const int *m, const int *n,
-            const int *k, const double *alpha, const double *A, const int *lda,
-            const double *B, const int *ldb, const double *beta, double *C,
-            const int *ldc) {
-  static const auto next = real<FortranGemm<double>>("dgemm_");
-  fortran_entry<double>(next, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+XN_INTERCEPTED void dgemm_(const char *transa, const char *transb, const int *m,
+                           const int *n, const int *k, const double *alpha,
+                           const double *A, const int *lda, const double *B,
+                           const int *ldb, const double *beta, double *C,
+                           const int *ldc) {
+  fortran_entry<double>(kDgemm, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                         ldc);
 }
 
-void sgemm_(const char *transa, const char *transb, const int *m, const int *n,
-            const int *k, const float *alpha, const float *A, const int *lda,
-            const float *B, const int *ldb, const float *beta, float *C, const int *ldc) {
-  static const auto next = real<FortranGemm<float>>("sgemm_");
-  fortran_entry<float>(next, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+XN_INTERCEPTED void sgemm_(const char *transa, const char *transb, const int *m,
+                           const int *n, const int *k, const float *alpha,
+                           const float *A, const int *lda, const float *B,
+                           const int *ldb, const float *beta, float *C, const int *ldc) {
+  fortran_entry<float>(kSgemm, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                        ldc);
 }
 
-void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
-                 const double *A, int lda, const double *B, int ldb, double beta,
-                 double *C, int ldc) {
-  static const auto next = real<CblasGemm<double>>("cblas_dgemm");
-  cblas_entry<double>(next, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                      C, ldc);
+XN_INTERCEPTED void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k,
+                                double alpha, const double *A, int lda, const double *B,
+                                int ldb, double beta, double *C, int ldc) {
+  cblas_entry<double>(kCblasDgemm, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                      beta, C, ldc);
 }
 
-void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
-                 const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                 int ldc) {
-  static const auto next = real<CblasGemm<float>>("cblas_sgemm");
-  cblas_entry<float>(next, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                     C, ldc);
+XN_INTERCEPTED void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k,
+                                float alpha, const float *A, int lda, const float *B,
+                                int ldb, float beta, float *C, int ldc) {
+  cblas_entry<float>(kCblasSgemm, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                     beta, C, ldc);
 }
 
-cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
-                              cublasOperation_t transb, int m, int n, int k,
-                              const double *alpha, const double *A, int lda,
-                              const double *B, int ldb, const double *beta, double *C,
-                              int ldc) {
-  static const auto next = real<CublasGemm<double>>("cublasDgemm_v2");
-  return cublas_entry<double>(next, handle, transa, transb, m, n, k, alpha, A, lda, B,
-                              ldb, beta, C, ldc);
+XN_INTERCEPTED cublasStatus_t cublasDgemm_v2(cublasHandle_t handle,
+                                             cublasOperation_t transa,
+                                             cublasOperation_t transb, int m, int n,
+                                             int k, const double *alpha, const double *A,
+                                             int lda, const double *B, int ldb,
+                                             const double *beta, double *C, int ldc) {
+  return cublas_entry<double>(kCublasDgemm, handle, transa, transb, m, n, k, alpha, A,
+                              lda, B, ldb, beta, C, ldc);
 }
 
-cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
-                              cublasOperation_t transb, int m, int n, int k,
-                              const float *alpha, const float *A, int lda, const float *B,
-                              int ldb, const float *beta, float *C, int ldc) {
-  static const auto next = real<CublasGemm<float>>("cublasSgemm_v2");
-  return cublas_entry<float>(next, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                             beta, C, ldc);
+XN_INTERCEPTED cublasStatus_t cublasSgemm_v2(cublasHandle_t handle,
+                                             cublasOperation_t transa,
+                                             cublasOperation_t transb, int m, int n,
+                                             int k, const float *alpha, const float *A,
+                                             int lda, const float *B, int ldb,
+                                             const float *beta, float *C, int ldc) {
+  return cublas_entry<float>(kCublasSgemm, handle, transa, transb, m, n, k, alpha, A, lda,
+                             B, ldb, beta, C, ldc);
 }
 
-cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
-  static const auto next = real<decltype(&cublasDestroy_v2)>("cublasDestroy_v2");
+XN_INTERCEPTED cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  const bool own = inside_library();
   release_library_state(handle);
-  return next(handle);
+  return (own ? g_next_destroy.for_library<decltype(&cublasDestroy_v2)>()
+              : g_next_destroy.for_program<decltype(&cublasDestroy_v2)>())(handle);
 }
-
-}  // extern "C"

@@ -10,8 +10,9 @@
 //    TwoProd(alpha, P_rq) and TwoProd(beta, c) are scaled by one power of two
 //    into a window where every one of them is an exact double and NearSum
 //    cannot overflow; the correctly rounded scaled sum scaled back is the
-//    answer unless it lands below DBL_MIN (where rounding is at 2^-1074, not
-//    at 53 bits, so scaling back would round twice).
+//    answer when it is a normal number or overflows (decided on the scaled
+//    value, before scaling back: below DBL_MIN rounding is at 2^-1074, not at
+//    53 bits, and scaling back would round a second time).
 //  * Wide path: when the terms do not fit one window (rows spanning more than
 //    ~1000 binades, beta*c far from alpha*X), when there are too many terms
 //    for the scratch space, or when the result is subnormal, the terms are
@@ -33,15 +34,21 @@ struct VectorInfo {
   std::int32_t top;         // highest set bit over the finite entries, kNoTop if none
   std::int32_t low;         // lowest set bit, kNoLow if none
   std::uint32_t nonfinite;  // 1 if any entry is Inf or NaN
+  std::uint32_t signs;      // kSignClear | kSignSet: the sign bits seen (zeros too)
 };
+// VectorInfo::signs: some entry has its sign bit clear / set. Only the
+// sign of an exact-zero dot product needs it (zero_dot_is_negative).
+inline constexpr std::uint32_t kSignClear = 1, kSignSet = 2;
 
 XN_HD void vector_info_init(VectorInfo &v) {
   v.top = kNoTop;
   v.low = kNoLow;
   v.nonfinite = 0;
+  v.signs = 0;
 }
 
 XN_HD void vector_info_add(VectorInfo &v, const Decoded &d) {
+  v.signs |= d.neg ? kSignSet : kSignClear;
   if (!d.finite) {
     v.nonfinite = 1;
   } else if (!d.zero) {
@@ -96,17 +103,84 @@ struct SliceTerms {
   }
 };
 
+// Row i of op(A) and column j of op(B) as read for one entry, with their
+// exponent summaries: what the entry needs beyond its exact terms (an Inf
+// or NaN among them, the sign of an exact-zero dot product, the direct
+// terms below).
+struct EntryOperands {
+  VectorInfo ia, ib;
+  const double *a;
+  std::int64_t sa;
+  const double *b;
+  std::int64_t sb;
+  std::int64_t k;
+};
+
+// The exact terms of one entry read straight from its operands, for an
+// entry no engine's products cover (a graph-captured call's modular plan,
+// whose moduli are fixed before the data is seen: modular_over_range).
+// Each product a_p b_p = (ma mb) 2^(qa + qb) has a 106-bit integer
+// significand, given as two integer doubles below 2^53: its high and low
+// 53 bits. O(k) per entry; there are 2k terms, so round_exact_terms sums
+// them in the wide accumulator unless k is tiny. Finite operands only
+// (an Inf or NaN sends the entry to nonfinite_dot first).
+struct DirectTerms {
+  EntryOperands E;
+  // (Capped: any count above the scratch capacity sends the sum to the wide
+  // path, which needs no count.)
+  XN_HD int count() const {
+    if (E.ia.top == kNoTop || E.ib.top == kNoTop) return 0;
+    return E.k < (std::int64_t(1) << 28) ? int(2 * E.k) : 1 << 29;
+  }
+  // q >= low - 52 and q <= top for any finite double's mantissa exponent q.
+  XN_HD int k_top() const { return E.ia.top + E.ib.top + 53; }
+  XN_HD int k_bottom() const { return E.ia.low + E.ib.low - 104; }
+  template <class F>
+  XN_HD void each(F &&f) const {
+    for (std::int64_t p = 0; p < E.k; ++p) {
+      const Decoded x = decode(E.a[p * E.sa]), y = decode(E.b[p * E.sb]);
+      if (x.zero || y.zero) continue;
+      std::uint64_t hi = 0;
+      const std::uint64_t lo = wide_detail::mul_64x64(x.mant, y.mant, hi);  // 106 bits
+      const std::uint64_t top53 = (hi << 11) | (lo >> 53);
+      const std::uint64_t low53 = lo & ((std::uint64_t(1) << 53) - 1);
+      const bool neg = x.neg != y.neg;
+      const int q = x.q + y.q;
+      if (top53) f(neg ? -double(top53) : double(top53), q + 53);
+      if (low53) f(neg ? -double(low53) : double(low53), q);
+    }
+  }
+};
+
+// Whether entry (i, j)'s exact integer product may exceed what the moduli
+// of a modular plan hold: |X| < k 2^(span_i + span_j) (modular.h) needs
+// 1 + ceil(log2 k) + span_i + span_j bits, the plan's moduli cover
+// `cap_bits`. Never for a zero row or column (X = 0).
+XN_HD bool modular_over_range(const VectorInfo &ia, const VectorInfo &ib, int log2_k,
+                              int cap_bits) {
+  if (ia.top == kNoTop || ib.top == kNoTop) return false;
+  return 1 + log2_k + (ia.top - ia.low + 1) + (ib.top - ib.low + 1) > cap_bits;
+}
+
 // RN(alpha X + beta c) for finite alpha, beta, c and finite X given by its
-// exact terms (SliceTerms above, ModularTerms in modular.h). beta == 0
-// never reads c (pass 0). `scratch` holds `cap` doubles; *wide is set to
-// true if the wide path was taken.
+// exact terms (SliceTerms above, ModularTerms in modular.h): the exact value
+// rounded once to the double grid (ties to even, gradual underflow, overflow
+// to +-Inf). This is the library's one rounding of a finite result; both
+// engines and both backends come through it. beta == 0 never reads c (pass
+// 0). `scratch` holds `cap` doubles; *wide is set to true if the wide path
+// was taken, *zero to true if the exact value is zero (then +0 is returned:
+// the sign of an exact zero is the caller's, exact_entry).
 template <class Terms>
 XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double c,
-                               double *scratch, int cap, bool *wide) {
+                               double *scratch, int cap, bool *wide, bool *zero) {
   const bool has_x = alpha != 0.0 && T.count() > 0;
   const bool has_c = beta != 0.0 && c != 0.0;
   *wide = false;
-  if (!has_x && !has_c) return 0.0;
+  *zero = false;
+  if (!has_x && !has_c) {
+    *zero = true;
+    return 0.0;
+  }
 
   int alpha_exp = 0, c_exp = 0;
   double alpha_m = 0.0, bc_hi = 0.0, bc_lo = 0.0;
@@ -198,10 +272,23 @@ XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double
       for_each_term([&](double x) { scratch[n++] = x; });
       scaled = near_sum(scratch, n);
     }
-    if (scaled == 0.0) return 0.0;  // exact zero
-    const double r = std::ldexp(scaled, G - Z);
-    if (std::fabs(r) >= 2.2250738585072014e-308) return r;  // normal or +-Inf
-    // Subnormal: round again, exactly, at 2^-1074.
+    if (scaled == 0.0) {  // the window holds no underflow: an exact zero
+      *zero = true;
+      return 0.0;
+    }
+    // scaled = RN53(exact sum in the window). Scaling back is exact, and
+    // RN53 is the IEEE rounding, when the result is normal (or overflows:
+    // RN53 reaches 2^1024 exactly from [2^1024 - 2^970, ...)), i.e. when
+    // |scaled| >= 2^(-1022 - (G - Z)); that is decided here, on scaled,
+    // before scaling back. A value RN53 rounded up to exactly 2^-1022 also
+    // rounds there on the subnormal grid (it lies above the grid's midpoint
+    // 2^-1022 - 2^-1075). Anything smaller lies in the subnormal range,
+    // where rounding is at 2^-1074, not at 53 bits: scaling back would round
+    // a second time (2^-1022 - 2^-1075 - 2^-1130 would become 2^-1022), so
+    // it takes the wide path and is rounded once from the exact value.
+    int ex = 0;
+    std::frexp(scaled, &ex);  // 2^(ex-1) <= |scaled| < 2^ex
+    if (ex - 1 + (G - Z) >= -1022) return std::ldexp(scaled, G - Z);
   }
 
   *wide = true;
@@ -209,17 +296,32 @@ XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double
   acc.clear();
   if (has_x) T.each([&](double x, int k) { acc.add_product(alpha, x, k); });
   if (has_c) acc.add_product(beta, c, 0);
+  *zero = acc.sign() == 0;
   return acc.round_to_double();
+}
+
+// The operands of entry (gi, gj) from the views of op(A) and op(B) (any view
+// with p, cols, ld, trans: the core's MatView, the kernels' ExView) and
+// their exponent summaries.
+template <class View>
+XN_HD EntryOperands entry_operands(const View &A, const View &B, const VectorInfo &ia,
+                                   const VectorInfo &ib, std::int64_t gi, std::int64_t gj) {
+  return EntryOperands{ia,
+                       ib,
+                       A.trans ? A.p + gi * A.ld : A.p + gi,
+                       A.trans ? 1 : A.ld,
+                       B.trans ? B.p + gj : B.p + gj * B.ld,
+                       B.trans ? B.ld : 1,
+                       A.cols};
 }
 
 // The IEEE value of sum_p a_p b_p when row a or column b holds an Inf or NaN
 // (then no finite term matters): NaN if any term is NaN (NaN operand, 0*Inf)
 // or if +Inf and -Inf terms meet, else the infinity.
-XN_HD double nonfinite_dot(const double *a, std::int64_t sa, const double *b,
-                           std::int64_t sb, std::int64_t k) {
+XN_HD double nonfinite_dot(const EntryOperands &E) {
   bool pos = false, neg = false;
-  for (std::int64_t p = 0; p < k; ++p) {
-    const double x = a[p * sa], y = b[p * sb];
+  for (std::int64_t p = 0; p < E.k; ++p) {
+    const double x = E.a[p * E.sa], y = E.b[p * E.sb];
     if (std::isnan(x) || std::isnan(y)) return NAN;
     if (std::isinf(x) || std::isinf(y)) {
       if (x == 0.0 || y == 0.0) return NAN;
@@ -230,54 +332,76 @@ XN_HD double nonfinite_dot(const double *a, std::int64_t sa, const double *b,
   return pos ? INFINITY : (neg ? -INFINITY : 0.0);
 }
 
-// Row i of op(A) and column j of op(B) as read for an entry that holds an
-// Inf or NaN (then no finite term matters).
-struct NonFiniteContext {
-  bool row_nonfinite, col_nonfinite;
-  const double *a;
-  std::int64_t sa;
-  const double *b;
-  std::int64_t sb;
-  std::int64_t k;
-};
-
-// The context of entry (gi, gj) from the views of op(A) and op(B) (any view
-// with p, cols, ld, trans: the core's MatView, the kernels' ExView) and
-// their exponent summaries.
-template <class View>
-XN_HD NonFiniteContext nonfinite_context(const View &A, const View &B,
-                                         const VectorInfo &ia, const VectorInfo &ib,
-                                         std::int64_t gi, std::int64_t gj) {
-  return NonFiniteContext{ia.nonfinite != 0,
-                          ib.nonfinite != 0,
-                          A.trans ? A.p + gi * A.ld : A.p + gi,
-                          A.trans ? 1 : A.ld,
-                          B.trans ? B.p + gj : B.p + gj * B.ld,
-                          B.trans ? B.ld : 1,
-                          A.cols};
+// The sign of a finite dot product whose exact value is zero: -0 exactly
+// when every product a_p b_p is a zero of negative sign (IEEE 754-2019,
+// §6.3: a sum is -0 only when all its addends are -0; exact cancellation
+// gives +0). A row (or column) of zeros of one sign settles it from the
+// summaries; otherwise the operands are read until a product that is not -0
+// (at once for nearly all data).
+XN_HD bool zero_dot_is_negative(const EntryOperands &E) {
+  auto uniform = [](std::uint32_t s) { return s == kSignClear || s == kSignSet; };
+  // All products are zeros; each is -0 iff the other operand's sign differs.
+  const std::uint32_t sa = E.ia.signs, sb = E.ib.signs;
+  if (E.ia.top == kNoTop && uniform(sa)) return sb == (sa ^ (kSignClear | kSignSet));
+  if (E.ib.top == kNoTop && uniform(sb)) return sa == (sb ^ (kSignClear | kSignSet));
+  for (std::int64_t p = 0; p < E.k; ++p) {
+    const double x = E.a[p * E.sa], y = E.b[p * E.sb];
+    if (x != 0.0 && y != 0.0) return false;  // a nonzero product: X = 0 cancelled
+    if (std::signbit(x) == std::signbit(y)) return false;  // a +0 product
+  }
+  return true;
 }
 
-// RN(alpha op(A)op(B)(i,j) + beta c) with BLAS and IEEE semantics, X given
-// by an engine's exact terms: alpha == 0 never reads A or B; beta == 0 never
-// reads C (c_ptr is only read if beta != 0). Returns the value to store;
-// *wide as in round_exact_terms.
+// C(i,j) under the library's IEEE contract (include/xngemm.h, xnExdgemm;
+// docs/design.md, "IEEE contract"): BLAS first (alpha == 0 never reads A or
+// B and gives RN(beta c); beta == 0 never reads C), then IEEE 754 applied to
+// alpha X + beta c with X the exact dot product and every finite quantity
+// exact, rounded once. X comes as an engine's exact terms (finite part) and
+// the operands (E: Inf/NaN, the sign of a zero). `c_ptr` is read only if
+// beta != 0. Returns the value to store; *wide as in round_exact_terms.
 template <class Terms>
-XN_HD double exact_entry(const Terms &T, const NonFiniteContext &N, double alpha,
-                         double beta, const double *c_ptr, double *scratch, int cap,
-                         bool *wide) {
+XN_HD double exact_entry(const Terms &T, const EntryOperands &E, double alpha, double beta,
+                         const double *c_ptr, double *scratch, int cap, bool *wide) {
   *wide = false;
   const double c = beta != 0.0 ? *c_ptr : 0.0;
   if (alpha == 0.0) return beta != 0.0 ? beta * c : 0.0;  // one rounding: RN(beta c)
-  const bool x_nonfinite = N.row_nonfinite || N.col_nonfinite;
-  const bool scalars_finite = std::isfinite(alpha) && std::isfinite(beta);
-  if (x_nonfinite || !scalars_finite) {
-    const double X = x_nonfinite
-                         ? nonfinite_dot(N.a, N.sa, N.b, N.sb, N.k)
-                         : round_exact_terms(T, 1.0, 0.0, 0.0, scratch, cap, wide);
-    return beta != 0.0 ? alpha * X + beta * c : alpha * X;
+  const bool has_q = beta != 0.0;
+  // Q = beta c. With an Inf or NaN operand its IEEE product is its exact
+  // class (Inf * 0 = NaN); with finite ones Q is an exact real, which no
+  // overflow of a double product may turn into an infinity.
+  const bool q_special = has_q && !(std::isfinite(beta) && std::isfinite(c));
+  const double q_special_value = beta * c;
+
+  const bool x_nonfinite = E.ia.nonfinite != 0 || E.ib.nonfinite != 0;
+  if (x_nonfinite || !std::isfinite(alpha)) {
+    // P = alpha X is NaN or an infinity.
+    double p;
+    if (x_nonfinite) {
+      p = alpha * nonfinite_dot(E);  // X is NaN or +-Inf, alpha != 0
+    } else if (std::isnan(alpha)) {
+      p = alpha;
+    } else {
+      // alpha = +-Inf, X finite: NaN when X is exactly zero, else the
+      // infinity of sign(alpha) sign(X), however small X is (2^-1200 too).
+      bool zero = false;
+      const double x = round_exact_terms(T, 1.0, 0.0, 0.0, scratch, cap, wide, &zero);
+      p = zero ? NAN : (std::signbit(x) ? -alpha : alpha);
+    }
+    // A finite Q changes no infinity; a special Q meets P in IEEE addition.
+    return q_special ? p + q_special_value : p;
   }
-  if (!std::isfinite(c)) return beta * c;  // beta != 0 here; X is finite
-  return round_exact_terms(T, alpha, beta, c, scratch, cap, wide);
+  // alpha finite and nonzero, X finite: P is an exact real.
+  if (q_special) return q_special_value;  // Inf or NaN outweighs any finite P
+  bool zero = false;
+  const double r = round_exact_terms(T, alpha, beta, c, scratch, cap, wide, &zero);
+  if (!zero) return r;
+  // An exact zero. With Q nonzero, P + Q cancelled: +0. Otherwise X is
+  // zero, P = alpha X a zero of sign(alpha) sign(X), and P + Q (Q a zero) is
+  // -0 only if both are -0.
+  if (has_q && c != 0.0) return 0.0;
+  const bool p_neg = zero_dot_is_negative(E) != std::signbit(alpha);
+  const bool q_neg = !has_q || std::signbit(beta) != std::signbit(c);
+  return p_neg && q_neg ? -0.0 : 0.0;
 }
 
 }  // namespace xn::exact

@@ -247,6 +247,10 @@ inline int moduli_for_bits(int bits) {
   return -1;
 }
 
+// The most bits `bits` with moduli_for_bits(bits) <= L: what the first L
+// moduli hold. Host only.
+inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2; }
+
 // X (|X| <= (M - 1)/2, M = prod m_l) from p_l = X mod m_l (p_l any integer
 // congruent to it: the engines pass their raw int32 or double dot
 // products), as limbs times 2^base. The Chinese remainder theorem as a sum:

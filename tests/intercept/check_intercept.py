@@ -4,6 +4,10 @@
   check_intercept.py client INTERPOSER CLIENT     the C client (intercept_client.c)
   check_intercept.py fortran INTERPOSER DGEMM_EXE DNGEMM_EXE
   check_intercept.py numpy INTERPOSER             numpy.dot on the system BLAS
+  check_intercept.py numpy_reference INTERPOSER   numpy on the reference BLAS,
+                                                  loaded privately (RTLD_LOCAL)
+  check_intercept.py environment INTERPOSER CLIENT
+                                                  bad XN_* values: said once
   check_intercept.py cublas INTERPOSER CLIENT REFERENCE
                                                   cublasDgemm/cublasSgemm (GPU)
 
@@ -39,40 +43,71 @@ def run(cmd, preload=None, **env):
     return p.stdout, p.stderr
 
 
-BLAS_LOG, CUBLAS_LOG = "xngemm intercept:", "xngemm intercept (cuBLAS):"
+BLAS_ROUTINES = ("dgemm_", "sgemm_", "cblas_dgemm", "cblas_sgemm")
+CUBLAS_ROUTINES = ("cublasDgemm_v2", "cublasSgemm_v2")
+# The exit summary's reasons (src/intercept/intercept.cpp, kOutcomeNames).
+REASONS = {
+    "off": "XN_INTERCEPT=off",
+    "small": "below XN_INTERCEPT_MIN_FLOPS",
+    "negative": "negative entries",
+    "nonfinite": "NaN or Inf entries",
+    "precision": "no routine for this precision",
+    "bad": "bad arguments",
+    "own": "the library's own calls",
+    "quick": "quick return",
+    "noload": "libxngemm not loadable",
+    "cannot": "xNGEMM could not run them",
+}
+KEY_OF = {v: k for k, v in REASONS.items()}
+TOTALS = re.compile(r"xngemm intercept: (\d+) rerouted, (\d+) passed through \(XN_INTERCEPT=")
+ROUTINE = re.compile(r"xngemm intercept:\s+(\w+): (\d+) rerouted"
+                     r"(?:, (\d+) rerouted and failed)?"
+                     r"(?:, (\d+) passed through \((.*)\) to (.*))?$")
 
 
-def counts(stderr, prefix=BLAS_LOG):
-    """The interposer's exit line for one family of entry points as {reason: count}."""
-    line = [l for l in stderr.splitlines() if l.startswith(prefix)]
-    assert line, f"no interposer log {prefix!r} in: {stderr!r}"
+def summary(stderr):
+    """XN_INTERCEPT_LOG's exit summary: {routine: ({key: count}, [library paths])},
+    checked against its totals line."""
+    totals = [TOTALS.match(l) for l in stderr.splitlines() if TOTALS.match(l)]
+    assert len(totals) == 1, f"not one interposer summary in: {stderr!r}"
     out = {}
-    for part in line[-1][len(prefix):].split(","):
-        n, reason = part.strip().split(" ", 1)
-        out[reason] = int(n)
+    for l in stderr.splitlines():
+        mt = ROUTINE.match(l)
+        if not mt:
+            continue
+        c = dict.fromkeys(["rerouted", "failed", *REASONS], 0)
+        c["rerouted"], c["failed"] = int(mt.group(2)), int(mt.group(3) or 0)
+        targets = []
+        if mt.group(4):
+            for part in mt.group(5).split(", "):
+                n, reason = part.split(" ", 1)
+                c[KEY_OF[reason]] = int(n)
+            assert sum(c[k] for k in REASONS) == int(mt.group(4)), l
+            targets = mt.group(6).split(" and ")
+        out[mt.group(1)] = (c, targets)
+    rerouted = sum(c["rerouted"] + c["failed"] for c, _ in out.values())
+    passed = sum(c[k] for c, _ in out.values() for k in REASONS)
+    assert (rerouted, passed) == (int(totals[0].group(1)), int(totals[0].group(2))), stderr
     return out
 
 
+def counts(stderr, family=BLAS_ROUTINES):
+    """The summary's counts, summed over one family of entry points."""
+    total = dict.fromkeys(["rerouted", "failed", *REASONS], 0)
+    for routine, (c, _) in summary(stderr).items():
+        if routine in family:
+            for k in total:
+                total[k] += c[k]
+    return total
+
+
 def expect(c, **want):
-    names = {
-        "rerouted": "rerouted",
-        "off": "passed through: XN_INTERCEPT off",
-        "small": "passed through: below XN_INTERCEPT_MIN_FLOPS",
-        "negative": "passed through: negative entries (ngemm)",
-        "nonfinite": "passed through: NaN or Inf entries",
-        "own": "passed through: the library's own calls",
-        "precision": "passed through: no such routine for this precision",
-        "bad": "passed through: bad arguments (reported by the BLAS)",
-        "quick": "passed through: quick return (alpha = 0 or k = 0 or empty C)",
-        "cannot": "passed through: xNGEMM could not run the call",
-        "failed": "rerouted and failed: the library's status returned",
-    }
     for key, n in want.items():
-        assert c[names[key]] == n, f"{key}: {c[names[key]]} != {n} in {c}"
+        assert c[key] == n, f"{key}: {c[key]} != {n} in {c}"
 
 
 def without_log(text):
-    return "\n".join(l for l in text.splitlines() if not l.startswith("xngemm intercept"))
+    return "\n".join(l for l in text.splitlines() if not l.startswith("xngemm intercept:"))
 
 
 # ------------------------------------------------------------- the client
@@ -118,9 +153,6 @@ def parse(stdout):
         if mt:
             vals[(mt.group(1), int(mt.group(2)), int(mt.group(3)))] = float.fromhex(mt.group(4))
     return vals
-
-
-names_own = "passed through: the library's own calls"
 
 
 def part_client(lib, exe):
@@ -179,7 +211,7 @@ def part_client(lib, exe):
         assert out == plain_nn, f"{mode}: not the exact integer product"
         c = counts(err)
         expect(c, rerouted=4)
-        assert c[names_own] > 4 * 7, f"{mode}: did not recurse ({c[names_own]} leaf calls)"
+        assert c["own"] > 4 * 7, f"{mode}: did not recurse ({c['own']} leaf calls)"
     print("ngemm: negative operands passed through; ngemm, strassen, winograd rerouted "
           "non-negative integer calls exactly, recursing (leaf 2)")
 
@@ -270,6 +302,169 @@ def part_numpy(lib):
     return 0
 
 
+# The reference BLAS (Debian's libblas3, chosen by LD_LIBRARY_PATH as the
+# alternatives system would): numpy's extension module loads it privately
+# (RTLD_LOCAL), where RTLD_NEXT does not see it.
+REFERENCE_BLAS_DIR = "/usr/lib/x86_64-linux-gnu/blas"
+# Two products, 2 m n k = 2 6 40 5 = 2400 and 2 8 300 7 = 33600 flops, and the
+# shared objects the process maps.
+NUMPY_REFERENCE_PROBE = r"""
+import sys, numpy as np
+rng = np.random.default_rng(int(sys.argv[1]))
+for m, k, n in ((6, 40, 5), (8, 300, 7)):
+    A = rng.uniform(-1, 1, (m, k)) * np.exp2(rng.integers(-30, 30, (m, k)))
+    B = rng.uniform(-1, 1, (k, n)) * np.exp2(rng.integers(-30, 30, (k, n)))
+    C = A @ B
+    for a in (A, B, C):
+        print(" ".join(float(x).hex() for x in a.ravel()))
+maps = {l.split()[-1] for l in open("/proc/self/maps") if l.split()[-1].startswith("/")}
+print("maps", " ".join(sorted(p for p in maps if ".so" in p)))
+"""
+THRESHOLD = 10000  # between the two products' flops
+
+
+def probe_reference(lib=None, blas_dir=REFERENCE_BLAS_DIR, seed=0, **env):
+    """[(A, B, C) per product], the mapped shared objects, stderr."""
+    if blas_dir:
+        env["LD_LIBRARY_PATH"] = blas_dir
+    out, err = run([sys.executable, "-c", NUMPY_REFERENCE_PROBE, str(seed)], lib, **env)
+    lines = out.splitlines()
+    assert lines[-1].startswith("maps "), out
+    vals = [list(map(float.fromhex, l.split())) for l in lines[:-1]]
+    return [vals[0:3], vals[3:6]], set(lines[-1].split()[1:]), err
+
+
+def blas_of(maps):
+    return sorted(p for p in maps if re.search(r"/lib(open)?blas", p))
+
+
+def correctly_rounded_rowmajor(A, B, m, k, n):
+    return [float(sum(Fraction(A[i * k + p]) * Fraction(B[p * n + j]) for p in range(k)))
+            for i in range(m) for j in range(n)]
+
+
+def part_numpy_reference(lib):
+    """The pass-through keeps the program's own BLAS, also where it was loaded
+    privately: bit for bit the reference BLAS's results with the interposer
+    off, the same BLAS mapped and neither libxngemm nor CUDA; under exdgemm,
+    the calls below the threshold still the reference BLAS's."""
+    python = sys.executable
+    if subprocess.run([python, "-c", "import numpy"], capture_output=True).returncode:
+        print("numpy is not installed for", python, "(Debian: python3-numpy): skipped")
+        return SKIP
+    seed = int.from_bytes(os.urandom(4), "little")
+    plain, plain_maps, _ = probe_reference(seed=seed)
+    reference = [p for p in plain_maps if p.startswith(REFERENCE_BLAS_DIR + "/libblas.so")]
+    if not reference:
+        print(f"numpy does not run on {REFERENCE_BLAS_DIR}/libblas.so.3 here "
+              f"(Debian: libblas3; mapped: {blas_of(plain_maps)}): skipped")
+        return SKIP
+    print(f"seed {seed}; plain on the reference BLAS: {blas_of(plain_maps)}")
+    # The system's default BLAS (OpenBLAS here) rounds differently: the case
+    # tells the two apart (the interposer used to give OpenBLAS's bits).
+    default, default_maps, _ = probe_reference(blas_dir=None, seed=seed)
+    if reference[0] in default_maps:
+        print("the system's default BLAS is the reference BLAS: no other BLAS to tell apart")
+    else:
+        assert any(default[i][2] != plain[i][2] for i in range(2)), \
+            "OpenBLAS and the reference BLAS agree bit for bit here: the case proves nothing"
+
+    def library_objects(maps):
+        return sorted(p for p in maps if re.search(r"libxngemm\.so|libcudart|libcublas", p))
+
+    for env in ({}, {"XN_INTERCEPT": "off"}):
+        got, maps, err = probe_reference(lib, seed=seed, **env)
+        assert got == plain, f"{env or 'unset'}: numpy's results differ from the reference BLAS's"
+        # The same objects, but for the interposer and its C++ runtime.
+        extra = {p for p in maps - plain_maps
+                 if not re.search(r"libxngemm_intercept|libstdc\+\+|libgcc_s", p)}
+        assert not extra and plain_maps <= maps, \
+            f"{env}: mapped {sorted(maps ^ plain_maps)} differently from the plain run"
+        assert blas_of(maps) == blas_of(plain_maps), (blas_of(maps), blas_of(plain_maps))
+        assert not library_objects(maps), f"{env}: off loaded {library_objects(maps)}"
+        c = counts(err)
+        assert c["off"] >= 2 and c["rerouted"] == 0, c
+        for routine, (_, targets) in summary(err).items():
+            assert all(t.startswith(REFERENCE_BLAS_DIR + "/") for t in targets), \
+                f"{routine} passed through to {targets}"
+    print("off and unset: the reference BLAS's bits, the same objects mapped, "
+          "neither libxngemm nor CUDA loaded")
+
+    got, maps, err = probe_reference(lib, seed=seed, XN_INTERCEPT="exdgemm",
+                                     XN_INTERCEPT_MIN_FLOPS=THRESHOLD)
+    assert got[0] == plain[0], "exdgemm: a product below the threshold changed"
+    (A, B, C), (m, k, n) = got[1], (8, 300, 7)
+    cr = correctly_rounded_rowmajor(A, B, m, k, n)
+    wrong = [i for i in range(m * n) if C[i] != cr[i]]
+    assert not wrong, f"exdgemm: {len(wrong)} entries not correctly rounded, first {wrong[0]}"
+    assert library_objects(maps), "exdgemm: libxngemm was not loaded"
+    s = summary(err)
+    c, targets = s["cblas_dgemm"]
+    assert c["rerouted"] == 1 and c["small"] >= 1, s
+    assert targets and targets[0].startswith(REFERENCE_BLAS_DIR + "/"), \
+        f"exdgemm: the small product passed through to {targets}"
+    print(f"exdgemm with XN_INTERCEPT_MIN_FLOPS={THRESHOLD}: the small product the reference "
+          f"BLAS's bits ({targets[0]}), the large one correctly rounded "
+          f"({sum(C[i] != plain[1][2][i] for i in range(m * n))} of {m * n} entries "
+          "differ from the reference BLAS)")
+    return 0
+
+
+# ------------------------------------------------------- the environment
+
+def messages(stderr):
+    """The validator's lines ("xngemm: XN_...")."""
+    return [l for l in stderr.splitlines() if l.startswith("xngemm: XN_")]
+
+
+def part_environment(lib, exe):
+    """Bad values of the interposer's and the library's variables: one line
+    each on stderr, naming the variable, the value and what is used instead,
+    once per process however many calls read them; the defaults apply."""
+    plain, _ = run([exe])
+    # The interposer's own variables, validated with it off (libxngemm is
+    # never loaded to read them).
+    out, err = run([exe], lib, XN_INTERCEPT="banana", XN_INTERCEPT_MIN_FLOPS="12x",
+                   XN_INTERCEPT_LOG="yes")
+    assert out == plain, "bad interposer settings changed a result"
+    assert sorted(messages(err)) == sorted([
+        "xngemm: XN_INTERCEPT=banana is not one of off, exdgemm, ngemm, strassen, winograd: "
+        "using off",
+        "xngemm: XN_INTERCEPT_MIN_FLOPS=12x is not a number: using 0",
+        "xngemm: XN_INTERCEPT_LOG=yes is not one of 0, 1: using 0"]), err
+    assert "xngemm intercept:" not in err, f"XN_INTERCEPT_LOG=yes printed the summary: {err}"
+    out, err = run([exe], lib, XN_INTERCEPT="exdgemm", XN_INTERCEPT_MIN_FLOPS="-5")
+    assert messages(err) == [
+        "xngemm: XN_INTERCEPT_MIN_FLOPS=-5 is out of range (at least 0): using 0"], err
+    expect(counts(err), rerouted=2)
+
+    # The library's: read when it is loaded; 32 rerouted calls from 4
+    # threads (the client's "threads" case), one line each.
+    threads_ref, _ = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm")
+    out, err = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm", XN_DEVICE="banana",
+                   XN_LEAF_D="abc", XN_MAX_LEVELS="99", XN_EXDGEMM_BLOCK="-1")
+    assert out == threads_ref, "bad library settings changed a rerouted result"
+    assert sorted(messages(err)) == sorted([
+        "xngemm: XN_DEVICE=banana is not one of auto, cpu, gpu: using auto",
+        "xngemm: XN_LEAF_D=abc is not an integer: using 4096",
+        "xngemm: XN_MAX_LEVELS=99 is out of range (0 to 30): using 6",
+        "xngemm: XN_EXDGEMM_BLOCK=-1 is out of range (0 to 2147483648): using 0"]), err
+    expect(counts(err), rerouted=32)
+
+    # XN_DEVICE=gpu where no GPU is usable: the CPU, said once.
+    out, err = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm", XN_DEVICE="gpu")
+    assert out == threads_ref
+    said = "xngemm: XN_DEVICE=gpu but no GPU is usable: the host routines run on the CPU"
+    if os.path.exists("/dev/nvidiactl"):
+        print("a GPU may be usable here: XN_DEVICE=gpu's message not checked")
+        assert said not in messages(err) or messages(err) == [said], err
+    else:
+        assert messages(err) == [said], err
+    print("bad values: one line each, once per process (32 calls, 4 threads); "
+          "the defaults used; the interposer's read without libxngemm")
+    return 0
+
+
 # ---------------------------------------------------------------- cuBLAS
 
 def part_cublas(lib, client, reference):
@@ -313,7 +508,7 @@ def part_cublas(lib, client, reference):
 
     out, err = run([client], lib, **env)
     same(lines(out)[0], plain, "XN_INTERCEPT unset")
-    expect(counts(err, CUBLAS_LOG), rerouted=0, bad=1, quick=1, off=calls - 2)
+    expect(counts(err, CUBLAS_ROUTINES), rerouted=0, bad=1, quick=1, off=calls - 2)
     print(f"off: {calls} cuBLAS calls passed through, same bits")
 
     for mode in ("exdgemm", "ngemm", "strassen", "winograd"):
@@ -321,7 +516,7 @@ def part_cublas(lib, client, reference):
         out, err = run([client], lib, XN_INTERCEPT=mode, **env)
         got, extra = lines(out)
         same(got, ref, f"{mode}: the client under the interposer and {mode}'s routine")
-        c = counts(err, CUBLAS_LOG)
+        c = counts(err, CUBLAS_ROUTINES)
         want = int(ref_extra["rerouted"])
         expect(c, rerouted=want, bad=1, quick=1, cannot=0, failed=0)
         changed = [n for n in ref if n and ref[n] != plain[n]]
@@ -331,7 +526,7 @@ def part_cublas(lib, client, reference):
             # in every entry, the rerouted call is.
             assert "d_nn_signed" in changed, "exdgemm: d_nn_signed equals cuBLAS's"
         else:
-            assert c["passed through: the library's own calls"] > want, \
+            assert c["own"] > want, \
                 f"{mode}: the rerouted calls did not recurse"
         # (Up to 32 MiB moves with cuBLAS's and the pool's own allocations.)
         assert extra["leak_mib"] < 64, f"{mode}: {extra['leak_mib']} MiB left by destroyed handles"
@@ -348,11 +543,11 @@ def part_cublas(lib, client, reference):
     # workspace budget of 1 byte: ALLOC_FAILED, C untouched): cuBLAS's bits.
     out, err = run([client], lib, XN_INTERCEPT="exdgemm", XN_INTERCEPT_MIN_FLOPS=1e12, **env)
     same(lines(out)[0], plain, "below XN_INTERCEPT_MIN_FLOPS")
-    expect(counts(err, CUBLAS_LOG), rerouted=0)
+    expect(counts(err, CUBLAS_ROUTINES), rerouted=0)
     out, err = run([client], lib, XN_INTERCEPT="exdgemm", XN_EXDGEMM_WORKSPACE_LIMIT=1, **env)
     same(lines(out)[0], plain, "exdgemm without workspace")
     ex_ref = int(lines(run([reference, "exdgemm"], **env)[0])[1]["rerouted"])
-    expect(counts(err, CUBLAS_LOG), rerouted=0, cannot=ex_ref)
+    expect(counts(err, CUBLAS_ROUTINES), rerouted=0, cannot=ex_ref)
     print(f"threshold and ALLOC_FAILED: every call cuBLAS's ({ex_ref} could not run "
           "in xNGEMM and went to cuBLAS)")
     return 0
@@ -366,6 +561,10 @@ def main():
         part_fortran(*sys.argv[2:5])
     elif part == "numpy":
         return part_numpy(sys.argv[2])
+    elif part == "numpy_reference":
+        return part_numpy_reference(sys.argv[2])
+    elif part == "environment":
+        return part_environment(*sys.argv[2:4])
     elif part == "cublas":
         return part_cublas(*sys.argv[2:5])
     else:

@@ -52,8 +52,10 @@ inline std::uint64_t ex_bits(double x) {
   return b;
 }
 
-// Same double (NaN matches NaN; +0 matches -0: the sign of an exact zero is
-// not part of exdgemm's contract, see xngemm.h).
+// Same value as the MPFR oracle's (NaN matches NaN; +0 matches -0: that
+// oracle does not model the sign of an exact zero, which is part of
+// exdgemm's contract and is checked against the IEEE oracle in
+// test_exdgemm_ieee*.cpp; CPU-GPU comparisons compare bits).
 inline bool ex_same(double got, double want) {
   if (std::isnan(want)) return std::isnan(got);
   if (want == 0.0) return got == 0.0;

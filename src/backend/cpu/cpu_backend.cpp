@@ -189,16 +189,46 @@ class CpuGemmHooks {
   CpuBackend<T> &plain() { return be_; }
   Status begin() { return Status::Ok; }
   CpuBackend<T> &backend() { return be_; }
+  bool capturing() const { return false; }  // no CUDA graph on the CPU
 
-  Status find_negative(MatView<const T> A, MatView<const T> B, bool *found) {
+  // One pass over each operand: signs (stopping at the first negative, which
+  // decides the call), NaN/Inf, and the largest entry of each block of the
+  // grid, kept in op() orientation.
+  Status find_negative(MatView<const T> A, MatView<const T> B, BlockMaxima *maxima,
+                       bool *found) {
     *found = false;
-    for (const MatView<const T> &V : {A, B})
-      for (index_t j = 0; j < V.stored_cols(); ++j)
-        for (index_t i = 0; i < V.stored_rows(); ++i)
-          if (ew_is_negative(V.p[i + j * V.ld])) {
-            *found = true;
-            return Status::Ok;
-          }
+    const int g = maxima->grid_levels;
+    const index_t side = g < 0 ? 0 : index_t(1) << g;
+    for (int which = 0; which < 2; ++which) {
+      const MatView<const T> &V = which == 0 ? A : B;
+      double *grid = which == 0 ? maxima->a.data() : maxima->b.data();
+      const index_t rows = V.stored_rows(), cols = V.stored_cols();
+      for (index_t j = 0; j < cols; ++j) {
+        const T *col = V.p + j * V.ld;
+        int flags = 0;
+        for (index_t i = 0; i < rows; ++i) flags |= ew_entry_flags(col[i]);
+        if (flags & kEntryNegative) {
+          *found = true;
+          return Status::Ok;
+        }
+        maxima->nonfinite |= (flags & kEntryNonFinite) != 0;
+        if (g < 0) continue;
+        const index_t cb = scale_grid_block(j, cols, g);
+        // Runs of rows in one block: [i0, i1).
+        for (index_t i0 = 0; i0 < rows;) {
+          const index_t rb = scale_grid_block(i0, rows, g);
+          const index_t i1 = rb == side - 1 ? rows : (rb + 1) * (rows >> g);
+          T mx = T(0);
+          for (index_t i = i0; i < i1; ++i)
+            if (col[i] > mx) mx = col[i];  // NaN and -0 never exceed 0
+          // Stored (rb, cb) is op (cb, rb) for a transposed view.
+          double &cell = V.trans ? grid[std::size_t(cb + side * rb)]
+                                 : grid[std::size_t(rb + side * cb)];
+          cell = std::max(cell, double(mx));
+          i0 = i1;
+        }
+      }
+    }
     return Status::Ok;
   }
 

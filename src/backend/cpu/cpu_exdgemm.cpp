@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <vector>
@@ -33,6 +34,9 @@ class CpuExBackend {
   void *body_space(std::size_t bytes) { return grow(body_, bytes); }
   void *head_address() { return head_.data(); }  // separate regions: never moves
   std::size_t workspace_cap() const { return SIZE_MAX; }
+  bool capturing() const { return false; }  // no CUDA graph on the CPU
+  double host_alpha() const { return alpha_; }
+  double host_beta() const { return beta_; }
   Status wait() const { return Status::Ok; }  // synchronous: every phase is done
 
   Status scan_rows(MatView<const double> X, VectorInfo *info) {
@@ -131,8 +135,8 @@ class CpuExBackend {
   Status modular_sum_block(MatView<const double> A, MatView<const double> B,
                            MatView<double> C, const VectorInfo *ia, const VectorInfo *ib,
                            index_t i0, index_t bm, index_t j0, index_t bn, int L,
-                           const void *P, double alpha, double beta,
-                           std::int64_t *wide_count) {
+                           int cap_bits, int log2_k, const void *P, double alpha,
+                           double beta, std::int64_t *wide_count) {
     const int cap = 2 * exact::kMaxLimbs + 2;
     if (scratch_.size() < std::size_t(cap)) scratch_.resize(std::size_t(cap));
     const double *prods = static_cast<const double *>(P);
@@ -141,6 +145,11 @@ class CpuExBackend {
     for (index_t j = 0; j < bn; ++j)
       for (index_t i = 0; i < bm; ++i) {
         const index_t gi = i0 + i, gj = j0 + j;
+        if (exact::modular_over_range(ia[gi], ib[gj], log2_k, cap_bits)) {
+          const exact::DirectTerms X{exact::entry_operands(A, B, ia[gi], ib[gj], gi, gj)};
+          wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
+          continue;
+        }
         const exact::ModularTerms X = exact::entry_modular_terms(
             prods + i + j * bm, bm * bn, ia[gi], ib[gj], basis, exact::kModularTables);
         wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
@@ -160,8 +169,10 @@ class CpuExBackend {
     for (index_t j = 0; j < bn; ++j)
       for (index_t i = 0; i < bm; ++i) {
         const index_t gi = i0 + i, gj = j0 + j;
-        const exact::SliceTerms X{exact::EntryProducts{P.p + i + j * P.ld, bm, bn * P.ld,
-                                                       la.n, lb.n, la.idx, lb.idx},
+        // No slice on one side (no nonzero finite entry): no products at all.
+        const double *pij = la.n && lb.n ? P.p + i + j * P.ld : nullptr;
+        const exact::SliceTerms X{exact::EntryProducts{pij, bm, bn * P.ld, la.n, lb.n,
+                                                       la.idx, lb.idx},
                                   ia[gi].top + 1, ib[gj].top + 1, w};
         wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
       }
@@ -178,13 +189,14 @@ class CpuExBackend {
                    const Terms &X, double alpha, double beta, int cap) {
     bool wide = false;
     double *c = C.at(gi, gj);
-    *c = exact::exact_entry(X, exact::nonfinite_context(A, B, ia, ib, gi, gj), alpha,
+    *c = exact::exact_entry(X, exact::entry_operands(A, B, ia, ib, gi, gj), alpha,
                             beta, c, scratch_.data(), cap, &wide);
     return wide;
   }
   static void *grow(std::vector<double> &v, std::size_t bytes) {
     try {
-      if (v.size() * 8 < bytes) v.resize((bytes + 7) / 8);
+      // At least one element: a request of 0 bytes still gets a valid pointer.
+      if (v.size() * 8 < bytes || v.empty()) v.resize(std::max<std::size_t>((bytes + 7) / 8, 1));
     } catch (const std::bad_alloc &) {
       return nullptr;
     }

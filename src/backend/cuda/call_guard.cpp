@@ -9,24 +9,40 @@ CallGuard::CallGuard(cublasHandle_t handle) : handle_(handle) {
   if (status_ == CUBLAS_STATUS_SUCCESS) status_ = cublasGetPointerMode(handle, &mode);
   if (status_ != CUBLAS_STATUS_SUCCESS) return;
   device_scalars_ = mode == CUBLAS_POINTER_MODE_DEVICE;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream_, &capture) != cudaSuccess) {
+    cudaGetLastError();
+    status_ = CUBLAS_STATUS_NOT_SUPPORTED;
+    return;
+  }
+  if (capture == cudaStreamCaptureStatusInvalidated) {
+    status_ = CUBLAS_STATUS_EXECUTION_FAILED;
+    return;
+  }
+  capturing_ = capture == cudaStreamCaptureStatusActive;
   state_ = handle_state(handle);
   if (!state_) {
     status_ = CUBLAS_STATUS_ALLOC_FAILED;
     return;
   }
   lock_ = std::unique_lock<std::mutex>(state_->mu);
+  state_->in_capture = capturing_;
 }
 
 CallGuard::~CallGuard() {
   // A path that entered and returned without finish() still leaves the
   // handle ordered for its next call.
   if (entered_) finish(Status::Ok);
+  if (state_ && lock_.owns_lock()) state_->in_capture = false;
 }
 
 Status CallGuard::enter() {
   if (entered_) return Status::Ok;
-  Status s = ensure_device_resources(*state_, stream_);
-  if (s == Status::Ok) s = order_after_last_call(*state_, stream_);
+  Status s = ensure_device_resources(*state_);
+  // A captured call is ordered by the graph it joins, not by the handle's
+  // event: waiting on an event recorded outside the capture, or recording
+  // one inside it, has no meaning for a later replay.
+  if (s == Status::Ok && !capturing_) s = order_after_last_call(*state_, stream_);
   entered_ = s == Status::Ok;
   return s;
 }
@@ -34,6 +50,7 @@ Status CallGuard::enter() {
 Status CallGuard::finish(Status s) {
   if (!entered_) return s;
   entered_ = false;
+  if (capturing_) return s;
   const Status done = mark_call_done(*state_, stream_);
   return s != Status::Ok ? s : done;
 }

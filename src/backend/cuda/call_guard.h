@@ -15,6 +15,15 @@
 // leaves the event alone and costs nothing beyond the lock.
 // While the guard lives the thread counts as inside the library
 // (core/call_depth.h): its cuBLAS leaves bypass the interposer.
+//
+// CUDA graphs. The guard reads once whether the call's stream is being
+// captured (cudaStreamIsCapturing). A captured call enqueues only work that
+// a graph can replay: it never allocates or frees device memory (it runs in
+// the workspace the handle already has: from a warm-up call, or supplied
+// with xnSetWorkspace), never synchronises, and leaves the handle's ordering
+// event alone (the graph runs when the caller launches it; ordering it
+// against direct calls on the same handle is the caller's, as for cuBLAS's
+// own workspace). docs/design.md, "CUDA graphs".
 #pragma once
 
 #include <cublas_v2.h>
@@ -36,14 +45,19 @@ class CallGuard {
   CallGuard &operator=(const CallGuard &) = delete;
 
   // SUCCESS, or why the call cannot run: cuBLAS's own error reading the
-  // handle's stream or pointer mode, or ALLOC_FAILED when the state could
-  // not be created. The accessors below need SUCCESS.
+  // handle's stream or pointer mode, ALLOC_FAILED when the state could not
+  // be created, NOT_SUPPORTED when CUDA cannot say whether the stream is
+  // being captured (the legacy stream during another thread's capture) and
+  // EXECUTION_FAILED when its capture is already invalidated: nothing is
+  // enqueued then. The accessors below need SUCCESS.
   cublasStatus_t status() const { return status_; }
   cublasHandle_t handle() const { return handle_; }
   HandleState &state() const { return *state_; }
   cudaStream_t stream() const { return stream_; }
   // alpha and beta live in device memory (CUBLAS_POINTER_MODE_DEVICE).
   bool device_scalars() const { return device_scalars_; }
+  // The stream is being captured into a CUDA graph.
+  bool capturing() const { return capturing_; }
 
   // The handle's device resources (constants, event) and the stream order
   // after its previous call; once per call, later calls return at once.
@@ -53,6 +67,11 @@ class CallGuard {
   Status finish(Status s);
 
  private:
+  // The whole call in the relaxed capture mode: what it (or cuBLAS inside
+  // it) allocates or waits for outside stream order never invalidates
+  // another thread's global-mode capture. A captured call itself makes no
+  // such call (see above).
+  RelaxedCaptureMode relaxed_;
   CallDepthGuard inside_;
   cublasHandle_t handle_;
   cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
@@ -60,6 +79,7 @@ class CallGuard {
   std::unique_lock<std::mutex> lock_;
   cudaStream_t stream_ = nullptr;
   bool device_scalars_ = false;
+  bool capturing_ = false;
   bool entered_ = false;
 };
 

@@ -5,10 +5,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <optional>
 
 #include "backend/cuda/call_guard.h"
 #include "core/executor.h"
+#include "core/gemm_driver.h"
 #include "core/types.h"
 #include "core/view.h"
 #include "kernels/launch.h"
@@ -126,27 +128,72 @@ class CudaBackend {
 // begin() enters the guard; backend() then also has the handle's 0 and 1 in
 // the scalars' memory kind, for the schedule's internal betas.
 // The OR of the EntryFlags of every entry of A and B (stored as viewed), on
-// the guard's stream, read back to the host: one read of each operand and
-// one synchronisation of that stream (not of the device). The guard must
-// have entered (its state's flag words exist).
+// the guard's stream, read back to the host, and with maxima->grid_levels >=
+// 0 (if maxima is given) the block maxima of op(A) and op(B) on that grid
+// (core/gemm_driver.h, BlockMaxima), taken by the same kernels in the same
+// read: one read of each operand, one copy of flags and maxima to pinned
+// memory and one synchronisation of that stream (not of the device). The
+// guard must have entered (its state's scan buffer exists).
 template <class T>
-Status operand_entry_flags(CallGuard &g, MatView<const T> A, MatView<const T> B,
-                           int *flags) {
+Status operand_scan(CallGuard &g, MatView<const T> A, MatView<const T> B,
+                    BlockMaxima *maxima, int *flags) {
+  static_assert(kScanMaxGridLevels == kMaxScaleGridLevels, "one grid for scan and rule");
+  static_assert(kScanBufferBytes >=
+                    kScanMaximaOffset +
+                        2 * (std::size_t(1) << (2 * kScanMaxGridLevels)) * sizeof(double),
+                "the scan buffer holds both grids");
   *flags = 0;
   HandleState &st = g.state();
   const cudaStream_t stream = g.stream();
-  if (cudaMemsetAsync(st.scan_flags_dev, 0, sizeof(int), stream) != cudaSuccess)
+  const int grid = maxima ? maxima->grid_levels : -1;
+  if (grid > kScanMaxGridLevels) return Status::Internal;
+  const std::size_t cells = grid < 0 ? 0 : std::size_t(1) << (2 * grid);
+  const std::size_t bytes =
+      grid < 0 ? sizeof(int) : kScanMaximaOffset + 2 * cells * sizeof(double);
+  char *dev = reinterpret_cast<char *>(st.scan_flags_dev);
+  long long *cells_dev = reinterpret_cast<long long *>(dev + kScanMaximaOffset);
+  if (cudaMemsetAsync(dev, 0, bytes, stream) != cudaSuccess)
     return Status::ExecutionFailed;
-  for (const MatView<const T> &V : {A, B})
-    if (launch_entry_flags<T>(stream, V.stored_rows(), V.stored_cols(), V.p, V.ld,
-                              st.scan_flags_dev) != cudaSuccess)
-      return Status::ExecutionFailed;
-  if (cudaMemcpyAsync(st.scan_flags_host, st.scan_flags_dev, sizeof(int),
-                      cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+  for (int which = 0; which < 2; ++which) {
+    const MatView<const T> &V = which == 0 ? A : B;
+    const cudaError_t e =
+        grid < 0 ? launch_entry_flags<T>(stream, V.stored_rows(), V.stored_cols(), V.p,
+                                         V.ld, st.scan_flags_dev)
+                 : launch_entry_flags_max<T>(stream, V.stored_rows(), V.stored_cols(),
+                                             V.p, V.ld, st.scan_flags_dev,
+                                             cells_dev + which * cells, grid);
+    if (e != cudaSuccess) return Status::ExecutionFailed;
+  }
+  if (cudaMemcpyAsync(st.scan_flags_host, dev, bytes, cudaMemcpyDeviceToHost, stream) !=
+          cudaSuccess ||
       cudaStreamSynchronize(stream) != cudaSuccess)
     return Status::ExecutionFailed;
   *flags = *st.scan_flags_host;
+  if (grid >= 0) {
+    // Stored (r, c) of a transposed operand is op() block (c, r).
+    const char *host = reinterpret_cast<const char *>(st.scan_flags_host);
+    const index_t side = index_t(1) << grid;
+    for (int which = 0; which < 2; ++which) {
+      const bool trans = which == 0 ? A.trans : B.trans;
+      double *out = which == 0 ? maxima->a.data() : maxima->b.data();
+      for (index_t c = 0; c < side; ++c)
+        for (index_t r = 0; r < side; ++r) {
+          double v;
+          std::memcpy(&v, host + kScanMaximaOffset + (which * cells + r + side * c) * 8,
+                      8);
+          out[trans ? c + side * r : r + side * c] = v;
+        }
+    }
+    maxima->nonfinite = (*flags & kEntryNonFinite) != 0;
+  }
   return Status::Ok;
+}
+
+// The flags alone (the interposer's scan, api/interposer_support.h).
+template <class T>
+Status operand_entry_flags(CallGuard &g, MatView<const T> A, MatView<const T> B,
+                           int *flags) {
+  return operand_scan<T>(g, A, B, nullptr, flags);
 }
 
 template <class T>
@@ -175,12 +222,16 @@ class CudaGemmHooks {
     return Status::Ok;
   }
 
+  bool capturing() const { return g_.capturing(); }
+
   // One read of op(A) and op(B) and one stream synchronisation: the choice
-  // of algorithm is made on the host.
-  Status find_negative(MatView<const T> A, MatView<const T> B, bool *found) {
+  // of algorithm and depth is made on the host.
+  Status find_negative(MatView<const T> A, MatView<const T> B, BlockMaxima *maxima,
+                       bool *found) {
     int flags = 0;
-    const Status s = operand_entry_flags<T>(g_, A, B, &flags);
+    const Status s = operand_scan<T>(g_, A, B, maxima, &flags);
     *found = (flags & kEntryNegative) != 0;
+    maxima->nonfinite = (flags & kEntryNonFinite) != 0;
     return s;
   }
 

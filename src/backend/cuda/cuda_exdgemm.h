@@ -54,8 +54,14 @@ class CudaExBackend {
   }
   void *head_address() const { return st_.ws; }
   unsigned long long *wide_counter() const { return wide_; }
-  // The budget can be no larger than the workspace the handle can have.
+  // The budget can be no larger than the workspace the handle can have
+  // (inside a capture: the one it has).
   std::size_t workspace_cap() const { return xn::workspace_cap(st_); }
+  bool capturing() const { return st_.in_capture; }
+  // The scalars before any fetch: host values, or (device pointer mode) not
+  // known here: the sums then read them on the device (block_args).
+  double host_alpha() const { return dev_ ? 0.0 : *alpha_; }
+  double host_beta() const { return dev_ ? 0.0 : *beta_; }
 
   // Phase boundaries of XN_OPT_EXDGEMM_PHASE_TIMES only.
   Status wait() { return ok(cudaStreamSynchronize(s_)); }
@@ -115,8 +121,10 @@ class CudaExBackend {
   // otherwise a quarter of the device memory free now, counting the
   // workspace the handle already holds.
   std::size_t automatic_budget() const {
-    if (!st_.ws_owned) return st_.ws_bytes;
+    if (!st_.ws_owned || st_.in_capture) return st_.ws_bytes;
     std::size_t free_b = 0, total_b = 0;
+    // (cudaMemGetInfo would invalidate another thread's global capture.)
+    const RelaxedCaptureMode relaxed;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
       cudaGetLastError();
       free_b = std::size_t(1) << 30;
@@ -198,10 +206,11 @@ class CudaExBackend {
   Status modular_sum_block(MatView<const double> A, MatView<const double> B,
                            MatView<double> C, const exact::VectorInfo *ia,
                            const exact::VectorInfo *ib, index_t i0, index_t bm,
-                           index_t j0, index_t bn, int L, const void *P, double alpha,
-                           double beta, std::int64_t *) {
+                           index_t j0, index_t bn, int L, int cap_bits, int log2_k,
+                           const void *P, double alpha, double beta, std::int64_t *) {
     const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta),
-                             static_cast<const std::int32_t *>(P), exact::crt_basis(L)};
+                             static_cast<const std::int32_t *>(P), exact::crt_basis(L),
+                             cap_bits, log2_k};
     return ok(launch_ex_modular_sum_block(s_, a));
   }
 
@@ -220,8 +229,11 @@ class CudaExBackend {
                          MatView<double> C, const exact::VectorInfo *ia,
                          const exact::VectorInfo *ib, index_t i0, index_t bm, index_t j0,
                          index_t bn, double alpha, double beta) const {
-    return ExBlockArgs{view(A), view(B), C.p, C.ld,  ia,   ib,   i0,
-                       bm,      j0,      bn,  alpha, beta, wide_};
+    // With device scalars the kernels read them there (a captured call
+    // never had them on the host; a direct one fetched the same values).
+    return ExBlockArgs{view(A), view(B), C.p,   C.ld, ia,   ib,
+                       i0,      bm,      j0,    bn,   alpha, beta,
+                       dev_ ? alpha_ : nullptr, dev_ ? beta_ : nullptr, wide_};
   }
   static ExView view(MatView<const double> X) {
     return ExView{X.p, X.rows, X.cols, X.ld, X.trans};

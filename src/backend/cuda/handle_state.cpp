@@ -9,7 +9,6 @@
 #include <unordered_map>
 
 #include "backend/cuda/native_dgemm.h"
-#include "kernels/launch.h"
 
 namespace xn {
 
@@ -29,11 +28,14 @@ std::atomic<bool> g_fail_allocations{false};
 // the last call may no longer exist (the user may have destroyed it), so we
 // wait for our own event recorded after that call, then free.
 void free_workspace(HandleState &st, cudaStream_t stream) {
-  if (st.ws && st.ws_owned) {
+  if (st.ws && st.ws_owned && st.ws_in_graph) {
+    st.ws_kept_for_graphs.push_back(st.ws);  // graphs replay into it
+  } else if (st.ws && st.ws_owned) {
     cudaError_t e;
     if (stream) {
       e = cudaFreeAsync(st.ws, stream);
     } else {
+      const RelaxedCaptureMode relaxed;
       if (st.has_last) cudaEventSynchronize(st.last_done);
       e = cudaFree(st.ws);
     }
@@ -41,6 +43,7 @@ void free_workspace(HandleState &st, cudaStream_t stream) {
   }
   st.ws = nullptr;
   st.ws_bytes = 0;
+  st.ws_in_graph = false;
 }
 
 }  // namespace
@@ -80,10 +83,14 @@ bool release_handle_state(cublasHandle_t handle) {
     r.erase(it);
   }
   std::lock_guard<std::mutex> lock(st->mu);
+  const RelaxedCaptureMode relaxed;
   // The handle's last call may still be running and reading the workspace
   // and the constants: wait for it (our own event, not the device) first.
   if (st->has_last) cudaEventSynchronize(st->last_done);
+  st->ws_in_graph = false;
   free_workspace(*st, nullptr);
+  for (void *p : st->ws_kept_for_graphs)
+    if (cudaFree(p) != cudaSuccess) cudaGetLastError();
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_dev && cudaFree(st->scan_flags_dev) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_host && cudaFreeHost(st->scan_flags_host) != cudaSuccess)
@@ -95,17 +102,48 @@ bool release_handle_state(cublasHandle_t handle) {
   return true;
 }
 
-Status ensure_device_resources(HandleState &st, cudaStream_t stream) {
+namespace {
+
+// The device constants' layout (handle_state.h, HandleState::consts):
+// {0.f, 1.f} at byte 0, {0.0, 1.0} at 16, exdgemm's wide-path count at 32,
+// the int32 {0, 1} at 40.
+struct DeviceConstants {
+  float f[4] = {0.f, 1.f, 0.f, 0.f};
+  double d[2] = {0.0, 1.0};
+  unsigned long long wide = 0;
+  int i[2] = {0, 1};
+  char pad[16] = {};
+};
+static_assert(sizeof(DeviceConstants) == 64, "the constants occupy 64 bytes");
+
+// Writes the constants through a private non-blocking stream and waits for
+// that stream alone: no device-wide synchronisation, nothing on the
+// caller's stream (which may be capturing).
+bool write_constants(void *consts) {
+  static const DeviceConstants host{};
+  cudaStream_t s = nullptr;
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return false;
+  const bool ok =
+      cudaMemcpyAsync(consts, &host, sizeof host, cudaMemcpyHostToDevice, s) ==
+          cudaSuccess &&
+      cudaStreamSynchronize(s) == cudaSuccess;
+  cudaStreamDestroy(s);
+  return ok;
+}
+
+}  // namespace
+
+Status ensure_device_resources(HandleState &st) {
   if (st.consts) return Status::Ok;
+  const RelaxedCaptureMode relaxed;
   void *consts = nullptr;
   int *flag = nullptr, *flag_host = nullptr;
   cudaEvent_t ev = nullptr;
-  // Plain first-use allocations; the constants are written by a kernel on the
-  // caller's stream, so even the first call does not synchronise the device.
-  bool ok = cudaMalloc(&consts, 64) == cudaSuccess &&
-            launch_write_zero_one(stream, consts) == cudaSuccess &&
-            cudaMalloc(&flag, sizeof(int)) == cudaSuccess &&
-            cudaHostAlloc(&flag_host, sizeof(int), cudaHostAllocDefault) == cudaSuccess &&
+  bool ok = cudaMalloc(&consts, sizeof(DeviceConstants)) == cudaSuccess &&
+            write_constants(consts) &&
+            cudaMalloc(&flag, kScanBufferBytes) == cudaSuccess &&
+            cudaHostAlloc(&flag_host, kScanBufferBytes, cudaHostAllocDefault) ==
+                cudaSuccess &&
             cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess;
   if (!ok) {
     cudaGetLastError();
@@ -140,8 +178,14 @@ Status mark_call_done(HandleState &st, cudaStream_t stream) {
 void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
                         std::size_t keep) {
   if (bytes == 0) return st.ws;  // nothing needed; any pointer will do
-  if (st.ws && st.ws_bytes >= bytes) return st.ws;
+  if (st.ws && st.ws_bytes >= bytes) {
+    if (st.in_capture && st.ws_owned) st.ws_in_graph = true;
+    return st.ws;
+  }
   if (!st.ws_owned) return nullptr;  // the user's workspace is too small
+  // A captured call never allocates: memory a graph allocated would belong
+  // to the graph, and the old workspace's free would wait for a replay.
+  if (st.in_capture) return nullptr;
   if (g_fail_allocations) return nullptr;
   // Grow in stream order, ordered after every earlier use on this stream
   // (and, through the call guard, on the previous stream). The old
@@ -149,6 +193,7 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
   // the caller goes on in the old one, and the next call does not repeat a
   // free/alloc cycle.
   void *p = nullptr;
+  const RelaxedCaptureMode relaxed;  // (the stream itself is not capturing)
   if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) {
     cudaGetLastError();  // out-of-memory is not sticky; clear it
     return nullptr;
@@ -167,7 +212,7 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
 }
 
 std::size_t workspace_cap(const HandleState &st) {
-  return st.ws_owned ? SIZE_MAX : st.ws_bytes;
+  return st.ws_owned && !st.in_capture ? SIZE_MAX : st.ws_bytes;
 }
 
 void set_user_workspace(HandleState &st, void *ptr, std::size_t bytes) {
@@ -182,6 +227,7 @@ void *acquire_ex_host(HandleState &st, std::size_t bytes) {
   // Only reached after the call's synchronisation point has not yet been
   // passed and no earlier call uses the staging (calls on a handle are
   // serialised and each one synchronises before returning).
+  const RelaxedCaptureMode relaxed;
   if (st.ex_host) cudaFreeHost(st.ex_host);
   st.ex_host = nullptr;
   st.ex_host_bytes = 0;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "core/exdgemm.h"
 #include "core/options.h"
@@ -21,9 +22,17 @@ namespace xn {
 
 class NativeDgemm;
 
+// The scan buffer's layout (HandleState::scan_flags_dev): the flags word,
+// then up to 2 x 4^4 maxima (core/scale_depth.h, kMaxScaleGridLevels).
+constexpr std::size_t kScanMaximaOffset = 16;
+constexpr std::size_t kScanBufferBytes = kScanMaximaOffset + 2 * 256 * sizeof(double);
+
 struct HandleState {
   std::mutex mu;
   Options opt;
+  // The call holding `mu` is being captured into a CUDA graph (set by its
+  // CallGuard): it must neither allocate nor free device memory.
+  bool in_capture = false;
 
   // The handle's one workspace, shared by every routine (calls on a handle
   // are serialised): owned (allocated here, grown in stream order) or
@@ -31,6 +40,11 @@ struct HandleState {
   void *ws = nullptr;
   std::size_t ws_bytes = 0;
   bool ws_owned = true;
+  // A captured call used the owned workspace: graphs hold its address, so
+  // when a later call grows it (or xnSetWorkspace replaces it) the old one
+  // is kept here, not freed, until the handle is released.
+  bool ws_in_graph = false;
+  std::vector<void *> ws_kept_for_graphs;
 
   // {0.f, 1.f} then {0.0, 1.0} (and the int32 {0, 1} at byte 40) in device
   // memory: the 0 and 1 betas of the
@@ -38,8 +52,10 @@ struct HandleState {
   // xnExdgemm's count of entries summed by the wide accumulator, which the
   // handle's workspace cannot hold (later calls of other routines reuse it).
   void *consts = nullptr;
-  // The operand scan's EntryFlags (numerics/elementwise.h): device word and
-  // its pinned host mirror.
+  // The operand scan's EntryFlags (numerics/elementwise.h) at byte 0 and,
+  // from byte kScanMaximaOffset, the block maxima of op(A) then op(B)
+  // (kernels/launch.h, launch_entry_flags_max), kScanBufferBytes in device
+  // memory and the same in pinned host memory, its mirror.
   int *scan_flags_dev = nullptr;
   int *scan_flags_host = nullptr;
   std::uint64_t nonneg_fallbacks = 0;
@@ -84,8 +100,34 @@ HandleState *find_handle_state(cublasHandle_t handle);
 bool release_handle_state(cublasHandle_t handle);
 
 // Device resources of a state that every call needs (constants, flag,
-// event), made on first use. Caller holds st.mu.
-Status ensure_device_resources(HandleState &st, cudaStream_t stream);
+// event), made on first use, also inside a stream capture: they are
+// allocated in the thread's relaxed capture mode and written through a
+// private stream, so no capture sees them. Caller holds st.mu.
+Status ensure_device_resources(HandleState &st);
+
+// The calling thread in cudaStreamCaptureModeRelaxed while it lives: the
+// library's own allocations, frees and waits on its private resources are
+// then tolerated while any thread captures in the global mode, and never
+// invalidate that capture (they are not stream work a graph would replay).
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() {
+    if (cudaThreadExchangeStreamCaptureMode(&mode_) != cudaSuccess) {
+      cudaGetLastError();
+      swapped_ = false;
+    }
+  }
+  ~RelaxedCaptureMode() {
+    if (swapped_ && cudaThreadExchangeStreamCaptureMode(&mode_) != cudaSuccess)
+      cudaGetLastError();
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode &) = delete;
+  RelaxedCaptureMode &operator=(const RelaxedCaptureMode &) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+  bool swapped_ = true;
+};
 
 // Orders `stream` after the handle's last call.
 Status order_after_last_call(HandleState &st, cudaStream_t stream);
@@ -93,7 +135,8 @@ Status order_after_last_call(HandleState &st, cudaStream_t stream);
 Status mark_call_done(HandleState &st, cudaStream_t stream);
 
 // The handle's workspace, at least `bytes`, or nullptr if that cannot be had
-// (the user's is smaller, or the allocation failed): the
+// (the user's is smaller, the allocation failed, or the call is being
+// captured and the workspace it has is smaller: a capture never allocates): the
 // caller then runs with fewer levels, smaller blocks, or returns
 // ALLOC_FAILED before touching its output. Grows an owned workspace with
 // stream-ordered allocation, never with a device-wide synchronisation; the
@@ -101,7 +144,7 @@ Status mark_call_done(HandleState &st, cudaStream_t stream);
 void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
                         std::size_t keep = 0);
 // The most bytes acquire_workspace can give the handle: the user's
-// workspace, else SIZE_MAX.
+// workspace, or the one a captured call finds, else SIZE_MAX.
 std::size_t workspace_cap(const HandleState &st);
 // Supplies the user's workspace (ptr, bytes), or returns to an owned one
 // (nullptr, 0). An owned workspace is freed first, outside any call: after
