@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/exdgemm_inputs.h"
 #include "support/ieee_oracle.h"
 
 namespace xn_test {
@@ -50,11 +51,8 @@ struct IeeeFamily {
   std::vector<IeeeProblem> problems;
 };
 
-inline std::uint64_t ieee_bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, 8);
-  return b;
-}
+// The bit pattern, as the older exdgemm suites read it.
+inline std::uint64_t ieee_bits(double x) { return ex_bits(x); }
 
 // The contract's equality: the same bits, or both NaN (payload and sign of
 // a NaN are unspecified).
@@ -214,7 +212,6 @@ inline int bit_length(std::uint64_t x) {
   return n;
 }
 
-inline double u53(std::mt19937_64 &rng) { return double(rng() >> 11) * 0x1p-53; }
 inline int uniform_int(std::mt19937_64 &rng, int lo, int hi) {
   return lo + int(rng() % std::uint64_t(hi - lo + 1));
 }
