@@ -1,10 +1,38 @@
 # intercept.cmake - unchanged programs under the interposer
-# libxngemm_intercept.so (label "api"): a C program calling the host BLAS
+# libxngemm_intercept.so (label "api"): two modules each over its own BLAS,
+# a C program calling the host BLAS
 # GEMMs, the Fortran DGEMM example, numpy.dot on the system BLAS and on the
 # reference BLAS, and bad environment values, each checked by
 # tests/intercept/check_intercept.py (docs/design.md, "Interposer"); and the
 # plot script on the committed sweep data.
 # Included by tests/CMakeLists.txt after api.cmake.
+
+# Two modules loaded with RTLD_LOCAL, each over its own BLAS (two builds of
+# fake_blas.c that define the same symbols): a call that passes through
+# reaches the caller's own BLAS, without the interposer, in off mode and
+# below the threshold in exdgemm mode.
+set(xn_intercept_dir ${CMAKE_CURRENT_SOURCE_DIR}/intercept)
+set(xn_two_blas_plugins)
+foreach(mark 1 2)
+  add_library(xn_fake_blas_${mark} SHARED ${xn_intercept_dir}/fake_blas.c)
+  target_compile_definitions(xn_fake_blas_${mark} PRIVATE FAKE_BLAS_MARK=${mark})
+  add_library(xn_blas_plugin_${mark} MODULE ${xn_intercept_dir}/blas_plugin.c)
+  target_link_libraries(xn_blas_plugin_${mark} PRIVATE xn_fake_blas_${mark})
+  list(APPEND xn_two_blas_plugins $<TARGET_FILE:xn_blas_plugin_${mark}>)
+endforeach()
+add_executable(two_blas_client ${xn_intercept_dir}/two_blas_client.c)
+target_link_libraries(two_blas_client PRIVATE ${CMAKE_DL_LIBS})
+add_test(NAME api_intercept_two_blas_alone
+  COMMAND two_blas_client ${xn_two_blas_plugins})
+add_test(NAME api_intercept_two_blas_off
+  COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=$<TARGET_FILE:xngemm_intercept>
+    XN_INTERCEPT=off $<TARGET_FILE:two_blas_client> ${xn_two_blas_plugins} --preloaded)
+add_test(NAME api_intercept_two_blas_below_threshold
+  COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=$<TARGET_FILE:xngemm_intercept>
+    XN_INTERCEPT=exdgemm XN_INTERCEPT_MIN_FLOPS=1e6
+    $<TARGET_FILE:two_blas_client> ${xn_two_blas_plugins} --preloaded)
+set_tests_properties(api_intercept_two_blas_alone api_intercept_two_blas_off
+  api_intercept_two_blas_below_threshold PROPERTIES LABELS api TIMEOUT 60)
 
 find_package(Python3 COMPONENTS Interpreter)
 # numpy.dot needs the distribution's python3 with python3-numpy (system BLAS):
@@ -18,7 +46,6 @@ if(NOT XN_SYSTEM_PYTHON)
   set(XN_SYSTEM_PYTHON ${Python3_EXECUTABLE})
 endif()
 
-set(xn_intercept_dir ${CMAKE_CURRENT_SOURCE_DIR}/intercept)
 add_executable(intercept_client ${xn_intercept_dir}/intercept_client.c)
 target_include_directories(intercept_client PRIVATE ${XN_CBLAS_INCLUDE_DIR})
 find_package(Threads REQUIRED)

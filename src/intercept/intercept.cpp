@@ -14,7 +14,8 @@
 // and validated once, when the interposer is loaded).
 //
 // A call that is not rerouted goes to the definition its caller reaches
-// without the interposer (NextDefinition), with its arguments untouched: the
+// without the interposer (NextDefinition: the global scope, then the calling
+// object's own scope), with its arguments untouched: the
 // result is the one the program gets without the interposer, bad arguments
 // included (they are never rerouted, so the BLAS reports them as it always
 // does). libxngemm is loaded only at the first rerouted call, privately
@@ -213,11 +214,65 @@ void *search_loaded_objects(const char *name, bool blas) {
   return nullptr;
 }
 
+// The address range [lo, hi) an object's loadable segments span.
+struct AddressRange {
+  std::uintptr_t lo = 0, hi = 0;
+};
+AddressRange address_range(ElfW(Addr) base) {
+  struct Query {
+    ElfW(Addr) base;
+    AddressRange range;
+  } query{base, {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, std::size_t, void *data) {
+        auto *q = static_cast<Query *>(data);
+        if (info->dlpi_addr != q->base) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+          if (!q->range.hi || lo < q->range.lo) q->range.lo = lo;
+          if (hi > q->range.hi) q->range.hi = hi;
+        }
+        return 1;
+      },
+      &query);
+  return query.range;
+}
+
+// The definition of `name` in the lookup scope of the object at `path`
+// (dlsym on its handle: the object, then its dependencies, breadth first):
+// what the dynamic linker binds for that object's references when the global
+// scope has none, as for a module loaded with RTLD_LOCAL. Not the
+// interposer's own, and for a BLAS symbol nothing that loading libxngemm
+// brought in. nullptr if none.
+void *search_caller_scope(const char *path, const char *name, bool blas) {
+  if (!path || !*path) return nullptr;  // the program: its scope is the global one
+  void *h = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
+  if (!h) return nullptr;
+  void *p = dlsym(h, name);
+  dlclose(h);
+  ElfW(Addr) base = 0, own = 0;
+  if (!p || !object_of(p, &base) ||
+      !object_of(reinterpret_cast<const void *>(&loaded_objects), &own) || base == own)
+    return nullptr;
+  if (blas) {
+    std::lock_guard<std::mutex> lock(g_objects_mutex);
+    if (std::find(g_library_objects.begin(), g_library_objects.end(), base) !=
+        g_library_objects.end())
+      return nullptr;
+  }
+  return p;
+}
+
 // Where a routine's calls go when they are not rerouted: the definition the
-// caller reaches without the interposer, resolved at the first such call
-// (the caller's BLAS is loaded by then) and kept. For the program's calls:
-// the next definition in the global scope (RTLD_NEXT), else the first in an
-// object loaded after the interposer (search_loaded_objects). For the
+// caller reaches without the interposer. For the program's calls: the next
+// definition in the global scope (RTLD_NEXT), which every caller reaches
+// first; where there is none, the definition in the calling object's own
+// scope (search_caller_scope: two modules loaded with RTLD_LOCAL, each with
+// its own BLAS, each keep theirs), else the first in an object loaded after
+// the interposer (search_loaded_objects). Resolved at a caller's first call
+// (its BLAS is loaded by then) and kept per calling object. For the
 // library's own calls (its leaves): what libxngemm, loaded privately, binds
 // without the interposer: the global scope, then its own dependencies. None:
 // a clear message and abort, never another BLAS in silence.
@@ -225,42 +280,88 @@ class NextDefinition {
  public:
   constexpr NextDefinition(const char *name, bool blas) : name_(name), blas_(blas) {}
 
+  // `caller`: the return address of the intercepted call.
   template <class F>
-  F for_program() {
-    return reinterpret_cast<F>(get(program_, false));
+  F for_program(const void *caller) {
+    void *p = global_.load(std::memory_order_acquire);
+    if (!p) p = per_caller(caller);
+    return reinterpret_cast<F>(p);
   }
   template <class F>
   F for_library() {
-    return reinterpret_cast<F>(get(library_, true));
+    void *p = library_.load(std::memory_order_acquire);
+    if (!p) {
+      p = dlsym(RTLD_NEXT, name_);
+      if (!p)
+        if (void *lib = g_library.load(std::memory_order_acquire)) p = dlsym(lib, name_);
+      if (!p) p = search_loaded_objects(name_, blas_);
+      if (!p) abort_without_definition();
+      library_.store(p, std::memory_order_release);  // a race stores the same
+    }
+    return reinterpret_cast<F>(p);
   }
   const char *name() const { return name_; }
-  // The resolved definitions (nullptr: not needed so far).
-  void *program_definition() const { return program_.load(std::memory_order_acquire); }
-  void *library_definition() const { return library_.load(std::memory_order_acquire); }
+  // The resolved definitions (nullptr: not needed so far): the program's
+  // (the global one, else those of each calling object) and the library's.
+  std::vector<void *> definitions() const {
+    std::vector<void *> out;
+    if (void *p = global_.load(std::memory_order_acquire)) out.push_back(p);
+    const int n = callers_.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) out.push_back(caller_slots_[i].definition);
+    if (void *p = library_.load(std::memory_order_acquire)) out.push_back(p);
+    return out;
+  }
 
  private:
-  void *get(std::atomic<void *> &slot, bool for_library) {
-    void *p = slot.load(std::memory_order_acquire);
-    if (p) return p;
-    p = dlsym(RTLD_NEXT, name_);
-    if (!p && for_library)
-      if (void *lib = g_library.load(std::memory_order_acquire)) p = dlsym(lib, name_);
-    if (!p) p = search_loaded_objects(name_, blas_);
-    if (!p) {
-      std::fprintf(stderr,
-                   "xngemm intercept: no definition of %s to pass a call to (none "
-                   "after the interposer, globally or in an object loaded since; "
-                   "libxngemm's own BLAS is not the program's): aborting\n",
-                   name_);
-      std::abort();
+  // A calling object's address range and the definition its calls go to.
+  struct CallerSlot {
+    AddressRange range;
+    void *definition = nullptr;
+  };
+  static constexpr int kCallerSlots = 32;
+
+  void *per_caller(const void *caller) {
+    const auto address = reinterpret_cast<std::uintptr_t>(caller);
+    // Published slots are immutable: read without the lock.
+    const int n = callers_.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i)
+      if (address >= caller_slots_[i].range.lo && address < caller_slots_[i].range.hi)
+        return caller_slots_[i].definition;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (void *p = dlsym(RTLD_NEXT, name_)) {  // a BLAS loaded globally since
+      global_.store(p, std::memory_order_release);
+      return p;
     }
-    slot.store(p, std::memory_order_release);  // a race stores the same
+    ElfW(Addr) base = 0;
+    const char *path = nullptr;
+    const bool known = object_of(caller, &base, &path);
+    void *p = known ? search_caller_scope(path, name_, blas_) : nullptr;
+    if (!p) p = search_loaded_objects(name_, blas_);
+    if (!p) abort_without_definition();
+    const int used = callers_.load(std::memory_order_relaxed);
+    if (known && used < kCallerSlots) {
+      caller_slots_[used] = {address_range(base), p};
+      if (caller_slots_[used].range.hi) callers_.store(used + 1, std::memory_order_release);
+    }
     return p;
+  }
+
+  [[noreturn]] void abort_without_definition() const {
+    std::fprintf(stderr,
+                 "xngemm intercept: no definition of %s to pass a call to (none "
+                 "after the interposer, globally, in the caller's scope or in an "
+                 "object loaded since; libxngemm's own BLAS is not the program's): "
+                 "aborting\n",
+                 name_);
+    std::abort();
   }
 
   const char *name_;
   bool blas_;  // a host BLAS symbol (else cuBLAS)
-  std::atomic<void *> program_{nullptr}, library_{nullptr};
+  std::atomic<void *> global_{nullptr}, library_{nullptr};
+  std::mutex mutex_;  // serialises the resolution of new callers
+  CallerSlot caller_slots_[kCallerSlots];
+  std::atomic<int> callers_{0};
 };
 
 NextDefinition g_next[kRoutines] = {
@@ -269,10 +370,11 @@ NextDefinition g_next[kRoutines] = {
 NextDefinition g_next_get_pointer_mode{"cublasGetPointerMode_v2", false};
 NextDefinition g_next_destroy{"cublasDestroy_v2", false};
 
-// The definition a call that is not rerouted goes to.
+// The definition a call that is not rerouted goes to (`caller`: the
+// intercepted call's return address).
 template <class F>
-F next_for(NextDefinition &next, Outcome o) {
-  return o == kReentrant ? next.for_library<F>() : next.for_program<F>();
+F next_for(NextDefinition &next, Outcome o, const void *caller) {
+  return o == kReentrant ? next.for_library<F>() : next.for_program<F>(caller);
 }
 
 // ---------------------------------------------------------------- modes
@@ -349,18 +451,20 @@ void count(Routine r, Outcome o) {
 
 const Config &config();
 
-// Where a routine's passed-through calls went: the program's definition and,
-// if different, the library's.
+// Where a routine's passed-through calls went: the objects of its resolved
+// definitions (the program's, per calling object where they differ, and the
+// library's), each once.
 std::string targets(const NextDefinition &next) {
-  std::string first, out;
-  for (void *p : {next.program_definition(), next.library_definition()}) {
+  std::vector<std::string> seen;
+  std::string out;
+  for (void *p : next.definitions()) {
     ElfW(Addr) base = 0;
     const char *path = nullptr;
     if (!object_of(p, &base, &path) || !path) continue;
     const std::string where = *path ? path : "the program";
-    if (where == first) continue;
+    if (std::find(seen.begin(), seen.end(), where) != seen.end()) continue;
     out += (out.empty() ? "" : " and ") + where;
-    if (first.empty()) first = where;
+    seen.push_back(where);
   }
   return out.empty() ? "?" : out;
 }
@@ -523,7 +627,7 @@ Outcome route_host(char ta, char tb, long m, long n, long k, T alpha, const T *A
 // `pass(next)` with the definition the outcome calls for. Counts what
 // happened.
 template <class F, class Library, class Pass>
-void dispatch(Routine r, Outcome o, Library &&library, Pass &&pass) {
+void dispatch(Routine r, Outcome o, const void *caller, Library &&library, Pass &&pass) {
   if (o == kRerouted) {
     // ngemm mode keeps the non-negative product's accuracy promise on badly
     // scaled data: the host routines scan their operands and limit the
@@ -547,7 +651,7 @@ void dispatch(Routine r, Outcome o, Library &&library, Pass &&pass) {
     o = kCannotRun;
   }
   count(r, o);
-  pass(next_for<F>(g_next[r], o));
+  pass(next_for<F>(g_next[r], o, caller));
 }
 
 // CBLAS arguments as the column-major call they describe: RowMajor C = op(A)
@@ -573,7 +677,7 @@ bool cblas_as_column_major(int layout, int transa, int transb, int m, int n, int
 // The two entry forms, for either precision: route, then the library's
 // routine or the next definition.
 template <class T>
-void fortran_entry(Routine r, const char *transa, const char *transb, const int *m,
+void fortran_entry(Routine r, const void *caller, const char *transa, const char *transb, const int *m,
                    const int *n, const int *k, const T *alpha, const T *A, const int *lda,
                    const T *B, const int *ldb, const T *beta, T *C, const int *ldc) {
   const char ta = upper(*transa), tb = upper(*transb);
@@ -585,14 +689,14 @@ void fortran_entry(Routine r, const char *transa, const char *transb, const int 
       !(fn = routine<FortranGemm<T>>(config().mode->fortran[precision_index<T>()])))
     o = kNoLibrary;
   dispatch<FortranGemm<T>>(
-      r, o, [&] { fn(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
+      r, o, caller, [&] { fn(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
       [&](FortranGemm<T> next) {
         next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
       });
 }
 
 template <class T>
-void cblas_entry(Routine r, int layout, int transa, int transb, int m, int n, int k,
+void cblas_entry(Routine r, const void *caller, int layout, int transa, int transb, int m, int n, int k,
                  T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C,
                  int ldc) {
   char ta, tb;
@@ -608,7 +712,7 @@ void cblas_entry(Routine r, int layout, int transa, int transb, int m, int n, in
       !(fn = routine<CblasGemm<T>>(config().mode->cblas[precision_index<T>()])))
     o = kNoLibrary;
   dispatch<CblasGemm<T>>(
-      r, o,
+      r, o, caller,
       [&] { fn(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); },
       [&](CblasGemm<T> next) {
         next(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -677,7 +781,7 @@ bool leaves_c_untouched(cublasStatus_t s) {
 // device and synchronise the handle's stream once), then the library's
 // routine on the same handle, or cuBLAS.
 template <class T>
-cublasStatus_t cublas_entry(Routine r, cublasHandle_t h, cublasOperation_t transa,
+cublasStatus_t cublas_entry(Routine r, const void *caller, cublasHandle_t h, cublasOperation_t transa,
                             cublasOperation_t transb, int m, int n, int k,
                             const T *alpha, const T *A, int lda, const T *B, int ldb,
                             const T *beta, T *C, int ldc) {
@@ -690,7 +794,7 @@ cublasStatus_t cublas_entry(Routine r, cublasHandle_t h, cublasOperation_t trans
                           // the library's quick return (it handles both modes).
                           const auto get_pointer_mode =
                               g_next_get_pointer_mode
-                                  .for_program<decltype(&cublasGetPointerMode_v2)>();
+                                  .for_program<decltype(&cublasGetPointerMode_v2)>(caller);
                           cublasPointerMode_t mode;
                           return get_pointer_mode(h, &mode) == CUBLAS_STATUS_SUCCESS &&
                                  mode == CUBLAS_POINTER_MODE_HOST && alpha &&
@@ -716,7 +820,7 @@ cublasStatus_t cublas_entry(Routine r, cublasHandle_t h, cublasOperation_t trans
     o = kCannotRun;
   }
   count(r, o);
-  return next_for<CublasGemm<T>>(g_next[r], o)(h, transa, transb, m, n, k, alpha, A, lda,
+  return next_for<CublasGemm<T>>(g_next[r], o, caller)(h, transa, transb, m, n, k, alpha, A, lda,
                                                B, ldb, beta, C, ldc);
 }
 
@@ -739,7 +843,7 @@ XN_INTERCEPTED void dgemm_(const char *transa, const char *transb, const int *m,
                            const double *A, const int *lda, const double *B,
                            const int *ldb, const double *beta, double *C,
                            const int *ldc) {
-  fortran_entry<double>(kDgemm, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+  fortran_entry<double>(kDgemm, __builtin_return_address(0), transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                         ldc);
 }
 
@@ -747,21 +851,21 @@ XN_INTERCEPTED void sgemm_(const char *transa, const char *transb, const int *m,
                            const int *n, const int *k, const float *alpha,
                            const float *A, const int *lda, const float *B,
                            const int *ldb, const float *beta, float *C, const int *ldc) {
-  fortran_entry<float>(kSgemm, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+  fortran_entry<float>(kSgemm, __builtin_return_address(0), transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                        ldc);
 }
 
 XN_INTERCEPTED void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k,
                                 double alpha, const double *A, int lda, const double *B,
                                 int ldb, double beta, double *C, int ldc) {
-  cblas_entry<double>(kCblasDgemm, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+  cblas_entry<double>(kCblasDgemm, __builtin_return_address(0), layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
                       beta, C, ldc);
 }
 
 XN_INTERCEPTED void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k,
                                 float alpha, const float *A, int lda, const float *B,
                                 int ldb, float beta, float *C, int ldc) {
-  cblas_entry<float>(kCblasSgemm, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+  cblas_entry<float>(kCblasSgemm, __builtin_return_address(0), layout, transa, transb, m, n, k, alpha, A, lda, B, ldb,
                      beta, C, ldc);
 }
 
@@ -771,7 +875,7 @@ XN_INTERCEPTED cublasStatus_t cublasDgemm_v2(cublasHandle_t handle,
                                              int k, const double *alpha, const double *A,
                                              int lda, const double *B, int ldb,
                                              const double *beta, double *C, int ldc) {
-  return cublas_entry<double>(kCublasDgemm, handle, transa, transb, m, n, k, alpha, A,
+  return cublas_entry<double>(kCublasDgemm, __builtin_return_address(0), handle, transa, transb, m, n, k, alpha, A,
                               lda, B, ldb, beta, C, ldc);
 }
 
@@ -781,7 +885,7 @@ XN_INTERCEPTED cublasStatus_t cublasSgemm_v2(cublasHandle_t handle,
                                              int k, const float *alpha, const float *A,
                                              int lda, const float *B, int ldb,
                                              const float *beta, float *C, int ldc) {
-  return cublas_entry<float>(kCublasSgemm, handle, transa, transb, m, n, k, alpha, A, lda,
+  return cublas_entry<float>(kCublasSgemm, __builtin_return_address(0), handle, transa, transb, m, n, k, alpha, A, lda,
                              B, ldb, beta, C, ldc);
 }
 
@@ -789,5 +893,6 @@ XN_INTERCEPTED cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
   const bool own = inside_library();
   release_library_state(handle);
   return (own ? g_next_destroy.for_library<decltype(&cublasDestroy_v2)>()
-              : g_next_destroy.for_program<decltype(&cublasDestroy_v2)>())(handle);
+              : g_next_destroy.for_program<decltype(&cublasDestroy_v2)>(
+                    __builtin_return_address(0)))(handle);
 }
