@@ -189,11 +189,13 @@ cublasStatus_t xnDgemmWinograd(cublasHandle_t handle, cublasOperation_t transa,
  * which ran). Modular engine (the usual one on the GPU): each row of op(A)
  * and column of op(B) is an integer vector times a power of two; their
  * integer product is computed exactly modulo up to 40 odd moduli below 256
- * (one INT8 tensor-core GEMM with int32 accumulation each, exact for
- * k <= 2^17), rebuilt by the Chinese remainder theorem and rounded once.
+ * (INT8 tensor-core GEMMs with int32 accumulation, over chunks of k of at
+ * most 2^17 reduced modulo each modulus between chunks, so exact for any k;
+ * skinny products run their chunks side by side), rebuilt by the Chinese
+ * remainder theorem and rounded once.
  * Slice engine (the Ozaki scheme: Ozaki, Ogita, Oishi, Rump 2012; Mukunoki
  * et al., PMAA'18), for rows and columns whose entries span more binades
- * than 40 moduli cover, longer k, or a budget too small for the other:
+ * than 40 moduli cover, or a budget too small for the other:
  * op(A) is split by rows and op(B) by columns into slices of at most
  * floor((53 - log2 k) / 2) bits, so that every slice product is exact in
  * double precision; the slice products are formed with cuBLASLt DGEMMs on
@@ -271,6 +273,11 @@ typedef struct {
                                residues), [2] products (DGEMMs or INT8
                                GEMMs), [3] sums (reconstruction and
                                rounding); zero otherwise */
+  int k_chunks;           /**< modular engine: the pieces of k its integer
+                               products were cut into (1: k in one) */
+  int k_slots;            /**< modular engine: of those, how many were
+                               multiplied side by side (k split for
+                               parallelism) before their sum */
 } xnExdgemmInfo_t;
 
 /** Report of the last xnExdgemm on the handle; handle NULL: the calling
@@ -465,7 +472,14 @@ typedef enum {
    *  loads, MPI otherwise; 1 = NCCL where it can run, else MPI; 2 = MPI:
    *  GPU buffers directly where the MPI library is CUDA-aware, otherwise
    *  through pinned host memory. */
-  XN_OPT_DIST_TRANSPORT = 25
+  XN_OPT_DIST_TRANSPORT = 25,
+  /** xnExdgemm, modular engine: force the length of k of each integer
+   *  product (XN_EXDGEMM_K_CHUNK), rounded up to a multiple of 16 and at
+   *  most what the products hold exactly (2^17 on the GPU). 0 (default) =
+   *  chosen per call: k is cut where the products' exact range ends, and
+   *  also where the blocks of C alone cannot fill the device (skinny
+   *  shapes). For tests and tuning; every value gives the same bits. */
+  XN_OPT_EXDGEMM_K_CHUNK = 26
 } xnOption_t;
 
 /**

@@ -49,16 +49,19 @@ __global__ void __launch_bounds__(kThreads)
   if (v.signs) atomicOr(&info[i].signs, v.signs);
 }
 
-// Rows of X are stored contiguously (X.trans == true): one warp per row.
+// Rows of X are stored contiguously (X.trans == true): one warp per row and
+// chunk of `chunk` columns (long rows of skinny operands are read by many
+// warps at once), combined with integer atomics as in the kernel above.
 __global__ void __launch_bounds__(kThreads)
-    scan_rows_contig_kernel(ExView X, VectorInfo *info) {
+    scan_rows_contig_kernel(ExView X, VectorInfo *info, std::int64_t chunk) {
   const std::int64_t i = blockIdx.x * std::int64_t(kThreads / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x & 31;
   if (i >= X.rows) return;
   VectorInfo v;
   exact::vector_info_init(v);
   const double *row = X.p + i * X.ld;
-  for (std::int64_t j = lane; j < X.cols; j += 32)
+  const std::int64_t j1 = min(X.cols, (blockIdx.y + 1) * chunk);
+  for (std::int64_t j = blockIdx.y * chunk + lane; j < j1; j += 32)
     exact::vector_info_add(v, exact::decode(row[j]));
   for (int o = 16; o > 0; o >>= 1) {
     v.top = max(v.top, __shfl_xor_sync(0xffffffffu, v.top, o));
@@ -66,7 +69,13 @@ __global__ void __launch_bounds__(kThreads)
     v.nonfinite |= __shfl_xor_sync(0xffffffffu, v.nonfinite, o);
     v.signs |= __shfl_xor_sync(0xffffffffu, v.signs, o);
   }
-  if (lane == 0) info[i] = v;
+  if (lane != 0) return;
+  if (v.top != exact::kNoTop) {
+    atomicMax(&info[i].top, v.top);
+    atomicMin(&info[i].low, v.low);
+  }
+  if (v.nonfinite) atomicOr(&info[i].nonfinite, 1u);
+  if (v.signs) atomicOr(&info[i].signs, v.signs);
 }
 
 __global__ void zero_kernel(std::uint64_t *p, std::int64_t n) {
@@ -187,19 +196,35 @@ __global__ void __launch_bounds__(kSumThreads)
 __constant__ exact::ModularTables c_modular = exact::make_modular_tables();
 __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 
-// Thread per (row, column) of the stored block, k fastest in the output.
+// Thread per padded position p of a row (chunk c, offset q), rows looped
+// over blockIdx.y: writes along p. The reads run along p too, so for rows
+// along X's stored fast dimension (op(A) = N) they are strided; a tiled
+// kernel that read down the columns and transposed through shared memory
+// measured no faster on an H100 (docs/performance.md).
 __global__ void __launch_bounds__(kThreads)
     modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
-                            std::int64_t nr, int L, std::int8_t *out, std::int64_t ldr) {
+                                   std::int64_t nr, int L, std::int64_t chunk,
+                                   std::int64_t padded, std::int8_t *out) {
   const std::int64_t p = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
-  if (p >= ldr) return;
+  if (p >= padded) return;
+  const std::int64_t c = p / chunk, q = p - c * chunk;
   for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
     const Decoded d = p < X.cols ? exact::decode(load(X, r0 + i, p)) : Decoded{};
     const int low = info[r0 + i].low;
     for (int l = 0; l < L; ++l)
-      out[(l * nr + i) * ldr + p] =
+      out[((c * L + l) * nr + i) * chunk + q] =
           std::int8_t(exact::modular_residue(d, low, l, g_modular));
   }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    modular_reduce_kernel(std::int32_t *P, int L, std::int64_t pstride,
+                          std::int64_t entries) {
+  const std::int64_t e = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  if (e >= entries) return;
+  const int b = blockIdx.y, l = b % L;
+  std::int32_t *p = P + b * pstride + e;
+  *p = exact::symmetric_residue(*p, l, g_modular);
 }
 
 constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
@@ -219,7 +244,9 @@ __global__ void __launch_bounds__(kSumThreads)
       continue;
     }
     const exact::ModularTerms X = exact::entry_modular_terms(
-        a.P + i + j * b.bm, b.bm * b.bn, ia, ib, a.crt, c_modular);
+        exact::ModularProducts<std::int32_t>{a.P + i + j * b.bm, a.pstride, a.slots,
+                                             a.crt.L * a.pstride},
+        ia, ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
 }
@@ -236,14 +263,20 @@ std::int64_t col_chunk(std::int64_t cols) {
 
 cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, VectorInfo *info) {
   if (X.rows <= 0) return cudaSuccess;
+  init_info_kernel<<<blocks_for(X.rows, kThreads), kThreads, 0, s>>>(info, X.rows);
+  if (X.cols <= 0) return cudaGetLastError();
   if (!X.trans) {
-    init_info_kernel<<<blocks_for(X.rows, kThreads), kThreads, 0, s>>>(info, X.rows);
     const std::int64_t chunk = col_chunk(X.cols);
     const dim3 grid(blocks_for(X.rows, kThreads), unsigned((X.cols + chunk - 1) / chunk));
-    if (X.cols > 0) scan_rows_fast_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk);
+    scan_rows_fast_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk);
   } else {
-    scan_rows_contig_kernel<<<blocks_for(X.rows, kThreads / 32), kThreads, 0, s>>>(X,
-                                                                                   info);
+    // Chunks of at least kContigChunk columns: enough warps for skinny
+    // operands, few atomics for wide ones.
+    constexpr std::int64_t kContigChunk = 8192;
+    const std::int64_t chunk = std::max(kContigChunk, (X.cols + 65534) / 65535);
+    const dim3 grid(blocks_for(X.rows, kThreads / 32),
+                    unsigned((X.cols + chunk - 1) / chunk));
+    scan_rows_contig_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk);
   }
   return cudaGetLastError();
 }
@@ -289,10 +322,19 @@ cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceL
 
 cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInfo *info,
                                        std::int64_t r0, std::int64_t nr, int L,
-                                       std::int8_t *out, std::int64_t ldr) {
+                                       std::int64_t chunk, int chunks, std::int8_t *out) {
   if (nr <= 0 || L <= 0) return cudaSuccess;
-  const dim3 grid(blocks_for(ldr, kThreads), unsigned(std::min<std::int64_t>(nr, 65535)));
-  modular_residues_kernel<<<grid, kThreads, 0, s>>>(X, info, r0, nr, L, out, ldr);
+  const std::int64_t padded = chunk * chunks;
+  const dim3 grid(blocks_for(padded, kThreads), unsigned(std::min<std::int64_t>(nr, 65535)));
+  modular_residues_kernel<<<grid, kThreads, 0, s>>>(X, info, r0, nr, L, chunk, padded, out);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,
+                                     std::int64_t pstride, std::int64_t entries) {
+  if (entries <= 0 || L <= 0 || slots <= 0) return cudaSuccess;
+  const dim3 grid(blocks_for(entries, kThreads), unsigned(slots * L));
+  modular_reduce_kernel<<<grid, kThreads, 0, s>>>(P, L, pstride, entries);
   return cudaGetLastError();
 }
 

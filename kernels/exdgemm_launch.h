@@ -65,21 +65,32 @@ cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceL
                                 const SliceList &lb);
 
 // The modular engine (src/numerics/modular.h). Residues of rows r0..r0+nr
-// of X modulo the first L moduli: out[(l nr + i) ldr + p] (int8, k
-// contiguous), zero in the padding p >= X.cols.
+// of X modulo the first L moduli, k cut into `chunks` chunks of `chunk` (a
+// multiple of 16; core/exdgemm.h, ModularSplit): position p = c chunk + q
+// of row i at out[((c L + l) nr + i) chunk + q] (int8), zero in the
+// padding p >= X.cols.
 cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
                                        const exact::VectorInfo *info, std::int64_t r0,
-                                       std::int64_t nr, int L, std::int8_t *out,
-                                       std::int64_t ldr);
+                                       std::int64_t nr, int L, std::int64_t chunk,
+                                       int chunks, std::int8_t *out);
 
-// The modular engine: X rebuilt from the crt.L products P[l bm bn + i + j
-// bm] (int32); the basis travels by value (about 2 KB of kernel
-// parameters, read uniformly across a warp). Entries whose range exceeds
-// the moduli's cap_bits (exact::modular_over_range, with ceil(log2 k) =
-// log2_k) are summed from their operands (exact::DirectTerms).
+// Between two rounds of chunks: every product P[(s L + l) pstride + e]
+// (s < slots, e < entries) to its symmetric residue modulo m_l.
+cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,
+                                     std::int64_t pstride, std::int64_t entries);
+
+// The modular engine: X rebuilt from the crt.L products of each of `slots`
+// parts of k, P[(s L + l) pstride + i + j bm] (int32), summed; the basis
+// travels by value (about 2 KB of kernel parameters, read uniformly across
+// a warp: measured faster than the same basis read from a global table).
+// Entries whose range exceeds the moduli's cap_bits
+// (exact::modular_over_range, with ceil(log2 k) = log2_k) are summed from
+// their operands (exact::DirectTerms).
 struct ExModularSumArgs {
   ExBlockArgs blk;
   const std::int32_t *P;
+  int slots;
+  std::int64_t pstride;
   exact::CrtBasis crt;
   int cap_bits, log2_k;
 };

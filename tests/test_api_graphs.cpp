@@ -18,6 +18,7 @@
 
 #include "backend/cpu/cpu_exdgemm.h"
 #include "backend/cuda/handle_state.h"
+#include "support/exdgemm_inputs.h"
 #include "support/gpu_support.h"
 #include "support/test_support.h"
 #include "xngemm.h"
@@ -440,20 +441,35 @@ TEST_F(GpuGraphs, UncapturableCallsLeaveTheCaptureValid) {
   EXPECT_TRUE(std::isnan(flag.download(stream_)[0])) << "the capture's own work ran";
   cudaGraphExecDestroy(exec);
 
-  // k beyond the INT8 engine's exact int32 accumulation (2^17): after a
-  // warm-up (so memory is not the reason), still not capturable.
-  XN_CUBLAS_OK(xnExdgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 1, 131073, &one, A.get(), 64,
-                         B.get(), 131073, &zero, C.get(), 64));
-  XN_CUDA_OK(cudaStreamSynchronize(stream_));
-  capture(
-      [&] {
-        EXPECT_EQ(xnExdgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 1, 131073, &one, A.get(), 64,
-                            B.get(), 131073, &zero, C.get(), 64),
-                  CUBLAS_STATUS_NOT_SUPPORTED);
-        return CUBLAS_STATUS_SUCCESS;
-      },
-      &exec);
-  if (exec) cudaGraphExecDestroy(exec);
+  // k beyond the INT8 engine's exact int32 accumulation (2^17): its chunks
+  // are reduced on the device between rounds, so after a warm-up the call
+  // is captured, and replays give the direct call's bits.
+  {
+    std::mt19937_64 rng(xn_test::fresh_seed());
+    std::vector<double> a(std::size_t(64) * 131073), b(131073);
+    for (double &x : a) x = xn_test::u53(rng) - 0.5;
+    for (double &x : b) x = xn_test::u53(rng) - 0.5;
+    A.upload(a, stream_);
+    B.upload(b, stream_);
+    XN_CUBLAS_OK(xnExdgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 1, 131073, &one, A.get(), 64,
+                           B.get(), 131073, &zero, C.get(), 64));
+    const std::vector<double> direct = C.download(stream_);
+    XN_CUDA_OK(cudaMemsetAsync(C.get(), 0xff, sizeof(double) * 64, stream_));
+    const cublasStatus_t sk = capture(
+        [&] {
+          return xnExdgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 1, 131073, &one, A.get(), 64,
+                           B.get(), 131073, &zero, C.get(), 64);
+        },
+        &exec);
+    EXPECT_EQ(sk, CUBLAS_STATUS_SUCCESS) << "exdgemm with k = 2^17 + 1";
+    if (exec) {
+      XN_CUDA_OK(cudaGraphLaunch(exec, stream_));
+      XN_CUDA_OK(cudaStreamSynchronize(stream_));
+      EXPECT_TRUE(xn_test::same_bits(C.download(stream_), direct))
+          << "the replay of k = 2^17 + 1";
+      cudaGraphExecDestroy(exec);
+    }
+  }
   xnRelease(h);
   cublasDestroy(h);
 }

@@ -377,6 +377,51 @@ TEST(Exdgemm, EngineChoiceAndFallbacks) {
   EXPECT_LE(r.workspace_bytes, slices64 + 1024);
 }
 
+// The modular engine with k cut into chunks (XN_OPT_EXDGEMM_K_CHUNK): each
+// chunk's products accumulated into the one slot the CPU uses, reduced to
+// symmetric residues between chunks (as the GPU does past 2^17). The bits
+// are the oracle's and the slice engine's; the report counts the chunks.
+TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  struct Shape {
+    bool ta, tb;
+    std::int64_t m, n, k, chunk;
+    double phi;
+  };
+  const Shape shapes[] = {{false, false, 37, 29, 500, 48, 0},
+                          {true, false, 20, 31, 333, 16, 1},
+                          {false, true, 64, 65, 1000, 112, 0},
+                          {true, true, 9, 70, 47, 16, 1}};
+  for (const Shape &sh : shapes) {
+    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, sh.m + 3, -1.25, sh.phi == 0 ? 0.0 : 0.5};
+    c.lda = (c.ta ? c.k : c.m) + 2;
+    c.ldb = (c.tb ? c.n : c.k) + 1;
+    std::vector<double> a, b;
+    xn_test::ex_fill(ExKind::Phi, sh.phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb,
+                     rng);
+    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    std::ostringstream what;
+    what << c.m << "x" << c.n << "x" << c.k << " chunk " << sh.chunk;
+    xn::Options opt;
+    opt.exdgemm_engine = std::int64_t(xn::ExEngine::Modular);
+    opt.exdgemm_k_chunk = sh.chunk;
+    std::vector<double> chunked = c0;
+    xn::ExdgemmReport info{};
+    ASSERT_EQ(xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda,
+                              b.data(), c.ldb, c.beta, chunked.data(), c.ldc, opt, &info),
+              xn::Status::Ok);
+    EXPECT_EQ(info.engine, int(xn::ExEngine::Modular)) << what.str();
+    EXPECT_EQ(info.k_chunks, (c.k + sh.chunk - 1) / sh.chunk) << what.str();
+    EXPECT_EQ(info.k_slots, 1) << what.str();
+    const std::vector<double> slices = run_engine(c, a, b, c0, 0, 0, what.str() + " [slices]",
+                                                  xn::ExEngine::Slices, nullptr);
+    EXPECT_EQ(std::memcmp(slices.data(), chunked.data(), slices.size() * 8), 0)
+        << what.str() << ": chunked modular differs from the slices (oracle-checked)";
+  }
+}
+
 // XN_OPT_EXDGEMM_PHASE_TIMES: with it, every phase of either engine has a
 // time and the bits are the same; without it, no time is reported. Two
 // blocks of C, so the phases of both are summed.
@@ -420,6 +465,8 @@ struct FailingModularBackend {
   std::vector<char> ws = std::vector<char>(1 << 20);
   std::size_t residue_bytes() const { return 1; }
   std::size_t product_bytes() const { return 4; }
+  xn::index_t modular_max_chunk() const { return 4; }  // k = 8: two rounds
+  int modular_slots(xn::index_t, xn::index_t, int) const { return 1; }
   void *body_space(std::size_t bytes) { return bytes <= ws.size() ? ws.data() : nullptr; }
   void *head_address() { return ws.data(); }
   xn::Status wait() { return xn::Status::Ok; }
@@ -427,18 +474,20 @@ struct FailingModularBackend {
     return steps++ == fail_at ? xn::Status::ExecutionFailed : xn::Status::Ok;
   }
   xn::Status modular_residues(xn::MatView<const double>, const xn::exact::VectorInfo *,
-                              xn::index_t, xn::index_t, int, void *, xn::index_t) {
+                              xn::index_t, xn::index_t, int,
+                              const xn::ex_detail::ModularSplit &, void *) {
     return step();
   }
   xn::Status modular_products(const void *, const void *, int, xn::index_t, xn::index_t,
-                              xn::index_t, xn::index_t, xn::index_t, void *) {
+                              xn::index_t, xn::index_t, void *, xn::index_t, bool) {
     return step();
   }
+  xn::Status modular_reduce(void *, int, int, xn::index_t, xn::index_t) { return step(); }
   xn::Status modular_sum_block(xn::MatView<const double>, xn::MatView<const double>,
                                xn::MatView<double>, const xn::exact::VectorInfo *,
                                const xn::exact::VectorInfo *, xn::index_t, xn::index_t,
-                               xn::index_t, xn::index_t, int, int, int, const void *,
-                               double, double, std::int64_t *) {
+                               xn::index_t, xn::index_t, int, int, xn::index_t, int, int,
+                               const void *, double, double, std::int64_t *) {
     ++sums;
     return step();
   }
@@ -452,8 +501,10 @@ TEST(Exdgemm, AFailedModularStepStopsTheCall) {
   const xn::MatView<double> C{cw.data(), 8, 8, 8, false};
   xn::ExdgemmLimits lim;
   lim.workspace_bytes = 1 << 20;
-  // Steps of one block: residues of op(B), of op(A), products, sums.
-  for (int fail_at = 0; fail_at < 4; ++fail_at) {
+  // Steps of one block, k = 8 in two chunks of 4 (one slot): residues of
+  // op(B), of op(A), the first chunk's products, the reduction, the second
+  // chunk's products, sums.
+  for (int fail_at = 0; fail_at < 6; ++fail_at) {
     FailingModularBackend be;
     be.fail_at = fail_at;
     xn::ExdgemmReport info{};
@@ -462,7 +513,7 @@ TEST(Exdgemm, AFailedModularStepStopsTheCall) {
         xn::modular_run(be, A, Bt, Bt, C, 3, 0, 1.0, 0.0, lim, clock, &info);
     EXPECT_EQ(st, xn::Status::ExecutionFailed) << "step " << fail_at;
     EXPECT_EQ(be.steps, fail_at + 1) << "steps run after step " << fail_at << " failed";
-    EXPECT_EQ(be.sums, fail_at == 3 ? 1 : 0) << "step " << fail_at;
+    EXPECT_EQ(be.sums, fail_at == 5 ? 1 : 0) << "step " << fail_at;
   }
 }
 

@@ -1,7 +1,8 @@
 // test_exdgemm_gpu.cpp - xnExdgemm on the GPU (label gpu, skipped without a
 // device): bit-for-bit equal to the CPU backend and to the MPFR oracle
 // (correct rounding), over the input families and all transposes, both
-// pointer modes, a non-default stream, NaN-poisoned outputs, different block
+// pointer modes, a non-default stream, k cut into chunks (long, forced,
+// split for skinny shapes), NaN-poisoned outputs, different block
 // sizes, cuBLAS's FP64 emulation switched on by the user, the slice DGEMMs on
 // checked native-FP64 cuBLASLt algorithms and on the pedantic fallback,
 // allocation failure, bad arguments, run-to-run reproducibility, a sampled
@@ -210,18 +211,64 @@ TEST_F(GpuExdgemm, EnginesGiveTheSameBitsAndReportThemselves) {
     EXPECT_EQ(oi.engine, 2);
     check_oracle(c, a, b, c0, r, "odd m");
   }
-  // k = 2^17 + 1: int32 accumulation would not be exact: the slices run.
-  Case c{true, false, 8, 6, (1 << 17) + 1, 0, 0, 8, 1.0, 0.0};
-  c.lda = c.k;
-  c.ldb = c.k;
-  std::vector<double> a, b;
-  xn_test::ex_fill(ExKind::Phi, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
-  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
-  xnExdgemmInfo_t li{};
-  const std::vector<double> r = with_engine(c, a, b, c0, 2, false, &li);
-  EXPECT_EQ(li.engine, 1);
-  EXPECT_TRUE(xn_test::same_bits(r, cpu(c, a, b, c0)));
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+}
+
+// k cut into chunks: past the int32 accumulator's 2^17, forced short
+// (XN_OPT_EXDGEMM_K_CHUNK: several rounds reduced between them), or split
+// for parallelism where C is small (skinny shapes: slots summed by the
+// reconstruction). The modular engine runs, reports its chunks and slots,
+// and keeps the CPU's bits (and the oracle's where k is short enough for
+// it), both orientations of op(A) (the residue kernel's two layouts).
+TEST_F(GpuExdgemm, LongAndSkinnyKStayOnTheModularEngine) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  struct Shape {
+    bool ta, tb;
+    int m, n, k;
+    int chunk;       // XN_OPT_EXDGEMM_K_CHUNK (0: automatic)
+    int min_chunks;  // at least this many chunks reported
+    bool split;      // k_slots > 1 expected (automatic split)
+    bool oracle;     // also against MPFR
+    const char *what;
+  };
+  const Shape shapes[] = {
+      {false, false, 64, 64, (1 << 17) + 33, 0, 2, true, false, "past 2^17, NN"},
+      {true, false, 8, 6, (1 << 17) + 1, 0, 2, false, false, "past 2^17, TN"},
+      {false, true, 40, 24, 20000, 0, 2, true, false, "skinny, split for parallelism"},
+      {false, false, 129, 70, 1000, 48, 21, false, true, "chunks of 48, NN"},
+      {true, true, 65, 33, 777, 32, 25, false, true, "chunks of 32, TT"},
+      {false, false, 4097, 3, 3001, 0, 1, false, false, "4097 x 3 x 3001"},
+  };
+  std::uniform_real_distribution<double> ab(-3, 3);
+  int index = 0;
+  for (const Shape &sh : shapes) {
+    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, ab(rng), index % 3 == 2 ? 0.0 : ab(rng)};
+    c.lda = (c.ta ? c.k : c.m) + 3;
+    c.ldb = (c.tb ? c.n : c.k) + 1;
+    c.ldc = c.m + 2;
+    std::vector<double> a, b;
+    const double phi = index % 2;
+    xn_test::ex_fill(ExKind::Phi, phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, sh.chunk), CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> got = run(c, a, b, c0, index % 2 == 1);
+    xnExdgemmInfo_t info{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(info.engine, 2) << sh.what;
+    EXPECT_GE(info.k_chunks, sh.min_chunks) << sh.what;
+    if (sh.split) {
+      EXPECT_GT(info.k_slots, 1) << sh.what;
+    }
+    EXPECT_LE(info.k_slots, info.k_chunks) << sh.what;
+    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << sh.what;
+    if (sh.oracle) check_oracle(c, a, b, c0, got, sh.what);
+    ++index;
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
 }
 
 // XN_OPT_EXDGEMM_PHASE_TIMES on the handle: both engines report a time

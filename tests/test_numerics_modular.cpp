@@ -8,6 +8,7 @@
 #include <gmp.h>
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -94,6 +95,24 @@ TEST(ModularTables, ModIntMatchesTheRemainderEverywhere) {
 
 // The CRT constants of every L against GMP: M, the cofactors M / m_l and
 // their inverses, and limbs that hold L M.
+// The reduction between two rounds of k's chunks: a value congruent to x,
+// at most (m_l - 1)/2 = 127 in magnitude, so that the next chunk's int32
+// accumulation stays exact.
+TEST(ModularTables, SymmetricResidueIsCongruentAndSmall) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  for (int trial = 0; trial < 20000; ++trial) {
+    const std::int64_t x = trial < 4 ? std::int64_t(INT32_MAX) * (trial - 2)
+                                     : std::int64_t(rng()) >> (rng() % 60);
+    for (int l = 0; l < T.count; ++l) {
+      const std::int64_t m = T.m[l], r = xn::exact::symmetric_residue(x, l, T);
+      ASSERT_LE(2 * std::abs(r), m - 1) << x << " mod " << m;
+      ASSERT_EQ((x - r) % m, 0) << x << " mod " << m;
+    }
+  }
+}
+
 TEST(ModularTables, CrtBasisOfEveryLengthAgainstGmp) {
   for (int L = 0; L <= T.count; ++L) {
     const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
@@ -246,12 +265,29 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
         p32[l] = std::int32_t(r + off * T.m[l]);
         p64[l] = double(r + off * 1000 * T.m[l]);
       }
+      // The int32 products also split into parts of k (slots, as the
+      // engine's split products leave them): int32 parts summing to p32[l].
+      constexpr int kSlots = 5;
+      std::int32_t parts[kSlots * xn::exact::kMaxModuli];
+      for (int l = 0; l < L; ++l) {
+        std::int64_t rest = p32[l];
+        for (int sl = 0; sl < kSlots - 1; ++sl) {
+          const std::int32_t part = std::int32_t(std::int64_t(rng() % 400000001) - 200000000);
+          parts[sl * L + l] = part;
+          rest -= part;
+        }
+        ASSERT_LE(std::abs(rest), std::int64_t(INT32_MAX));
+        parts[(kSlots - 1) * L + l] = std::int32_t(rest);
+      }
       const int base = int(rng() % 200) - 100;
-      for (int form = 0; form < 2; ++form) {
+      for (int form = 0; form < 3; ++form) {
         const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
         const xn::exact::ModularTerms t =
-            form == 0 ? xn::exact::modular_terms(p32, 1, base, B, T)
-                      : xn::exact::modular_terms(p64, 1, base, B, T);
+            form == 0   ? xn::exact::modular_terms(p32, 1, base, B, T)
+            : form == 1 ? xn::exact::modular_terms(p64, 1, base, B, T)
+                        : xn::exact::modular_terms(
+                              xn::exact::ModularProducts<std::int32_t>{parts, 1, kSlots, L},
+                              base, B, T);
         EXPECT_EQ(t.base, base);
         mpz_set_ui(got.v, 0);
         for (int i = t.n - 1; i >= 0; --i) {

@@ -60,6 +60,8 @@ inline xnExdgemmInfo_t to_public(const ExdgemmReport &r) {
   i.workspace_bytes = r.workspace_bytes;
   i.engine = r.engine;
   i.moduli = r.moduli;
+  i.k_chunks = r.k_chunks;
+  i.k_slots = r.k_slots;
   static_assert(sizeof i.phase_ms / sizeof i.phase_ms[0] == kExPhaseCount,
                 "xnExdgemmInfo_t.phase_ms holds one entry per phase");
   for (int ph = 0; ph < kExPhaseCount; ++ph) i.phase_ms[ph] = r.phase_ms[ph];

@@ -1,16 +1,20 @@
 // exdgemm.h - the correctly rounded DGEMM (Ozaki scheme), written once over a
-// backend (docs/design.md, "exdgemm"). The backends supply five phases, each a
-// pass of the shared __host__ __device__ numerics in src/numerics/:
+// backend (docs/design.md, "exdgemm"). The backends supply these phases,
+// each a pass of the shared __host__ __device__ numerics in src/numerics/:
 //
-//   scan_rows   per row of a view: highest/lowest set bit, non-finite flag
-//   mark_rows   per group of kGroupRows rows: which slices are nonzero
-//   fetch       the group masks, the exponent summaries (and alpha/beta) to
-//               the host: the call's one synchronisation, needed because the
-//               slice counts (or moduli) decide how many and how large the
-//               products are (host-side parameters), and which engine runs
-//   split_rows  the nonzero slices of a block of rows, stacked
-//   gemm_exact  one DGEMM of the stacked slices: all slice products at once
-//   sum_block   one thread/iteration per entry: exdgemm_entry (NearSum)
+//   scan_rows        per row of a view: highest/lowest set bit, non-finite
+//                    flag, signs
+//   fetch_summaries  the exponent summaries (and alpha/beta) to the host:
+//                    the call's synchronisation, needed because the moduli
+//                    (or slice counts) decide how many and how large the
+//                    products are (host-side parameters), and which engine
+//                    runs
+// then the modular engine (modular_run's hooks, below) or the slices:
+//   mark_rows        per group of kGroupRows rows: which slices are nonzero
+//   fetch_masks      the group masks to the host (a second synchronisation)
+//   split_rows       the nonzero slices of a block of rows, stacked
+//   gemm_exact       one DGEMM of the stacked slices: all slice products at once
+//   sum_block        one thread/iteration per entry: exdgemm_entry (NearSum)
 //
 // With XN_OPT_EXDGEMM_PHASE_TIMES, wait() (the backend's queued work done)
 // marks the phase boundaries (PhaseClock).
@@ -58,6 +62,7 @@ enum ExPhase : int { kExExponents, kExConversion, kExProducts, kExSums, kExPhase
 struct ExdgemmReport {
   int engine = 0;  // ExEngine that ran (Slices or Modular); 0 before any product
   int moduli = 0;  // modular engine: moduli, i.e. integer products of the full shape
+  int k_chunks = 0, k_slots = 0;  // modular engine: ModularSplit's chunks and slots
   int max_slices_a = 0, max_slices_b = 0;
   int block_rows = 0, block_cols = 0;
   std::int64_t blocks = 0;
@@ -70,6 +75,7 @@ struct ExdgemmReport {
 struct ExdgemmLimits {
   std::size_t workspace_bytes = 0;  // budget for the call's workspace
   index_t force_block = 0;          // 0 = from the budget
+  index_t force_chunk = 0;          // modular k per product; 0 = ModularSplit's choice
   ExEngine engine = ExEngine::Auto;
   bool phase_times = false;  // XN_OPT_EXDGEMM_PHASE_TIMES
 };
@@ -198,17 +204,64 @@ inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
       });
 }
 
-// The modular engine's body: residues of a block's rows of op(A) (L bm
-// rows of ldr), of op(B)'s columns (L bn, or L n once), and the L products.
-inline index_t residue_ld(index_t k) { return round_up(k, 16); }
-inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n, index_t k, int L,
+// How the modular engine's integer products run over k (docs/design.md,
+// "Long and skinny k"). k is cut into `chunks` pieces of `chunk` (the last
+// may be shorter), each stored padded to `chunk` residues per row, a
+// multiple of 16 (cuBLAS's INT8 kernels fail on an odd k such as 211; the
+// padding residues are zero). Residues are stored chunk-major: chunk c,
+// modulus l, row i at ((c L + l) rows + i) chunk, so that every (chunk,
+// modulus) product is one stride apart. Chunk c's L products go to slot c
+// mod `slots`: a round of up to `slots` chunks is one batched product. A
+// slot that receives a chunk of a later round is first reduced modulo its
+// modulus, so the backend's exact accumulation range (max_chunk: the
+// GPU's int32 holds 2^17 products) holds again; the sums add a block's
+// slots. More than one slot splits k for parallelism where the block of C
+// alone cannot fill the device (skinny shapes).
+struct ModularSplit {
+  index_t chunk = 0;
+  int chunks = 1, slots = 1;
+  // Residue bytes of `rows` rows (L moduli, `bytes` each).
+  index_t residue_bytes(index_t rows, int L, std::size_t bytes) const {
+    return index_t(chunks) * L * rows * chunk * index_t(bytes);
+  }
+};
+
+// Shortest chunk worth a slot of its own: shorter ones cost more in the
+// products' prologue and the sums' extra reads than they gain.
+constexpr index_t kMinSplitChunk = 1024;
+
+// The split of k for a block: chunks no longer than max_chunk (or
+// `force_chunk` when > 0), at least `want_slots` of them where k allows
+// chunks of kMinSplitChunk, evenly long.
+inline ModularSplit modular_split(index_t k, index_t max_chunk, int want_slots,
+                                  index_t force_chunk) {
+  ModularSplit sp;
+  const index_t longest =
+      force_chunk > 0 ? std::min(round_up(force_chunk, 16), max_chunk) : max_chunk;
+  index_t chunks = (k + longest - 1) / longest;
+  if (force_chunk <= 0)
+    chunks = std::max(chunks, std::min<index_t>(std::max(want_slots, 1),
+                                                std::max<index_t>(1, k / kMinSplitChunk)));
+  sp.chunk = std::min(longest, round_up((k + chunks - 1) / chunks, 16));
+  sp.chunks = int((k + sp.chunk - 1) / sp.chunk);
+  sp.slots = std::max(1, std::min(sp.chunks, std::max(want_slots, 1)));
+  return sp;
+}
+
+// Elements between two slots' products (and between two moduli's): a block
+// of C rounded up so that every product starts 16-byte aligned.
+inline index_t product_stride(index_t bm, index_t bn) { return round_up(bm * bn, 64); }
+
+// The modular engine's body: residues of a block's rows of op(A), of op(B)'s
+// columns (a block's, or all n once), and the slots' L products each.
+inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n,
+                                      const ModularSplit &sp, int L,
                                       std::size_t residue_bytes,
                                       std::size_t product_bytes, bool b_once) {
-  const index_t ldr = residue_ld(k);
-  const index_t a = round_up(index_t(L) * bm * ldr * index_t(residue_bytes), 256);
-  const index_t b =
-      round_up(index_t(L) * (b_once ? n : bn) * ldr * index_t(residue_bytes), 256);
-  const index_t p = round_up(index_t(L) * bm * bn * index_t(product_bytes), 256);
+  const index_t a = round_up(sp.residue_bytes(bm, L, residue_bytes), 256);
+  const index_t b = round_up(sp.residue_bytes(b_once ? n : bn, L, residue_bytes), 256);
+  const index_t p =
+      round_up(index_t(sp.slots) * L * product_stride(bm, bn) * index_t(product_bytes), 256);
   return std::size_t(a + b + p);
 }
 
@@ -252,51 +305,78 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 // The modular engine's products and sums (docs/design.md, "exdgemm: the
 // modular engine"), after exdgemm_run's phase 1: L moduli, the phase-1
 // arrays in the head (`head` bytes) and the call's alpha and beta. Blocking
-// as the slice engine's, over the modular body. Backend hooks:
+// as the slice engine's, over the modular body; k split as ModularSplit
+// says. Backend hooks:
 //   residue_bytes(), product_bytes()   storage of one residue / one product
-//   modular_residues(X, info, r0, nr, L, out, ldr)
-//       rows r0..r0+nr of X (op(A), or op(B)^T) as residues: modulus l's
-//       block at out + l nr ldr elements, row i at + i ldr, k contiguous
-//   modular_products(ra, rb, L, bm, bn, rb_rows, k, ldr, P)
-//       P_l (bm x bn, ld bm, at P + l bm bn) = ra_l rb_l^T, exact (any
-//       integer congruent to it modulo m_l); ra_l at ra + l bm ldr,
-//       rb_l at rb + l rb_rows ldr (rb_rows = n when op(B)'s residues were
-//       made once for all blocks, else bn)
-//   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, cap_bits, log2_k, P,
-//                     alpha, beta, wide)
-//       the entries of the block from their L products, except those whose
-//       range exceeds the moduli's cap_bits (exact::modular_over_range: only
-//       in a captured call's fixed plan), which are summed from their
+//   modular_max_chunk()                longest k whose products are exact
+//   modular_slots(bm, bn, L)           slots that would fill the device
+//                                      with a bm x bn block's products
+//   modular_residues(X, info, r0, nr, L, split, out)
+//       rows r0..r0+nr of X (op(A), or op(B)^T) as residues, in the split's
+//       chunk-major layout, zero in the padding
+//   modular_products(ra, rb, count, bm, bn, rb_rows, chunk, P, pstride,
+//                    accumulate)
+//       for b < count: P_b (bm x bn, ld bm, at P + b pstride) (+)= ra_b
+//       rb_b^T over `chunk`, exact (any integer congruent to it), with
+//       ra_b at ra + b bm chunk and rb_b at rb + b rb_rows chunk (rb_rows =
+//       n when op(B)'s residues were made once for all blocks, else bn)
+//   modular_reduce(P, L, slots, pstride, entries)
+//       each product's first `entries` values to symmetric residues
+//   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, slots, pstride,
+//                     cap_bits, log2_k, P, alpha, beta, wide)
+//       the entries of the block from their slots' products, except those
+//       whose range exceeds the moduli's cap_bits (exact::modular_over_range:
+//       only in a captured call's fixed plan), which are summed from their
 //       operands (exact::DirectTerms)
+template <class Backend>
+ex_detail::ModularSplit modular_split_for(const Backend &be, index_t k, index_t bm,
+                                          index_t bn, int L, const ExdgemmLimits &lim) {
+  return ex_detail::modular_split(k, be.modular_max_chunk(), be.modular_slots(bm, bn, L),
+                                  lim.force_chunk);
+}
+
+// The modular engine's blocking of an m x n x k product within `budget`.
+template <class Backend>
+ex_detail::Blocking modular_blocking(const Backend &be, index_t m, index_t n, index_t k,
+                                     int L, std::size_t head, std::size_t budget,
+                                     const ExdgemmLimits &lim) {
+  return ex_detail::choose_block(
+      m, n, head, budget, lim.force_block, [&](index_t bm, index_t bn, bool once) {
+        return ex_detail::modular_body_bytes(bm, bn, n, modular_split_for(be, k, bm, bn, L, lim),
+                                             L, be.residue_bytes(), be.product_bytes(),
+                                             once);
+      });
+}
+
 template <class Backend>
 Status modular_run(Backend &be, MatView<const double> A, MatView<const double> Bt,
                    MatView<const double> B, MatView<double> C, int L, std::size_t head,
                    double alpha, double beta, const ExdgemmLimits &lim,
                    PhaseClock<Backend> &clock, ExdgemmReport *info) {
   using namespace ex_detail;
-  const index_t m = C.rows, n = C.cols, k = A.cols, ldr = residue_ld(k);
-  const std::size_t rb = be.residue_bytes(), pb = be.product_bytes();
+  const index_t m = C.rows, n = C.cols, k = A.cols;
+  const std::size_t rb = be.residue_bytes();
   Blocking blk;
   char *body = nullptr;
   const Status got = claim_blocking(
       be, head, lim,
-      [&](std::size_t budget) {
-        return choose_block(m, n, head, budget, lim.force_block,
-                            [&](index_t bm, index_t bn, bool once) {
-                              return modular_body_bytes(bm, bn, n, k, L, rb, pb, once);
-                            });
-      },
+      [&](std::size_t budget) { return modular_blocking(be, m, n, k, L, head, budget, lim); },
       &blk, &body);
   if (got != Status::Ok) return got;
+  // One split for every block: the full block's (edge blocks are smaller,
+  // and their products fit its space).
+  const ModularSplit sp = modular_split_for(be, k, blk.bm, blk.bn, L, lim);
+  const index_t pstride = product_stride(blk.bm, blk.bn);
   const auto *ia = static_cast<const exact::VectorInfo *>(be.head_address());
   const exact::VectorInfo *ib = ia + m;
   char *ra = body;
-  char *rbs = ra + round_up(index_t(L) * blk.bm * ldr * index_t(rb), 256);
-  char *P =
-      rbs + round_up(index_t(L) * (blk.b_once ? n : blk.bn) * ldr * index_t(rb), 256);
+  char *rbs = ra + round_up(sp.residue_bytes(blk.bm, L, rb), 256);
+  char *P = rbs + round_up(sp.residue_bytes(blk.b_once ? n : blk.bn, L, rb), 256);
   const int cap_bits = exact::modular_capacity_bits(L), log2_k = ceil_log2(k);
   info->engine = int(ExEngine::Modular);
   info->moduli = L;
+  info->k_chunks = sp.chunks;
+  info->k_slots = sp.slots;
   info->block_rows = int(blk.bm);
   info->block_cols = int(blk.bn);
   info->workspace_bytes = blk.bytes;
@@ -310,28 +390,39 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
     if (s == Status::Ok) s = step();
   };
   if (blk.b_once && L > 0)
-    then([&] { return be.modular_residues(Bt, ib, 0, n, L, rbs, ldr); });
+    then([&] { return be.modular_residues(Bt, ib, 0, n, L, sp, rbs); });
   std::int64_t blocks = 0;
   for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
     const index_t bm = std::min(blk.bm, m - i0);
-    if (L > 0) then([&] { return be.modular_residues(A, ia, i0, bm, L, ra, ldr); });
+    if (L > 0) then([&] { return be.modular_residues(A, ia, i0, bm, L, sp, ra); });
     for (index_t j0 = 0; j0 < n && s == Status::Ok; j0 += blk.bn) {
       const index_t bn = std::min(blk.bn, n - j0);
+      const index_t rb_rows = blk.b_once ? n : bn;
       const char *rbj = rbs;
       if (L > 0) {
         if (blk.b_once)
-          rbj = rbs + j0 * ldr * index_t(rb);  // row j0 of each modulus' n rows
+          rbj = rbs + j0 * sp.chunk * index_t(rb);  // row j0 of each (chunk, modulus)
         else
-          then([&] { return be.modular_residues(Bt, ib, j0, bn, L, rbs, ldr); });
+          then([&] { return be.modular_residues(Bt, ib, j0, bn, L, sp, rbs); });
         then([&] { return clock.lap(kExConversion); });
-        then([&] {
-          return be.modular_products(ra, rbj, L, bm, bn, blk.b_once ? n : bn, k, ldr, P);
-        });
+        // Rounds of up to `slots` chunks, each one batched product.
+        for (int c0 = 0; c0 < sp.chunks; c0 += sp.slots) {
+          const int count = std::min(sp.slots, sp.chunks - c0) * L;
+          if (c0 > 0)
+            then([&] { return be.modular_reduce(P, L, sp.slots, pstride, bm * bn); });
+          then([&] {
+            return be.modular_products(
+                ra + index_t(c0) * L * bm * sp.chunk * index_t(rb),
+                rbj + index_t(c0) * L * rb_rows * sp.chunk * index_t(rb), count, bm, bn,
+                rb_rows, sp.chunk, P, pstride, c0 > 0);
+          });
+        }
         then([&] { return clock.lap(kExProducts); });
       }
       then([&] {
-        return be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, cap_bits, log2_k,
-                                    P, alpha, beta, &info->wide_entries);
+        return be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, sp.slots, pstride,
+                                    cap_bits, log2_k, P, alpha, beta,
+                                    &info->wide_entries);
       });
       then([&] { return clock.lap(kExSums); });
       ++blocks;
@@ -357,8 +448,10 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   info->wide_entries = -1;
   PhaseClock<Backend> clock(be, lim.phase_times, info->phase_ms);
 
-  // Phase 1: exponents and slice masks, then the one synchronisation. The
-  // phase-1 arrays start the head region.
+  // Phase 1: the exponent summaries of every row of op(A) and column of
+  // op(B), then the synchronisation that brings them to the host (with
+  // device-resident alpha and beta). The phase-1 arrays (summaries, and the
+  // slice engine's masks) start the head region.
   const std::size_t head = head_bytes(m, n);
   exact::VectorInfo *info_a = nullptr, *info_b = nullptr;
   std::uint64_t *masks_a = nullptr, *masks_b = nullptr;
@@ -375,30 +468,21 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   Status s = clock.start();
   if (s == Status::Ok) s = be.scan_rows(A, info_a);
   if (s == Status::Ok) s = be.scan_rows(Bt, info_b);
-  if (s == Status::Ok) s = be.mark_rows(A, info_a, w, masks_a);
-  if (s == Status::Ok) s = be.mark_rows(Bt, info_b, w, masks_b);
-  std::vector<std::uint64_t> ma(std::size_t(groups_a * exact::kMaskWords)),
-      mb(std::size_t(groups_b * exact::kMaskWords));
   std::vector<exact::VectorInfo> ha(static_cast<std::size_t>(m)),
       hb(static_cast<std::size_t>(n));
   double alpha = 0, beta = 0;
-  if (s == Status::Ok)
-    s = be.fetch(masks_a, ma, masks_b, mb, info_a, ha, info_b, hb, &alpha, &beta);
+  if (s == Status::Ok) s = be.fetch_summaries(info_a, ha, info_b, hb, &alpha, &beta);
   if (s == Status::Ok) s = clock.lap(kExExponents);
   if (s != Status::Ok) return s;
 
   if (alpha == 0.0) return be.scale(C, beta);  // BLAS: C = beta C, exactly RN(beta c)
 
-  std::uint64_t all_a[exact::kMaskWords], all_b[exact::kMaskWords];
-  union_masks(ma, 0, groups_a, all_a);
-  union_masks(mb, 0, groups_b, all_b);
-  const int s_all = popcount_mask(all_a), t_all = popcount_mask(all_b);
-
   // op(A) or op(B) has no nonzero finite entry: every X is zero or
   // non-finite, there is no product to form and no body to allocate. The
   // sums alone make C, in one block (exact_entry: Inf/NaN, signed zeros,
   // beta c).
-  if (s_all == 0 || t_all == 0) {
+  const int span_a = max_span(ha), span_b = max_span(hb);
+  if (span_a == 0 || span_b == 0) {
     const SliceList none{};
     info->block_rows = int(m);
     info->block_cols = int(n);
@@ -414,26 +498,41 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
 
   // The engine: the modular one needs L moduli for |X| < k 2^(span_a +
   // span_b) (modular.h); it runs where the backend has it, the range allows
-  // and (unless forced) its L integer products cost less than the s t
-  // slice products.
+  // and (unless forced) its L integer products cost less than the slice
+  // products, s t of them with s = ceil(span_a / w) (a row's digits from
+  // its top down cover its span: an upper bound of the slices any block of
+  // rows needs; the masks that give the exact count are made only for the
+  // slice engine).
   if constexpr (Backend::kHasModular) {
-    const int span_a = max_span(ha), span_b = max_span(hb);
-    const int L =
-        span_a && span_b ? exact::moduli_for_bits(1 + ceil_log2(k) + span_a + span_b) : 0;
-    // (The backend may not run every k exactly: the GPU's int32
-    // accumulation stops at k = 2^17, forced or not.)
-    const bool modular = L >= 0 && be.modular_exact_for(k) &&
-                         lim.engine != ExEngine::Slices &&
+    const int L = exact::moduli_for_bits(1 + ceil_log2(k) + span_a + span_b);
+    const double slices_bound = double((span_a + w - 1) / w) * double((span_b + w - 1) / w);
+    const bool modular = L >= 0 && lim.engine != ExEngine::Slices &&
                          (lim.engine == ExEngine::Modular ||
-                          L * be.modular_product_cost() < double(s_all) * double(t_all));
+                          L * be.modular_product_cost() < slices_bound);
     if (modular) {
       // Its workspace is allocated before C is touched: if no block of it
       // fits the budget, the slice engine (smaller blocks) runs instead.
       const Status ms =
           modular_run(be, A, Bt, B, C, L, head, alpha, beta, lim, clock, info);
-      if (ms != Status::AllocFailed) return ms;
+      if (ms != Status::AllocFailed) return ms;  // (info untouched on AllocFailed)
     }
   }
+
+  // The slice engine: which slices each group of rows has (its masks), the
+  // second synchronisation (only this engine needs them on the host).
+  place_head(static_cast<char *>(be.head_address()));
+  s = be.mark_rows(A, info_a, w, masks_a);
+  if (s == Status::Ok) s = be.mark_rows(Bt, info_b, w, masks_b);
+  std::vector<std::uint64_t> ma(std::size_t(groups_a * exact::kMaskWords)),
+      mb(std::size_t(groups_b * exact::kMaskWords));
+  if (s == Status::Ok) s = be.fetch_masks(masks_a, ma, masks_b, mb);
+  if (s == Status::Ok) s = clock.lap(kExExponents);
+  if (s != Status::Ok) return s;
+  std::uint64_t all_a[exact::kMaskWords], all_b[exact::kMaskWords];
+  union_masks(ma, 0, groups_a, all_a);
+  union_masks(mb, 0, groups_b, all_b);
+  const int s_all = popcount_mask(all_a), t_all = popcount_mask(all_b);
+
   info->engine = int(ExEngine::Slices);
   Blocking blk;
   char *body = nullptr;
@@ -558,14 +657,15 @@ inline std::size_t exdgemm_workspace_bytes(index_t m, index_t n, index_t k,
 // a plan fixed before the data is seen, since the host can neither wait for
 // the exponent summaries nor change the number or shape of the products
 // when the graph is replayed on other data. The modular engine with all its
-// moduli (kMaxModuli: what any usual exponent range needs); entries whose
+// moduli (kMaxModuli: what any usual exponent range needs) where the
+// workspace the handle already has holds their plan, else the most moduli it
+// holds (none: NotSupported before anything is enqueued); entries whose
 // range exceeds them are summed exactly from their operands on the device
-// (modular_over_range, DirectTerms: slow, but only where no direct call
-// could have used the modular engine either); alpha and beta are read on
-// the device by the sums (exact_entry handles alpha = 0 there). The plan
-// must fit the workspace the handle already has, and k must be within the
-// backend's exact integer products; otherwise NotSupported before anything
-// is enqueued. Results are the same bits as a direct call's (both are the
+// (modular_over_range, DirectTerms: slow, but only where the data is wider
+// than the call that sized the workspace, or no direct call could have used
+// the modular engine either); alpha and beta are read on the device by the
+// sums (exact_entry handles alpha = 0 there). k of any length: its chunks
+// are reduced on the device between rounds. Results are the same bits as a direct call's (both are the
 // correctly rounded ones).
 template <class Backend>
 Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const double> B,
@@ -575,16 +675,17 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
     return Status::NotSupported;
   } else {
     const index_t m = C.rows, n = C.cols, k = A.cols;
-    const int L = exact::kMaxModuli;
-    if (!be.modular_exact_for(k)) return Status::NotSupported;
     const std::size_t head = head_bytes(m, n);
-    const Blocking blk = choose_block(
-        m, n, head, lim.workspace_bytes, lim.force_block,
-        [&](index_t bm, index_t bn, bool once) {
-          return modular_body_bytes(bm, bn, n, k, L, be.residue_bytes(),
-                                    be.product_bytes(), once);
-        });
-    if (blk.bm == 0 || blk.bytes > lim.workspace_bytes) return Status::NotSupported;
+    // All the moduli where the workspace holds their plan, else the most it
+    // holds: a warm-up call of the same shape sized the workspace for the
+    // moduli its data needed, so data like it replays at full speed.
+    int L = exact::kMaxModuli;
+    Blocking blk;
+    for (; L > 0; --L) {
+      blk = modular_blocking(be, m, n, k, L, head, lim.workspace_bytes, lim);
+      if (blk.bm > 0 && blk.bytes <= lim.workspace_bytes) break;
+    }
+    if (L == 0) return Status::NotSupported;
     *info = ExdgemmReport{};
     info->wide_entries = -1;
     lim.phase_times = false;  // no waits inside a capture
@@ -626,6 +727,7 @@ Status exdgemm_driver(Backend &be, MatView<const double> A, MatView<const double
   if (A.cols == 0 || alpha_zero) return be.scale_by_beta(C);
   ExdgemmLimits lim;
   lim.force_block = opt.exdgemm_block;
+  lim.force_chunk = opt.exdgemm_k_chunk;
   lim.engine = static_cast<ExEngine>(opt.exdgemm_engine);
   lim.phase_times = opt.exdgemm_phase_times != 0;
   lim.workspace_bytes =

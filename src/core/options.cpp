@@ -78,6 +78,8 @@ constexpr OptionSpec kOptionTable[] = {
    "PDNGEMM, PSNGEMM, PEXDGEMM: bytes per process for the gathered rows of op(A) and columns of op(B) (0 = as much as can be allocated)"},
   {25, "XN_OPT_DIST_TRANSPORT", "XN_DIST_TRANSPORT", &Options::dist_transport, 0, 2, 0, nullptr,
    "PDNGEMM, PSNGEMM, PEXDGEMM on device-resident operands: how blocks move between GPUs: 0 = NCCL where every process has its own GPU and libnccl.so.2 loads, else MPI; 1 = NCCL (else MPI); 2 = MPI (device buffers where MPI is CUDA-aware, else through pinned host memory)"},
+  {26, "XN_OPT_EXDGEMM_K_CHUNK", "XN_EXDGEMM_K_CHUNK", &Options::exdgemm_k_chunk, 0, kInt31, 0, nullptr,
+   "xnExdgemm, modular engine: force the length of k of each integer product (rounded up to a multiple of 16; 0 = chosen per call)"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

@@ -38,6 +38,7 @@ struct Options {
   std::int64_t exdgemm_block;            // forced block of C; 0 = automatic
   std::int64_t exdgemm_engine;           // ExEngine (core/exdgemm.h): 0 = automatic
   std::int64_t exdgemm_phase_times;      // 1 = time the phases (ExdgemmReport)
+  std::int64_t exdgemm_k_chunk;          // forced k of each modular product; 0 = automatic
   std::int64_t dist_workspace_limit;     // P?NGEMM/PEXDGEMM strips, bytes; 0 = none
   std::int64_t dist_transport;           // device-resident P?GEMM: 0 auto, 1 NCCL, 2 MPI
   std::int64_t symv_variant;             // SYMV kernel variant; 0 = tuned default

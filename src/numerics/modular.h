@@ -32,7 +32,8 @@ namespace xn::exact {
 // for rows and columns whose spans add up to about 270 bits.
 inline constexpr int kMaxModuli = 40;
 // Longest k whose residue dot products fit an int32 accumulator exactly:
-// 2^17 * 127^2 = 2,114,060,288 < 2^31.
+// 2^17 * 127^2 = 2,114,060,288 < 2^31, also on top of a residue |r| <= 127
+// carried from an earlier chunk of k (symmetric_residue).
 inline constexpr std::int64_t kInt32ChunkK = std::int64_t(1) << 17;
 // 32-bit limbs of the reconstruction: S = sum_l y_l M / m_l < L M < 2^296
 // for L <= 40 (make_crt_basis checks it), and X itself.
@@ -260,15 +261,37 @@ inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2;
 // exact comparison of 2 |S - q M| with M below settles it). O(L limbs)
 // per entry, against O(L^2) for Garner's mixed radix: the 64-bit limb sums
 // acc_t < L 2^40 need no carries until the end.
+// One entry's products as the engines leave them: modulus l's value is
+// the sum over `slots` partial products p[l stride + s slot_stride] (the
+// parts of k the products were split into; docs/design.md, "Long and skinny
+// k"), each any integer congruent to its part.
 template <class P>
-XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
-                                 const CrtBasis &B, const ModularTables &T) {
+struct ModularProducts {
+  const P *p;
+  std::int64_t stride;
+  int slots = 1;
+  std::int64_t slot_stride = 0;
+  // The sum modulo m_l, in [0, m_l): each part reduced in 32-bit arithmetic
+  // (their sum of residues stays below 2^32 for any slot count up to 2^24).
+  XN_HD std::uint32_t residue(int l, const ModularTables &T) const {
+    const P *q = p + l * stride;
+    if (slots == 1) return std::uint32_t(mod_int(std::int64_t(q[0]), l, T));
+    std::uint32_t r = 0;
+    for (int s = 0; s < slots; ++s)
+      r += std::uint32_t(mod_int(std::int64_t(q[s * slot_stride]), l, T));
+    return mod_u32(r, l, T);
+  }
+};
+
+template <class P>
+XN_HD ModularTerms modular_terms(const ModularProducts<P> &p, int base, const CrtBasis &B,
+                                 const ModularTables &T) {
   std::uint64_t acc[kMaxLimbs];
   XN_UNROLL
   for (int t = 0; t < kMaxLimbs; ++t) acc[t] = 0;
   double f = 0.0;
   for (int l = 0; l < B.L; ++l) {
-    const std::uint32_t r = std::uint32_t(mod_int(std::int64_t(p[l * stride]), l, T));
+    const std::uint32_t r = p.residue(l, T);
     const std::uint32_t y = mod_u32(r * B.inv_cofactor[l], l, T);  // < 2^16 before
     f += double(y) * B.recip[l];
     XN_UNROLL
@@ -332,15 +355,30 @@ XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
   return r;
 }
 
-// Entry (i, j)'s terms: X 2^(low_i + low_j) from its B.L products (p,
-// stride as modular_terms); nothing where the row or the column has no
-// nonzero finite entry (its low is a sentinel, X is 0).
+// The same for one product per modulus, p[l stride].
 template <class P>
-XN_HD ModularTerms entry_modular_terms(const P *p, std::int64_t stride,
-                                       const VectorInfo &ia, const VectorInfo &ib,
-                                       const CrtBasis &B, const ModularTables &T) {
+XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
+                                 const CrtBasis &B, const ModularTables &T) {
+  return modular_terms(ModularProducts<P>{p, stride}, base, B, T);
+}
+
+// Entry (i, j)'s terms: X 2^(low_i + low_j) from its B.L products (as
+// modular_terms); nothing where the row or the column has no nonzero finite
+// entry (its low is a sentinel, X is 0).
+template <class P>
+XN_HD ModularTerms entry_modular_terms(const ModularProducts<P> &p, const VectorInfo &ia,
+                                       const VectorInfo &ib, const CrtBasis &B,
+                                       const ModularTables &T) {
   if (ia.top == kNoTop || ib.top == kNoTop) return ModularTerms{};
-  return modular_terms(p, stride, ia.low + ib.low, B, T);
+  return modular_terms(p, ia.low + ib.low, B, T);
+}
+
+// A product's value reduced to the symmetric range [-(m_l - 1)/2, (m_l -
+// 1)/2] (|r| <= 127): between two rounds of chunks accumulated into the
+// same slot, so that the next chunk's exact accumulation range holds.
+XN_HD int symmetric_residue(std::int64_t x, int l, const ModularTables &T) {
+  const int r = mod_int(x, l, T), m = T.m[l];
+  return r > m / 2 ? r - m : r;
 }
 
 }  // namespace xn::exact

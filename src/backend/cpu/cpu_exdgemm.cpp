@@ -25,7 +25,11 @@ class CpuExBackend {
   static constexpr bool kHasModular = true;
   std::size_t residue_bytes() const { return sizeof(double); }
   std::size_t product_bytes() const { return sizeof(double); }
-  bool modular_exact_for(index_t) const { return true; }  // k 127^2 < 2^53
+  // Any chunk of k below 2^38 keeps every partial sum (|r| <= 127 carried,
+  // plus chunk 127^2) below 2^53: k never needs cutting in practice. One
+  // BLAS call at a time: no slots for parallelism.
+  index_t modular_max_chunk() const { return index_t(1) << 38; }
+  int modular_slots(index_t, index_t, int) const { return 1; }
   double modular_product_cost() const { return 1.0; }
 
   CpuExBackend(double alpha, double beta) : alpha_(alpha), beta_(beta) {}
@@ -58,16 +62,19 @@ class CpuExBackend {
     return Status::Ok;
   }
 
-  Status fetch(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
-               const std::uint64_t *mb, std::vector<std::uint64_t> &hb,
-               const VectorInfo *ia, std::vector<VectorInfo> &hia, const VectorInfo *ib,
-               std::vector<VectorInfo> &hib, double *alpha, double *beta) {
-    std::copy(ma, ma + ha.size(), ha.begin());
-    std::copy(mb, mb + hb.size(), hb.begin());
+  Status fetch_summaries(const VectorInfo *ia, std::vector<VectorInfo> &hia,
+                         const VectorInfo *ib, std::vector<VectorInfo> &hib,
+                         double *alpha, double *beta) {
     std::copy(ia, ia + hia.size(), hia.begin());
     std::copy(ib, ib + hib.size(), hib.begin());
     *alpha = alpha_;
     *beta = beta_;
+    return Status::Ok;
+  }
+  Status fetch_masks(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
+                     const std::uint64_t *mb, std::vector<std::uint64_t> &hb) {
+    std::copy(ma, ma + ha.size(), ha.begin());
+    std::copy(mb, mb + hb.size(), hb.begin());
     return Status::Ok;
   }
 
@@ -103,40 +110,57 @@ class CpuExBackend {
     return Status::Ok;
   }
 
+  // Chunk-major residues (ex_detail::ModularSplit): chunk c, modulus l,
+  // row i at ((c L + l) nr + i) chunk.
   Status modular_residues(MatView<const double> X, const VectorInfo *info, index_t r0,
-                          index_t nr, int L, void *out, index_t ldr) {
+                          index_t nr, int L, const ex_detail::ModularSplit &sp,
+                          void *out) {
     double *o = static_cast<double *>(out);
     for (index_t i = 0; i < nr; ++i) {
       const int low = info[r0 + i].low;
-      for (index_t p = 0; p < ldr; ++p) {
+      for (index_t pp = 0; pp < index_t(sp.chunks) * sp.chunk; ++pp) {
+        const index_t c = pp / sp.chunk, q = pp - c * sp.chunk;
         const exact::Decoded d =
-            p < X.cols ? exact::decode(*X.at(r0 + i, p)) : exact::Decoded{};
+            pp < X.cols ? exact::decode(*X.at(r0 + i, pp)) : exact::Decoded{};
         for (int l = 0; l < L; ++l)
-          o[(index_t(l) * nr + i) * ldr + p] =
+          o[((c * L + l) * nr + i) * sp.chunk + q] =
               exact::modular_residue(d, low, l, exact::kModularTables);
       }
     }
     return Status::Ok;
   }
 
-  Status modular_products(const void *ra, const void *rb, int L, index_t bm, index_t bn,
-                          index_t rb_rows, index_t k, index_t ldr, void *P) {
+  Status modular_products(const void *ra, const void *rb, int count, index_t bm,
+                          index_t bn, index_t rb_rows, index_t chunk, void *P,
+                          index_t pstride, bool accumulate) {
     const double *a = static_cast<const double *>(ra);
     const double *b = static_cast<const double *>(rb);
     double *p = static_cast<double *>(P);
-    for (int l = 0; l < L; ++l)
+    for (int x = 0; x < count; ++x)
       cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blasint(bm), blasint(bn),
-                  blasint(k), 1.0, a + index_t(l) * bm * ldr, blasint(ldr),
-                  b + index_t(l) * rb_rows * ldr, blasint(ldr), 0.0,
-                  p + index_t(l) * bm * bn, blasint(bm));
+                  blasint(chunk), 1.0, a + index_t(x) * bm * chunk, blasint(chunk),
+                  b + index_t(x) * rb_rows * chunk, blasint(chunk), accumulate ? 1.0 : 0.0,
+                  p + index_t(x) * pstride, blasint(bm));
+    return Status::Ok;
+  }
+
+  Status modular_reduce(void *P, int L, int slots, index_t pstride, index_t entries) {
+    double *p = static_cast<double *>(P);
+    for (int s = 0; s < slots; ++s)
+      for (int l = 0; l < L; ++l) {
+        double *q = p + (index_t(s) * L + l) * pstride;
+        for (index_t e = 0; e < entries; ++e)
+          q[e] = exact::symmetric_residue(std::int64_t(q[e]), l, exact::kModularTables);
+      }
     return Status::Ok;
   }
 
   Status modular_sum_block(MatView<const double> A, MatView<const double> B,
                            MatView<double> C, const VectorInfo *ia, const VectorInfo *ib,
                            index_t i0, index_t bm, index_t j0, index_t bn, int L,
-                           int cap_bits, int log2_k, const void *P, double alpha,
-                           double beta, std::int64_t *wide_count) {
+                           int slots, index_t pstride, int cap_bits, int log2_k,
+                           const void *P, double alpha, double beta,
+                           std::int64_t *wide_count) {
     const int cap = 2 * exact::kMaxLimbs + 2;
     if (scratch_.size() < std::size_t(cap)) scratch_.resize(std::size_t(cap));
     const double *prods = static_cast<const double *>(P);
@@ -151,7 +175,9 @@ class CpuExBackend {
           continue;
         }
         const exact::ModularTerms X = exact::entry_modular_terms(
-            prods + i + j * bm, bm * bn, ia[gi], ib[gj], basis, exact::kModularTables);
+            exact::ModularProducts<double>{prods + i + j * bm, pstride, slots,
+                                           index_t(L) * pstride},
+            ia[gi], ib[gj], basis, exact::kModularTables);
         wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
       }
     *wide_count += wide_n;

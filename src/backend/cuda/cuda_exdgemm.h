@@ -22,15 +22,24 @@ namespace xn {
 class CudaExBackend {
  public:
   // The modular engine: int8 residues, INT8 tensor-core products with int32
-  // accumulation (exact for k <= 2^17: longer k takes the slices), int32
-  // products. One INT8 product costs about 1/20 of a DGEMM of its shape on
-  // the H200 (docs/performance.md); 1/12 is assumed, for the residue and
-  // reconstruction passes.
+  // accumulation (exact for chunks of k up to 2^17: longer k is cut, and
+  // reduced between chunks), int32 products. One INT8 product costs about
+  // 1/20 of a DGEMM of its shape on the H200 (docs/performance.md); 1/12 is
+  // assumed, for the residue and reconstruction passes.
   static constexpr bool kHasModular = true;
   std::size_t residue_bytes() const { return 1; }
   std::size_t product_bytes() const { return 4; }
-  bool modular_exact_for(index_t k) const { return k <= exact::kInt32ChunkK; }
+  index_t modular_max_chunk() const { return exact::kInt32ChunkK; }
   double modular_product_cost() const { return 1.0 / 12; }
+  // Products side by side (slots) so that a block's L products give every
+  // multiprocessor about kTilesPerSm output tiles of kTile x kTile (the
+  // order of cuBLAS's INT8 tiles): a skinny block's few tiles are
+  // multiplied over pieces of k at once (docs/design.md, "Long and skinny k").
+  int modular_slots(index_t bm, index_t bn, int L) const {
+    const index_t want = kTilesPerSm * std::max(st_.sm_count, 1);
+    const index_t have = std::max<index_t>(1, tiles(bm, bn) * std::max(L, 1));
+    return int(std::min<index_t>(kMaxSlots, std::max<index_t>(1, (want + have - 1) / have)));
+  }
 
   CudaExBackend(cublasHandle_t h, cudaStream_t s, HandleState &st, bool dev_scalars,
                 const double *alpha, const double *beta)
@@ -74,24 +83,18 @@ class CudaExBackend {
     return ok(launch_ex_mark_rows(s_, view(X), info, w, masks));
   }
 
-  // The call's one synchronisation: masks, exponent summaries (and
-  // device-resident alpha, beta) to pinned host memory, then wait for the
-  // stream.
-  Status fetch(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
-               const std::uint64_t *mb, std::vector<std::uint64_t> &hb,
-               const exact::VectorInfo *ia, std::vector<exact::VectorInfo> &hia,
-               const exact::VectorInfo *ib, std::vector<exact::VectorInfo> &hib,
-               double *alpha, double *beta) {
-    const std::size_t na = ha.size() * 8, nb = hb.size() * 8;
+  // The call's synchronisation: exponent summaries (and device-resident
+  // alpha, beta) to pinned host memory, then wait for the stream.
+  Status fetch_summaries(const exact::VectorInfo *ia, std::vector<exact::VectorInfo> &hia,
+                         const exact::VectorInfo *ib, std::vector<exact::VectorInfo> &hib,
+                         double *alpha, double *beta) {
     const std::size_t nia = hia.size() * sizeof(exact::VectorInfo),
                       nib = hib.size() * sizeof(exact::VectorInfo);
-    char *host = static_cast<char *>(acquire_ex_host(st_, na + nb + 16 + nia + nib));
+    char *host = static_cast<char *>(acquire_ex_host(st_, 16 + nia + nib));
     if (!host) return Status::AllocFailed;
-    double *scal = reinterpret_cast<double *>(host + na + nb);
-    char *infos = host + na + nb + 16;
-    if (cudaMemcpyAsync(host, ma, na, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
-        cudaMemcpyAsync(host + na, mb, nb, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
-        cudaMemcpyAsync(infos, ia, nia, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+    double *scal = reinterpret_cast<double *>(host);
+    char *infos = host + 16;
+    if (cudaMemcpyAsync(infos, ia, nia, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
         cudaMemcpyAsync(infos + nia, ib, nib, cudaMemcpyDeviceToHost, s_) != cudaSuccess)
       return Status::ExecutionFailed;
     if (dev_) {
@@ -100,12 +103,24 @@ class CudaExBackend {
         return Status::ExecutionFailed;
     }
     if (cudaStreamSynchronize(s_) != cudaSuccess) return Status::ExecutionFailed;
-    std::memcpy(ha.data(), host, na);
-    std::memcpy(hb.data(), host + na, nb);
     std::memcpy(hia.data(), infos, nia);
     std::memcpy(hib.data(), infos + nia, nib);
     *alpha = dev_ ? scal[0] : *alpha_;
     *beta = dev_ ? scal[1] : *beta_;
+    return Status::Ok;
+  }
+  // The slice engine's masks: a second synchronisation.
+  Status fetch_masks(const std::uint64_t *ma, std::vector<std::uint64_t> &ha,
+                     const std::uint64_t *mb, std::vector<std::uint64_t> &hb) {
+    const std::size_t na = ha.size() * 8, nb = hb.size() * 8;
+    char *host = static_cast<char *>(acquire_ex_host(st_, na + nb));
+    if (!host) return Status::AllocFailed;
+    if (cudaMemcpyAsync(host, ma, na, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+        cudaMemcpyAsync(host + na, mb, nb, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+        cudaStreamSynchronize(s_) != cudaSuccess)
+      return Status::ExecutionFailed;
+    std::memcpy(ha.data(), host, na);
+    std::memcpy(hb.data(), host + na, nb);
     return Status::Ok;
   }
 
@@ -173,44 +188,64 @@ class CudaExBackend {
   }
 
   Status modular_residues(MatView<const double> X, const exact::VectorInfo *info,
-                          index_t r0, index_t nr, int L, void *out, index_t ldr) {
-    return ok(launch_ex_modular_residues(s_, view(X), info, r0, nr, L,
-                                         static_cast<std::int8_t *>(out), ldr));
+                          index_t r0, index_t nr, int L, const ex_detail::ModularSplit &sp,
+                          void *out) {
+    return ok(launch_ex_modular_residues(s_, view(X), info, r0, nr, L, sp.chunk, sp.chunks,
+                                         static_cast<std::int8_t *>(out)));
   }
 
-  // P_l = ra_l rb_l^T: op(A) = T, op(B) = N over k-contiguous int8 residues
-  // (run over ldr, a multiple of 16: the padding residues are zero, and
-  // cuBLAS's INT8 kernels fail on an odd k such as 211),
-  // int32 out, CUBLAS_COMPUTE_32I: exact (every partial sum of k <= 2^17
-  // products of |r| <= 127 is below 2^31). The handle's pointer mode holds
-  // for the int32 scalars.
-  Status modular_products(const void *ra, const void *rb, int L, index_t bm, index_t bn,
-                          index_t rb_rows, index_t /* k: run over ldr */, index_t ldr,
-                          void *P) {
+  // P_b (+)= ra_b rb_b^T: op(A) = T, op(B) = N over k-contiguous int8
+  // residues (chunks a multiple of 16 long: the padding residues are zero,
+  // and cuBLAS's INT8 kernels fail on an odd k such as 211), int32 out,
+  // CUBLAS_COMPUTE_32I: exact (every partial sum of a chunk's <= 2^17
+  // products of |r| <= 127, on top of a carried |r| <= 127, is below 2^31).
+  // Products that fill the device one by one are launched one by one; small
+  // ones as one strided batch. The handle's pointer mode holds for the
+  // int32 scalars.
+  Status modular_products(const void *ra, const void *rb, int count, index_t bm, index_t bn,
+                          index_t rb_rows, index_t chunk, void *P, index_t pstride,
+                          bool accumulate) {
     static const int host_zero_one[2] = {0, 1};
     const int *zero_one = dev_ ? st_.zero_one_i32() : host_zero_one;
+    const int *one = zero_one + 1, *beta = accumulate ? one : zero_one;
     const auto *a = static_cast<const std::int8_t *>(ra);
     const auto *b = static_cast<const std::int8_t *>(rb);
     auto *p = static_cast<std::int32_t *>(P);
-    for (int l = 0; l < L; ++l) {
-      const cublasStatus_t cs = cublasGemmEx(
-          h_, CUBLAS_OP_T, CUBLAS_OP_N, int(bm), int(bn), int(ldr), zero_one + 1,
-          a + index_t(l) * bm * ldr, CUDA_R_8I, int(ldr), b + index_t(l) * rb_rows * ldr,
-          CUDA_R_8I, int(ldr), zero_one, p + index_t(l) * bm * bn, CUDA_R_32I, int(bm),
-          CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
-      if (cs != CUBLAS_STATUS_SUCCESS) return Status::ExecutionFailed;
+    cublasStatus_t cs = CUBLAS_STATUS_SUCCESS;
+    if (tiles(bm, bn) >= kTilesPerSm * std::max(st_.sm_count, 1)) {
+      for (int x = 0; x < count && cs == CUBLAS_STATUS_SUCCESS; ++x)
+        cs = cublasGemmEx(h_, CUBLAS_OP_T, CUBLAS_OP_N, int(bm), int(bn), int(chunk), one,
+                          a + index_t(x) * bm * chunk, CUDA_R_8I, int(chunk),
+                          b + index_t(x) * rb_rows * chunk, CUDA_R_8I, int(chunk), beta,
+                          p + index_t(x) * pstride, CUDA_R_32I, int(bm),
+                          CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+    } else {
+      cs = cublasGemmStridedBatchedEx(
+          h_, CUBLAS_OP_T, CUBLAS_OP_N, int(bm), int(bn), int(chunk), one, a, CUDA_R_8I,
+          int(chunk), bm * chunk, b, CUDA_R_8I, int(chunk), rb_rows * chunk, beta, p,
+          CUDA_R_32I, int(bm), pstride, count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
     }
-    return Status::Ok;
+    return cs == CUBLAS_STATUS_SUCCESS ? Status::Ok : Status::ExecutionFailed;
+  }
+
+  Status modular_reduce(void *P, int L, int slots, index_t pstride, index_t entries) {
+    return ok(launch_ex_modular_reduce(s_, static_cast<std::int32_t *>(P), L, slots,
+                                       pstride, entries));
   }
 
   Status modular_sum_block(MatView<const double> A, MatView<const double> B,
                            MatView<double> C, const exact::VectorInfo *ia,
                            const exact::VectorInfo *ib, index_t i0, index_t bm,
-                           index_t j0, index_t bn, int L, int cap_bits, int log2_k,
-                           const void *P, double alpha, double beta, std::int64_t *) {
+                           index_t j0, index_t bn, int L, int slots, index_t pstride,
+                           int cap_bits, int log2_k, const void *P, double alpha,
+                           double beta, std::int64_t *) {
     const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta),
-                             static_cast<const std::int32_t *>(P), exact::crt_basis(L),
-                             cap_bits, log2_k};
+                             static_cast<const std::int32_t *>(P),
+                             slots,
+                             pstride,
+                             exact::crt_basis(L),
+                             cap_bits,
+                             log2_k};
     return ok(launch_ex_modular_sum_block(s_, a));
   }
 
@@ -225,6 +260,12 @@ class CudaExBackend {
   }
 
  private:
+  // Output tiles of a bm x bn product, and how many per multiprocessor make
+  // a product fill the device (modular_slots, modular_products).
+  static constexpr index_t kTile = 128, kTilesPerSm = 4, kMaxSlots = 256;
+  static index_t tiles(index_t bm, index_t bn) {
+    return ((bm + kTile - 1) / kTile) * ((bn + kTile - 1) / kTile);
+  }
   ExBlockArgs block_args(MatView<const double> A, MatView<const double> B,
                          MatView<double> C, const exact::VectorInfo *ia,
                          const exact::VectorInfo *ib, index_t i0, index_t bm, index_t j0,

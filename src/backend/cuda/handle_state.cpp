@@ -153,6 +153,12 @@ Status ensure_device_resources(HandleState &st) {
     if (ev) cudaEventDestroy(ev);
     return Status::AllocFailed;
   }
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
+    st.sm_count = sms;
+  else
+    cudaGetLastError();  // (sm_count stays 0: the engines then assume one wave)
   st.consts = consts;
   st.scan_flags_dev = flag;
   st.scan_flags_host = flag_host;

@@ -60,6 +60,7 @@ struct HandleState {
   int *scan_flags_host = nullptr;
   std::uint64_t nonneg_fallbacks = 0;
   int last_levels = -1;  // levels the last call ran (xnGetLastLevels)
+  int sm_count = 0;      // the device's multiprocessors (0: unknown)
 
   // An event recorded after the last call on its stream: the next call's
   // stream waits on it (stream order, not a device-wide synchronisation)
