@@ -377,10 +377,14 @@ TEST(Exdgemm, EngineChoiceAndFallbacks) {
   EXPECT_LE(r.workspace_bytes, slices64 + 1024);
 }
 
-// The modular engine with k cut into chunks (XN_OPT_EXDGEMM_K_CHUNK): each
-// chunk's products accumulated into the one slot the CPU uses, reduced to
-// symmetric residues between chunks (as the GPU does past 2^17). The bits
-// are the oracle's and the slice engine's; the report counts the chunks.
+// The modular engine with k cut into chunks (XN_OPT_EXDGEMM_K_CHUNK): one
+// slot (the CPU's own choice: every chunk accumulated into it, reduced to
+// symmetric residues between chunks, as the GPU does past 2^17), or several
+// (forced, as the GPU splits skinny products): chunk c into slot c mod
+// slots, rounds of `slots` chunks with a partial last one, the slots summed
+// by the reconstruction; with blocks of C of 64 and edge blocks smaller
+// that share the full block's product stride. The bits are the oracle's
+// and the slice engine's; the report counts the chunks and slots.
 TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -389,11 +393,16 @@ TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
     bool ta, tb;
     std::int64_t m, n, k, chunk;
     double phi;
+    int slots;            // forced slots (0: the CPU's one)
+    std::int64_t block;   // XN_OPT_EXDGEMM_BLOCK (0: from the budget)
   };
-  const Shape shapes[] = {{false, false, 37, 29, 500, 48, 0},
-                          {true, false, 20, 31, 333, 16, 1},
-                          {false, true, 64, 65, 1000, 112, 0},
-                          {true, true, 9, 70, 47, 16, 1}};
+  const Shape shapes[] = {{false, false, 37, 29, 500, 48, 0, 0, 0},
+                          {true, false, 20, 31, 333, 16, 1, 0, 0},
+                          {false, true, 64, 65, 1000, 112, 0, 0, 0},
+                          {true, true, 9, 70, 47, 16, 1, 0, 0},
+                          {false, false, 130, 70, 500, 48, 0, 3, 64},
+                          {true, true, 67, 129, 1000, 96, 1, 4, 64},
+                          {false, true, 30, 20, 200, 16, 0, 64, 0}};
   for (const Shape &sh : shapes) {
     Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, sh.m + 3, -1.25, sh.phi == 0 ? 0.0 : 0.5};
     c.lda = (c.ta ? c.k : c.m) + 2;
@@ -403,18 +412,32 @@ TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
                      rng);
     const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
     std::ostringstream what;
-    what << c.m << "x" << c.n << "x" << c.k << " chunk " << sh.chunk;
+    what << c.m << "x" << c.n << "x" << c.k << " chunk " << sh.chunk << " slots "
+         << sh.slots << " block " << sh.block;
     xn::Options opt;
     opt.exdgemm_engine = std::int64_t(xn::ExEngine::Modular);
     opt.exdgemm_k_chunk = sh.chunk;
+    opt.exdgemm_block = sh.block;
+    xn::testing::set_cpu_modular_slots(sh.slots);
     std::vector<double> chunked = c0;
     xn::ExdgemmReport info{};
-    ASSERT_EQ(xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda,
-                              b.data(), c.ldb, c.beta, chunked.data(), c.ldc, opt, &info),
-              xn::Status::Ok);
+    const xn::Status st =
+        xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda, b.data(),
+                        c.ldb, c.beta, chunked.data(), c.ldc, opt, &info);
+    xn::testing::set_cpu_modular_slots(0);
+    ASSERT_EQ(st, xn::Status::Ok) << what.str();
+    const std::int64_t chunks = (c.k + sh.chunk - 1) / sh.chunk;
     EXPECT_EQ(info.engine, int(xn::ExEngine::Modular)) << what.str();
-    EXPECT_EQ(info.k_chunks, (c.k + sh.chunk - 1) / sh.chunk) << what.str();
-    EXPECT_EQ(info.k_slots, 1) << what.str();
+    EXPECT_EQ(info.k_chunks, chunks) << what.str();
+    EXPECT_EQ(info.k_slots, std::min<std::int64_t>(chunks, std::max(sh.slots, 1)))
+        << what.str();
+    if (sh.slots > 0 && sh.slots < chunks) {
+      EXPECT_GT(info.k_chunks, info.k_slots) << what.str() << ": more than one round";
+      EXPECT_NE(chunks % sh.slots, 0) << what.str() << ": a partial last round";
+    }
+    if (sh.block > 0) {
+      EXPECT_GT(info.blocks, 1) << what.str();
+    }
     const std::vector<double> slices = run_engine(c, a, b, c0, 0, 0, what.str() + " [slices]",
                                                   xn::ExEngine::Slices, nullptr);
     EXPECT_EQ(std::memcmp(slices.data(), chunked.data(), slices.size() * 8), 0)

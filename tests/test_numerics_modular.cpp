@@ -93,8 +93,6 @@ TEST(ModularTables, ModIntMatchesTheRemainderEverywhere) {
   }
 }
 
-// The CRT constants of every L against GMP: M, the cofactors M / m_l and
-// their inverses, and limbs that hold L M.
 // The reduction between two rounds of k's chunks: a value congruent to x,
 // at most (m_l - 1)/2 = 127 in magnitude, so that the next chunk's int32
 // accumulation stays exact.
@@ -113,6 +111,8 @@ TEST(ModularTables, SymmetricResidueIsCongruentAndSmall) {
   }
 }
 
+// The CRT constants of every L against GMP: M, the cofactors M / m_l and
+// their inverses, and limbs that hold L M.
 TEST(ModularTables, CrtBasisOfEveryLengthAgainstGmp) {
   for (int L = 0; L <= T.count; ++L) {
     const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);

@@ -676,9 +676,10 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
   } else {
     const index_t m = C.rows, n = C.cols, k = A.cols;
     const std::size_t head = head_bytes(m, n);
-    // All the moduli where the workspace holds their plan, else the most it
-    // holds: a warm-up call of the same shape sized the workspace for the
-    // moduli its data needed, so data like it replays at full speed.
+    // All the moduli where the workspace holds their plan (in blocks of C
+    // perhaps smaller than a direct call's), else the most it holds: at
+    // least the moduli of a warm-up call of the same shape, which sized the
+    // workspace, so data like it has no entry summed directly.
     int L = exact::kMaxModuli;
     Blocking blk;
     for (; L > 0; --L) {

@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <new>
 #include <vector>
@@ -13,6 +14,14 @@
 #include "numerics/modular.h"
 
 namespace xn {
+
+namespace testing {
+namespace {
+std::atomic<int> g_cpu_modular_slots{0};
+}  // namespace
+void set_cpu_modular_slots(int slots) { g_cpu_modular_slots.store(slots); }
+}  // namespace testing
+
 namespace {
 
 using exact::VectorInfo;
@@ -27,9 +36,12 @@ class CpuExBackend {
   std::size_t product_bytes() const { return sizeof(double); }
   // Any chunk of k below 2^38 keeps every partial sum (|r| <= 127 carried,
   // plus chunk 127^2) below 2^53: k never needs cutting in practice. One
-  // BLAS call at a time: no slots for parallelism.
+  // BLAS call at a time: no slots for parallelism (unless a test asks).
   index_t modular_max_chunk() const { return index_t(1) << 38; }
-  int modular_slots(index_t, index_t, int) const { return 1; }
+  int modular_slots(index_t, index_t, int) const {
+    const int forced = testing::g_cpu_modular_slots.load();
+    return forced > 0 ? forced : 1;
+  }
   double modular_product_cost() const { return 1.0; }
 
   CpuExBackend(double alpha, double beta) : alpha_(alpha), beta_(beta) {}

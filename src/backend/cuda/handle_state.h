@@ -68,8 +68,9 @@ struct HandleState {
   cudaEvent_t last_done = nullptr;
   bool has_last = false;
 
-  // xnExdgemm's pinned host staging for its one synchronisation (masks,
-  // alpha, beta), kept between calls and grown on demand; its report.
+  // xnExdgemm's pinned host staging for its synchronisations (exponent
+  // summaries and alpha, beta; the slice engine's masks), kept between
+  // calls and grown on demand; its report.
   void *ex_host = nullptr;
   std::size_t ex_host_bytes = 0;
   ExdgemmReport ex_info{};
