@@ -418,13 +418,13 @@ TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
     opt.exdgemm_engine = std::int64_t(xn::ExEngine::Modular);
     opt.exdgemm_k_chunk = sh.chunk;
     opt.exdgemm_block = sh.block;
-    xn::testing::set_cpu_modular_slots(sh.slots);
+    xn::testing::set_modular_slots(sh.slots);
     std::vector<double> chunked = c0;
     xn::ExdgemmReport info{};
     const xn::Status st =
         xn::cpu_exdgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), c.lda, b.data(),
                         c.ldb, c.beta, chunked.data(), c.ldc, opt, &info);
-    xn::testing::set_cpu_modular_slots(0);
+    xn::testing::set_modular_slots(0);
     ASSERT_EQ(st, xn::Status::Ok) << what.str();
     const std::int64_t chunks = (c.k + sh.chunk - 1) / sh.chunk;
     EXPECT_EQ(info.engine, int(xn::ExEngine::Modular)) << what.str();

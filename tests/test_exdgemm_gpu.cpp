@@ -271,6 +271,53 @@ TEST_F(GpuExdgemm, LongAndSkinnyKStayOnTheModularEngine) {
   xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
 }
 
+// The int32 accumulation at its bound: entries of magnitude 127 (residues
+// of magnitude 126-127 for the largest moduli), chunks of 2^17 (each
+// product's partial sums reach 2^17 127^2 = 2,114,060,288, 99.4 % of
+// 2^31), one slot, so three rounds reduce and accumulate on top of a
+// carried residue (beta = 1 in the int32 epilogue). The exact products are
+// integers below 2^53: the expected C is computed exactly on the host. Also
+// several slots with a partial last round (4 chunks in slots of 3).
+TEST_F(GpuExdgemm, ChunksAtTheInt32BoundKeepTheExactProduct) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  const int m = 8, n = 5, k = 3 << 17;
+  for (int slots : {1, 3}) {
+    for (bool random_signs : {false, true}) {
+      const int kk = slots == 1 ? k : 4 << 17;
+      Case c{true, false, m, n, kk, kk, kk, m, 1.0, 0.0};
+      std::vector<double> a(std::size_t(kk) * m), b(std::size_t(kk) * n);
+      for (double &x : a) x = random_signs && (rng() & 1) ? -127.0 : 127.0;
+      for (double &x : b) x = random_signs && (rng() & 1) ? -127.0 : 127.0;
+      std::vector<double> want(std::size_t(m) * n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          std::int64_t sum = 0;
+          for (int p = 0; p < kk; ++p)
+            sum += std::int64_t(a[std::size_t(p + i * kk)]) *
+                   std::int64_t(b[std::size_t(p + j * kk)]);
+          want[std::size_t(i + j * m)] = double(sum);  // |sum| < 2^33: exact
+        }
+      ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
+      ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 1 << 17), CUBLAS_STATUS_SUCCESS);
+      xn::testing::set_modular_slots(slots);
+      const std::vector<double> got =
+          run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
+      xn::testing::set_modular_slots(0);
+      xnExdgemmInfo_t info{};
+      ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+      EXPECT_EQ(info.engine, 2);
+      EXPECT_EQ(info.k_chunks, kk >> 17);
+      EXPECT_EQ(info.k_slots, slots);
+      EXPECT_TRUE(xn_test::same_bits(got, want))
+          << "slots " << slots << (random_signs ? ", random signs" : ", all 127");
+    }
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
+}
+
 // XN_OPT_EXDGEMM_PHASE_TIMES on the handle: both engines report a time
 // for every phase and give the same bits as without it.
 TEST_F(GpuExdgemm, PhaseTimesCoverEveryPhaseAndChangeNoBit) {

@@ -328,10 +328,22 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 //       whose range exceeds the moduli's cap_bits (exact::modular_over_range:
 //       only in a captured call's fixed plan), which are summed from their
 //       operands (exact::DirectTerms)
+namespace testing {
+// The slots both backends' modular engines multiply k's chunks into
+// (ex_detail::ModularSplit); 0 (default) = each backend's own choice (the
+// CPU: one; the GPU: by the block's tiles). Process-wide, for tests of the
+// placement, the rounds reduced between them and the slot sums, on shapes
+// of any kind (src/core/exdgemm_testing.cpp).
+void set_modular_slots(int slots);
+int modular_slots_override();
+}  // namespace testing
+
 template <class Backend>
 ex_detail::ModularSplit modular_split_for(const Backend &be, index_t k, index_t bm,
                                           index_t bn, int L, const ExdgemmLimits &lim) {
-  return ex_detail::modular_split(k, be.modular_max_chunk(), be.modular_slots(bm, bn, L),
+  const int forced = testing::modular_slots_override();
+  return ex_detail::modular_split(k, be.modular_max_chunk(),
+                                  forced > 0 ? forced : be.modular_slots(bm, bn, L),
                                   lim.force_chunk);
 }
 
@@ -653,20 +665,25 @@ inline std::size_t exdgemm_workspace_bytes(index_t m, index_t n, index_t k,
   return b.bytes;
 }
 
+// Moduli a captured plan adds to those of the handle's last direct call:
+// 4 x about 8 bits, rows and columns 16 bits wider each.
+constexpr int kCaptureModuliMargin = 4;
+
 // A call being captured into a CUDA graph (docs/design.md, "CUDA graphs"):
 // a plan fixed before the data is seen, since the host can neither wait for
 // the exponent summaries nor change the number or shape of the products
-// when the graph is replayed on other data. The modular engine with all its
-// moduli (kMaxModuli: what any usual exponent range needs) where the
-// workspace the handle already has holds their plan, else the most moduli it
-// holds (none: NotSupported before anything is enqueued); entries whose
-// range exceeds them are summed exactly from their operands on the device
+// when the graph is replayed on other data. The modular engine with the
+// moduli of the handle's last direct call and a margin (without one, all
+// kMaxModuli: what any usual exponent range needs), or fewer where the
+// workspace the handle already has does not hold that plan (none:
+// NotSupported before anything is enqueued); entries whose range exceeds
+// them are summed exactly from their operands on the device
 // (modular_over_range, DirectTerms: slow, but only where the data is wider
-// than the call that sized the workspace, or no direct call could have used
-// the modular engine either); alpha and beta are read on the device by the
-// sums (exact_entry handles alpha = 0 there). k of any length: its chunks
-// are reduced on the device between rounds. Results are the same bits as a direct call's (both are the
-// correctly rounded ones).
+// than the warm-up's by more than the margin, or no direct call could have
+// used the modular engine either); alpha and beta are read on the device by
+// the sums (exact_entry handles alpha = 0 there). k of any length: its
+// chunks are reduced on the device between rounds. Results are the same
+// bits as a direct call's (both are the correctly rounded ones).
 template <class Backend>
 Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const double> B,
                            MatView<double> C, ExdgemmLimits lim, ExdgemmReport *info) {
@@ -676,11 +693,13 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
   } else {
     const index_t m = C.rows, n = C.cols, k = A.cols;
     const std::size_t head = head_bytes(m, n);
-    // All the moduli where the workspace holds their plan (in blocks of C
-    // perhaps smaller than a direct call's), else the most it holds: at
-    // least the moduli of a warm-up call of the same shape, which sized the
-    // workspace, so data like it has no entry summed directly.
-    int L = exact::kMaxModuli;
+    // The moduli of the handle's last direct call plus kCaptureModuliMargin
+    // (data a little wider than the warm-up's still needs no entry summed
+    // directly) where known, else all of them; fewer where the workspace
+    // does not hold that plan (at least the warm-up call's, which sized it).
+    const int hint = be.capture_moduli_hint();
+    int L = hint > 0 ? std::min(exact::kMaxModuli, hint + kCaptureModuliMargin)
+                     : exact::kMaxModuli;
     Blocking blk;
     for (; L > 0; --L) {
       blk = modular_blocking(be, m, n, k, L, head, lim.workspace_bytes, lim);

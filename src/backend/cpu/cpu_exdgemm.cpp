@@ -4,7 +4,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <new>
 #include <vector>
@@ -14,13 +13,6 @@
 #include "numerics/modular.h"
 
 namespace xn {
-
-namespace testing {
-namespace {
-std::atomic<int> g_cpu_modular_slots{0};
-}  // namespace
-void set_cpu_modular_slots(int slots) { g_cpu_modular_slots.store(slots); }
-}  // namespace testing
 
 namespace {
 
@@ -36,12 +28,9 @@ class CpuExBackend {
   std::size_t product_bytes() const { return sizeof(double); }
   // Any chunk of k below 2^38 keeps every partial sum (|r| <= 127 carried,
   // plus chunk 127^2) below 2^53: k never needs cutting in practice. One
-  // BLAS call at a time: no slots for parallelism (unless a test asks).
+  // BLAS call at a time: no slots for parallelism.
   index_t modular_max_chunk() const { return index_t(1) << 38; }
-  int modular_slots(index_t, index_t, int) const {
-    const int forced = testing::g_cpu_modular_slots.load();
-    return forced > 0 ? forced : 1;
-  }
+  int modular_slots(index_t, index_t, int) const { return 1; }
   double modular_product_cost() const { return 1.0; }
 
   CpuExBackend(double alpha, double beta) : alpha_(alpha), beta_(beta) {}
@@ -51,6 +40,7 @@ class CpuExBackend {
   void *head_address() { return head_.data(); }  // separate regions: never moves
   std::size_t workspace_cap() const { return SIZE_MAX; }
   bool capturing() const { return false; }  // no CUDA graph on the CPU
+  int capture_moduli_hint() const { return 0; }
   double host_alpha() const { return alpha_; }
   double host_beta() const { return beta_; }
   Status wait() const { return Status::Ok; }  // synchronous: every phase is done

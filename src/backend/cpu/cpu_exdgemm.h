@@ -30,12 +30,4 @@ Status cpu_exdgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                    std::int64_t ldc, std::size_t budget, std::int64_t force_block,
                    ExdgemmReport *info, ExEngine engine = ExEngine::Auto);
 
-namespace testing {
-// The slots the CPU's modular engine multiplies k's chunks into
-// (ex_detail::ModularSplit); 0 (default) = its own choice, one. The GPU
-// splits skinny products so; this lets CPU tests run the same placement,
-// partial rounds and slot sums. Process-wide.
-void set_cpu_modular_slots(int slots);
-}  // namespace testing
-
 }  // namespace xn
