@@ -229,6 +229,16 @@ __global__ void __launch_bounds__(kThreads)
 
 constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 
+// An entry beyond the moduli's range (only in a captured call's fixed
+// plan), summed from its operands: out of line, so that the common path of
+// the reconstruction stays compact.
+__device__ __noinline__ void store_direct_entry(const ExBlockArgs &b, std::int64_t gi,
+                                                std::int64_t gj, const VectorInfo &ia,
+                                                const VectorInfo &ib, double *scratch) {
+  const exact::DirectTerms X{exact::entry_operands(b.A, b.B, ia, ib, gi, gj)};
+  store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
+}
+
 __global__ void __launch_bounds__(kSumThreads)
     modular_sum_block_kernel(ExModularSumArgs a) {
   const ExBlockArgs &b = a.blk;
@@ -239,8 +249,7 @@ __global__ void __launch_bounds__(kSumThreads)
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
     if (exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits)) {
-      const exact::DirectTerms X{exact::entry_operands(b.A, b.B, ia, ib, gi, gj)};
-      store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
+      store_direct_entry(b, gi, gj, ia, ib, scratch);
       continue;
     }
     const exact::ModularTerms X = exact::entry_modular_terms(

@@ -170,6 +170,20 @@ XN_HD bool modular_over_range(const VectorInfo &ia, const VectorInfo &ib, int lo
 // 0). `scratch` holds `cap` doubles; *wide is set to true if the wide path
 // was taken, *zero to true if the exact value is zero (then +0 is returned:
 // the sign of an exact zero is the caller's, exact_entry).
+// The wide path of round_exact_terms: alpha X + beta c in the long
+// accumulator, rounded once (alpha = 0: no X; beta = 0: no c). Out of line:
+// few entries take it.
+template <class Terms>
+XN_HD_COLD double round_terms_wide(const Terms &T, double alpha, double beta, double c,
+                                   bool *zero) {
+  WideAccumulator acc;
+  acc.clear();
+  if (alpha != 0.0) T.each([&](double x, int k) { acc.add_product(alpha, x, k); });
+  if (beta != 0.0) acc.add_product(beta, c, 0);
+  *zero = acc.sign() == 0;
+  return acc.round_to_double();
+}
+
 template <class Terms>
 XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double c,
                                double *scratch, int cap, bool *wide, bool *zero) {
@@ -292,12 +306,7 @@ XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double
   }
 
   *wide = true;
-  WideAccumulator acc;
-  acc.clear();
-  if (has_x) T.each([&](double x, int k) { acc.add_product(alpha, x, k); });
-  if (has_c) acc.add_product(beta, c, 0);
-  *zero = acc.sign() == 0;
-  return acc.round_to_double();
+  return round_terms_wide(T, has_x ? alpha : 0.0, has_c ? beta : 0.0, c, zero);
 }
 
 // The operands of entry (gi, gj) from the views of op(A) and op(B) (any view
@@ -318,7 +327,7 @@ XN_HD EntryOperands entry_operands(const View &A, const View &B, const VectorInf
 // The IEEE value of sum_p a_p b_p when row a or column b holds an Inf or NaN
 // (then no finite term matters): NaN if any term is NaN (NaN operand, 0*Inf)
 // or if +Inf and -Inf terms meet, else the infinity.
-XN_HD double nonfinite_dot(const EntryOperands &E) {
+XN_HD_COLD double nonfinite_dot(const EntryOperands &E) {
   bool pos = false, neg = false;
   for (std::int64_t p = 0; p < E.k; ++p) {
     const double x = E.a[p * E.sa], y = E.b[p * E.sb];
@@ -338,7 +347,7 @@ XN_HD double nonfinite_dot(const EntryOperands &E) {
 // gives +0). A row (or column) of zeros of one sign settles it from the
 // summaries; otherwise the operands are read until a product that is not -0
 // (at once for nearly all data).
-XN_HD bool zero_dot_is_negative(const EntryOperands &E) {
+XN_HD_COLD bool zero_dot_is_negative(const EntryOperands &E) {
   auto uniform = [](std::uint32_t s) { return s == kSignClear || s == kSignSet; };
   // All products are zeros; each is -0 iff the other operand's sign differs.
   const std::uint32_t sa = E.ia.signs, sb = E.ib.signs;
@@ -359,6 +368,28 @@ XN_HD bool zero_dot_is_negative(const EntryOperands &E) {
 // exact, rounded once. X comes as an engine's exact terms (finite part) and
 // the operands (E: Inf/NaN, the sign of a zero). `c_ptr` is read only if
 // beta != 0. Returns the value to store; *wide as in round_exact_terms.
+// exact_entry's case P = alpha X is NaN or an infinity (an Inf or NaN
+// operand in the row or column, or alpha itself): out of line, rare.
+template <class Terms>
+XN_HD_COLD double nonfinite_entry(const Terms &T, const EntryOperands &E, double alpha,
+                                  bool x_nonfinite, bool q_special, double q_special_value,
+                                  double *scratch, int cap, bool *wide) {
+  double p;
+  if (x_nonfinite) {
+    p = alpha * nonfinite_dot(E);  // X is NaN or +-Inf, alpha != 0
+  } else if (std::isnan(alpha)) {
+    p = alpha;
+  } else {
+    // alpha = +-Inf, X finite: NaN when X is exactly zero, else the
+    // infinity of sign(alpha) sign(X), however small X is (2^-1200 too).
+    bool zero = false;
+    const double x = round_exact_terms(T, 1.0, 0.0, 0.0, scratch, cap, wide, &zero);
+    p = zero ? NAN : (std::signbit(x) ? -alpha : alpha);
+  }
+  // A finite Q changes no infinity; a special Q meets P in IEEE addition.
+  return q_special ? p + q_special_value : p;
+}
+
 template <class Terms>
 XN_HD double exact_entry(const Terms &T, const EntryOperands &E, double alpha, double beta,
                          const double *c_ptr, double *scratch, int cap, bool *wide) {
@@ -373,23 +404,9 @@ XN_HD double exact_entry(const Terms &T, const EntryOperands &E, double alpha, d
   const double q_special_value = beta * c;
 
   const bool x_nonfinite = E.ia.nonfinite != 0 || E.ib.nonfinite != 0;
-  if (x_nonfinite || !std::isfinite(alpha)) {
-    // P = alpha X is NaN or an infinity.
-    double p;
-    if (x_nonfinite) {
-      p = alpha * nonfinite_dot(E);  // X is NaN or +-Inf, alpha != 0
-    } else if (std::isnan(alpha)) {
-      p = alpha;
-    } else {
-      // alpha = +-Inf, X finite: NaN when X is exactly zero, else the
-      // infinity of sign(alpha) sign(X), however small X is (2^-1200 too).
-      bool zero = false;
-      const double x = round_exact_terms(T, 1.0, 0.0, 0.0, scratch, cap, wide, &zero);
-      p = zero ? NAN : (std::signbit(x) ? -alpha : alpha);
-    }
-    // A finite Q changes no infinity; a special Q meets P in IEEE addition.
-    return q_special ? p + q_special_value : p;
-  }
+  if (x_nonfinite || !std::isfinite(alpha))
+    return nonfinite_entry(T, E, alpha, x_nonfinite, q_special, q_special_value, scratch,
+                           cap, wide);
   // alpha finite and nonzero, X finite: P is an exact real.
   if (q_special) return q_special_value;  // Inf or NaN outweighs any finite P
   bool zero = false;

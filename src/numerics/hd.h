@@ -7,6 +7,15 @@
 #define XN_HD inline
 #endif
 
+// The same for a rare path (a fallback taken by few entries): a call, never
+// inlined, so that the common path of a kernel stays compact in the
+// instruction cache (one copy of the rare code instead of one per caller).
+#if defined(__CUDACC__)
+#define XN_HD_COLD __host__ __device__ __noinline__
+#else
+#define XN_HD_COLD inline
+#endif
+
 // Full unrolling of a loop with a compile-time trip count, so that arrays
 // indexed by its counter stay in registers on the GPU; plain loops on the
 // host (nvcc's host pass included).
