@@ -207,7 +207,8 @@ __global__ void __launch_bounds__(kThreads)
                                    std::int64_t padded, std::int8_t *out) {
   const std::int64_t p = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
   if (p >= padded) return;
-  const std::int64_t c = p / chunk, q = p - c * chunk;
+  // (A 64-bit division costs as much as several residues: none for one chunk.)
+  const std::int64_t c = chunk == padded ? 0 : p / chunk, q = p - c * chunk;
   for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
     const Decoded d = p < X.cols ? exact::decode(load(X, r0 + i, p)) : Decoded{};
     const int low = info[r0 + i].low;
@@ -239,6 +240,9 @@ __device__ __noinline__ void store_direct_entry(const ExBlockArgs &b, std::int64
   store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
 }
 
+// kSlotted: k was split into a.slots parts whose products are summed; else
+// one product per modulus (the usual case, without the slot loop).
+template <bool kSlotted>
 __global__ void __launch_bounds__(kSumThreads)
     modular_sum_block_kernel(ExModularSumArgs a) {
   const ExBlockArgs &b = a.blk;
@@ -252,10 +256,15 @@ __global__ void __launch_bounds__(kSumThreads)
       store_direct_entry(b, gi, gj, ia, ib, scratch);
       continue;
     }
-    const exact::ModularTerms X = exact::entry_modular_terms(
-        exact::ModularProducts<std::int32_t>{a.P + i + j * b.bm, a.pstride, a.slots,
-                                             a.crt.L * a.pstride},
-        ia, ib, a.crt, c_modular);
+    const std::int32_t *p = a.P + i + j * b.bm;
+    exact::ModularTerms X;
+    if constexpr (kSlotted)
+      X = exact::entry_modular_terms(
+          exact::ModularProducts<std::int32_t>{p, a.pstride, a.slots, a.crt.L * a.pstride},
+          ia, ib, a.crt, c_modular);
+    else
+      X = exact::entry_modular_terms(exact::ModularProduct<std::int32_t>{p, a.pstride}, ia,
+                                     ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
 }
@@ -351,7 +360,10 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
   if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   unsigned(std::min<std::int64_t>(a.blk.bn, 65535)));
-  modular_sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a);
+  if (a.slots > 1)
+    modular_sum_block_kernel<true><<<grid, kSumThreads, 0, s>>>(a);
+  else
+    modular_sum_block_kernel<false><<<grid, kSumThreads, 0, s>>>(a);
   return cudaGetLastError();
 }
 

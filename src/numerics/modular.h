@@ -261,21 +261,30 @@ inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2;
 // exact comparison of 2 |S - q M| with M below settles it). O(L limbs)
 // per entry, against O(L^2) for Garner's mixed radix: the 64-bit limb sums
 // acc_t < L 2^40 need no carries until the end.
-// One entry's products as the engines leave them: modulus l's value is
-// the sum over `slots` partial products p[l stride + s slot_stride] (the
-// parts of k the products were split into; docs/design.md, "Long and skinny
-// k"), each any integer congruent to its part.
+// One entry's products as the engines leave them, modulo m_l in [0, m_l)
+// by residue(l, T): one product per modulus, p[l stride], any integer
+// congruent to X (ModularProduct); or the sum over `slots` partial products
+// p[l stride + s slot_stride], the parts of k the products were split into
+// (ModularProducts; docs/design.md, "Long and skinny k"), each part reduced
+// in 32-bit arithmetic (their sum of residues stays below 2^32 for any slot
+// count up to 2^24). Two types, so that the usual single product carries
+// no slot loop.
+template <class P>
+struct ModularProduct {
+  const P *p;
+  std::int64_t stride;
+  XN_HD std::uint32_t residue(int l, const ModularTables &T) const {
+    return std::uint32_t(mod_int(std::int64_t(p[l * stride]), l, T));
+  }
+};
 template <class P>
 struct ModularProducts {
   const P *p;
   std::int64_t stride;
   int slots = 1;
   std::int64_t slot_stride = 0;
-  // The sum modulo m_l, in [0, m_l): each part reduced in 32-bit arithmetic
-  // (their sum of residues stays below 2^32 for any slot count up to 2^24).
   XN_HD std::uint32_t residue(int l, const ModularTables &T) const {
     const P *q = p + l * stride;
-    if (slots == 1) return std::uint32_t(mod_int(std::int64_t(q[0]), l, T));
     std::uint32_t r = 0;
     for (int s = 0; s < slots; ++s)
       r += std::uint32_t(mod_int(std::int64_t(q[s * slot_stride]), l, T));
@@ -283,8 +292,8 @@ struct ModularProducts {
   }
 };
 
-template <class P>
-XN_HD ModularTerms modular_terms(const ModularProducts<P> &p, int base, const CrtBasis &B,
+template <class Products>
+XN_HD ModularTerms modular_terms(const Products &p, int base, const CrtBasis &B,
                                  const ModularTables &T) {
   std::uint64_t acc[kMaxLimbs];
   XN_UNROLL
@@ -359,14 +368,14 @@ XN_HD ModularTerms modular_terms(const ModularProducts<P> &p, int base, const Cr
 template <class P>
 XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
                                  const CrtBasis &B, const ModularTables &T) {
-  return modular_terms(ModularProducts<P>{p, stride}, base, B, T);
+  return modular_terms(ModularProduct<P>{p, stride}, base, B, T);
 }
 
 // Entry (i, j)'s terms: X 2^(low_i + low_j) from its B.L products (as
 // modular_terms); nothing where the row or the column has no nonzero finite
 // entry (its low is a sentinel, X is 0).
-template <class P>
-XN_HD ModularTerms entry_modular_terms(const ModularProducts<P> &p, const VectorInfo &ia,
+template <class Products>
+XN_HD ModularTerms entry_modular_terms(const Products &p, const VectorInfo &ia,
                                        const VectorInfo &ib, const CrtBasis &B,
                                        const ModularTables &T) {
   if (ia.top == kNoTop || ib.top == kNoTop) return ModularTerms{};

@@ -176,10 +176,15 @@ class CpuExBackend {
           wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
           continue;
         }
-        const exact::ModularTerms X = exact::entry_modular_terms(
-            exact::ModularProducts<double>{prods + i + j * bm, pstride, slots,
-                                           index_t(L) * pstride},
-            ia[gi], ib[gj], basis, exact::kModularTables);
+        const double *p = prods + i + j * bm;
+        const exact::ModularTerms X =
+            slots > 1 ? exact::entry_modular_terms(
+                            exact::ModularProducts<double>{p, pstride, slots,
+                                                           index_t(L) * pstride},
+                            ia[gi], ib[gj], basis, exact::kModularTables)
+                      : exact::entry_modular_terms(
+                            exact::ModularProduct<double>{p, pstride}, ia[gi], ib[gj],
+                            basis, exact::kModularTables);
         wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
       }
     *wide_count += wide_n;
