@@ -218,6 +218,18 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Thread per entry, blockIdx.y the modulus: reads its own column of slots,
+// writes the first.
+__global__ void __launch_bounds__(kThreads)
+    modular_fold_slots_kernel(std::int32_t *P, int L, int slots, std::int64_t pstride,
+                              std::int64_t entries) {
+  const std::int64_t e = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  if (e >= entries) return;
+  const int l = blockIdx.y;
+  std::int32_t *p = P + l * pstride + e;
+  *p = exact::fold_slots(p, slots, L * pstride, l, g_modular);
+}
+
 __global__ void __launch_bounds__(kThreads)
     modular_reduce_kernel(std::int32_t *P, int L, std::int64_t pstride,
                           std::int64_t entries) {
@@ -240,9 +252,6 @@ __device__ __noinline__ void store_direct_entry(const ExBlockArgs &b, std::int64
   store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
 }
 
-// kSlotted: k was split into a.slots parts whose products are summed; else
-// one product per modulus (the usual case, without the slot loop).
-template <bool kSlotted>
 __global__ void __launch_bounds__(kSumThreads)
     modular_sum_block_kernel(ExModularSumArgs a) {
   const ExBlockArgs &b = a.blk;
@@ -256,15 +265,8 @@ __global__ void __launch_bounds__(kSumThreads)
       store_direct_entry(b, gi, gj, ia, ib, scratch);
       continue;
     }
-    const std::int32_t *p = a.P + i + j * b.bm;
-    exact::ModularTerms X;
-    if constexpr (kSlotted)
-      X = exact::entry_modular_terms(
-          exact::ModularProducts<std::int32_t>{p, a.pstride, a.slots, a.crt.L * a.pstride},
-          ia, ib, a.crt, c_modular);
-    else
-      X = exact::entry_modular_terms(exact::ModularProduct<std::int32_t>{p, a.pstride}, ia,
-                                     ib, a.crt, c_modular);
+    const exact::ModularTerms X = exact::entry_modular_terms(
+        a.P + i + j * b.bm, a.pstride, ia, ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
 }
@@ -348,6 +350,14 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInf
   return cudaGetLastError();
 }
 
+cudaError_t launch_ex_modular_fold_slots(cudaStream_t s, std::int32_t *P, int L, int slots,
+                                         std::int64_t pstride, std::int64_t entries) {
+  if (entries <= 0 || L <= 0 || slots <= 1) return cudaSuccess;
+  const dim3 grid(blocks_for(entries, kThreads), unsigned(L));
+  modular_fold_slots_kernel<<<grid, kThreads, 0, s>>>(P, L, slots, pstride, entries);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,
                                      std::int64_t pstride, std::int64_t entries) {
   if (entries <= 0 || L <= 0 || slots <= 0) return cudaSuccess;
@@ -360,10 +370,7 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
   if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   unsigned(std::min<std::int64_t>(a.blk.bn, 65535)));
-  if (a.slots > 1)
-    modular_sum_block_kernel<true><<<grid, kSumThreads, 0, s>>>(a);
-  else
-    modular_sum_block_kernel<false><<<grid, kSumThreads, 0, s>>>(a);
+  modular_sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a);
   return cudaGetLastError();
 }
 

@@ -79,8 +79,14 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
 cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,
                                      std::int64_t pstride, std::int64_t entries);
 
-// The modular engine: X rebuilt from the crt.L products of each of `slots`
-// parts of k, P[(s L + l) pstride + i + j bm] (int32), summed; the basis
+// After the last round of a k split into `slots` parts: each modulus's
+// products summed into the first, P[l pstride + e] = fold_slots over
+// P[(s L + l) pstride + e] (e < entries), a symmetric residue.
+cudaError_t launch_ex_modular_fold_slots(cudaStream_t s, std::int32_t *P, int L, int slots,
+                                         std::int64_t pstride, std::int64_t entries);
+
+// The modular engine: X rebuilt from the crt.L products P[l pstride + i + j
+// bm] (int32); the basis
 // travels by value (about 2 KB of kernel parameters, read uniformly across
 // a warp: measured faster than the same basis read from a global table).
 // Entries whose range exceeds the moduli's cap_bits
@@ -89,7 +95,6 @@ cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int
 struct ExModularSumArgs {
   ExBlockArgs blk;
   const std::int32_t *P;
-  int slots;
   std::int64_t pstride;
   exact::CrtBasis crt;
   int cap_bits, log2_k;

@@ -506,10 +506,13 @@ struct FailingModularBackend {
     return step();
   }
   xn::Status modular_reduce(void *, int, int, xn::index_t, xn::index_t) { return step(); }
+  xn::Status modular_fold_slots(void *, int, int, xn::index_t, xn::index_t) {
+    return step();
+  }
   xn::Status modular_sum_block(xn::MatView<const double>, xn::MatView<const double>,
                                xn::MatView<double>, const xn::exact::VectorInfo *,
                                const xn::exact::VectorInfo *, xn::index_t, xn::index_t,
-                               xn::index_t, xn::index_t, int, int, xn::index_t, int, int,
+                               xn::index_t, xn::index_t, int, xn::index_t, int, int,
                                const void *, double, double, std::int64_t *) {
     ++sums;
     return step();

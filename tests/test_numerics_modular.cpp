@@ -266,7 +266,8 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
         p64[l] = double(r + off * 1000 * T.m[l]);
       }
       // The int32 products also split into parts of k (slots, as the
-      // engine's split products leave them): int32 parts summing to p32[l].
+      // engine's split products leave them): int32 parts summing to p32[l],
+      // folded (fold_slots) into one symmetric residue per modulus.
       constexpr int kSlots = 5;
       std::int32_t parts[kSlots * xn::exact::kMaxModuli];
       for (int l = 0; l < L; ++l) {
@@ -279,15 +280,18 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
         ASSERT_LE(std::abs(rest), std::int64_t(INT32_MAX));
         parts[(kSlots - 1) * L + l] = std::int32_t(rest);
       }
+      std::int32_t folded[xn::exact::kMaxModuli];
+      for (int l = 0; l < L; ++l) {
+        folded[l] = xn::exact::fold_slots(parts + l, kSlots, L, l, T);
+        ASSERT_LE(2 * std::abs(folded[l]), T.m[l] - 1) << "symmetric";
+      }
       const int base = int(rng() % 200) - 100;
       for (int form = 0; form < 3; ++form) {
         const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
         const xn::exact::ModularTerms t =
             form == 0   ? xn::exact::modular_terms(p32, 1, base, B, T)
             : form == 1 ? xn::exact::modular_terms(p64, 1, base, B, T)
-                        : xn::exact::modular_terms(
-                              xn::exact::ModularProducts<std::int32_t>{parts, 1, kSlots, L},
-                              base, B, T);
+                        : xn::exact::modular_terms(folded, 1, base, B, T);
         EXPECT_EQ(t.base, base);
         mpz_set_ui(got.v, 0);
         for (int i = t.n - 1; i >= 0; --i) {

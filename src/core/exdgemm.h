@@ -214,8 +214,8 @@ inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
 // mod `slots`: a round of up to `slots` chunks is one batched product. A
 // slot that receives a chunk of a later round is first reduced modulo its
 // modulus, so the backend's exact accumulation range (max_chunk: the
-// GPU's int32 holds 2^17 products) holds again; the sums add a block's
-// slots. More than one slot splits k for parallelism where the block of C
+// GPU's int32 holds 2^17 products) holds again; after the last round the
+// slots are folded into the first (modular_fold_slots). More than one slot splits k for parallelism where the block of C
 // alone cannot fill the device (skinny shapes).
 struct ModularSplit {
   index_t chunk = 0;
@@ -322,9 +322,12 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 //       n when op(B)'s residues were made once for all blocks, else bn)
 //   modular_reduce(P, L, slots, pstride, entries)
 //       each product's first `entries` values to symmetric residues
-//   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, slots, pstride,
+//   modular_fold_slots(P, L, slots, pstride, entries)
+//       each modulus's `slots` products summed into its first
+//       (exact::fold_slots), as a symmetric residue
+//   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, pstride,
 //                     cap_bits, log2_k, P, alpha, beta, wide)
-//       the entries of the block from their slots' products, except those
+//       the entries of the block from their L products, except those
 //       whose range exceeds the moduli's cap_bits (exact::modular_over_range:
 //       only in a captured call's fixed plan), which are summed from their
 //       operands (exact::DirectTerms)
@@ -429,12 +432,15 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
                 rb_rows, sp.chunk, P, pstride, c0 > 0);
           });
         }
+        // k split for parallelism: the slots folded into the first, so the
+        // reconstruction reads one product per modulus.
+        if (sp.slots > 1)
+          then([&] { return be.modular_fold_slots(P, L, sp.slots, pstride, bm * bn); });
         then([&] { return clock.lap(kExProducts); });
       }
       then([&] {
-        return be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, sp.slots, pstride,
-                                    cap_bits, log2_k, P, alpha, beta,
-                                    &info->wide_entries);
+        return be.modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, pstride, cap_bits,
+                                    log2_k, P, alpha, beta, &info->wide_entries);
       });
       then([&] { return clock.lap(kExSums); });
       ++blocks;

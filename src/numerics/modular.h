@@ -261,46 +261,15 @@ inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2;
 // exact comparison of 2 |S - q M| with M below settles it). O(L limbs)
 // per entry, against O(L^2) for Garner's mixed radix: the 64-bit limb sums
 // acc_t < L 2^40 need no carries until the end.
-// One entry's products as the engines leave them, modulo m_l in [0, m_l)
-// by residue(l, T): one product per modulus, p[l stride], any integer
-// congruent to X (ModularProduct); or the sum over `slots` partial products
-// p[l stride + s slot_stride], the parts of k the products were split into
-// (ModularProducts; docs/design.md, "Long and skinny k"), each part reduced
-// in 32-bit arithmetic (their sum of residues stays below 2^32 for any slot
-// count up to 2^24). Two types, so that the usual single product carries
-// no slot loop.
 template <class P>
-struct ModularProduct {
-  const P *p;
-  std::int64_t stride;
-  XN_HD std::uint32_t residue(int l, const ModularTables &T) const {
-    return std::uint32_t(mod_int(std::int64_t(p[l * stride]), l, T));
-  }
-};
-template <class P>
-struct ModularProducts {
-  const P *p;
-  std::int64_t stride;
-  int slots = 1;
-  std::int64_t slot_stride = 0;
-  XN_HD std::uint32_t residue(int l, const ModularTables &T) const {
-    const P *q = p + l * stride;
-    std::uint32_t r = 0;
-    for (int s = 0; s < slots; ++s)
-      r += std::uint32_t(mod_int(std::int64_t(q[s * slot_stride]), l, T));
-    return mod_u32(r, l, T);
-  }
-};
-
-template <class Products>
-XN_HD ModularTerms modular_terms(const Products &p, int base, const CrtBasis &B,
-                                 const ModularTables &T) {
+XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
+                                 const CrtBasis &B, const ModularTables &T) {
   std::uint64_t acc[kMaxLimbs];
   XN_UNROLL
   for (int t = 0; t < kMaxLimbs; ++t) acc[t] = 0;
   double f = 0.0;
   for (int l = 0; l < B.L; ++l) {
-    const std::uint32_t r = p.residue(l, T);
+    const std::uint32_t r = std::uint32_t(mod_int(std::int64_t(p[l * stride]), l, T));
     const std::uint32_t y = mod_u32(r * B.inv_cofactor[l], l, T);  // < 2^16 before
     f += double(y) * B.recip[l];
     XN_UNROLL
@@ -364,22 +333,15 @@ XN_HD ModularTerms modular_terms(const Products &p, int base, const CrtBasis &B,
   return r;
 }
 
-// The same for one product per modulus, p[l stride].
-template <class P>
-XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
-                                 const CrtBasis &B, const ModularTables &T) {
-  return modular_terms(ModularProduct<P>{p, stride}, base, B, T);
-}
-
 // Entry (i, j)'s terms: X 2^(low_i + low_j) from its B.L products (as
 // modular_terms); nothing where the row or the column has no nonzero finite
 // entry (its low is a sentinel, X is 0).
-template <class Products>
-XN_HD ModularTerms entry_modular_terms(const Products &p, const VectorInfo &ia,
-                                       const VectorInfo &ib, const CrtBasis &B,
-                                       const ModularTables &T) {
+template <class P>
+XN_HD ModularTerms entry_modular_terms(const P *p, std::int64_t stride,
+                                       const VectorInfo &ia, const VectorInfo &ib,
+                                       const CrtBasis &B, const ModularTables &T) {
   if (ia.top == kNoTop || ib.top == kNoTop) return ModularTerms{};
-  return modular_terms(p, ia.low + ib.low, B, T);
+  return modular_terms(p, stride, ia.low + ib.low, B, T);
 }
 
 // A product's value reduced to the symmetric range [-(m_l - 1)/2, (m_l -
@@ -388,6 +350,23 @@ XN_HD ModularTerms entry_modular_terms(const Products &p, const VectorInfo &ia,
 XN_HD int symmetric_residue(std::int64_t x, int l, const ModularTables &T) {
   const int r = mod_int(x, l, T), m = T.m[l];
   return r > m / 2 ? r - m : r;
+}
+
+// The sum of one modulus's products over the `slots` parts of k they were
+// split into, p[s stride] (s < slots), as a symmetric residue: where k was
+// split for parallelism the parts are folded into the first before the
+// reconstruction, which then reads one product per modulus. Each part is
+// reduced in 32-bit arithmetic first (their residues' sum stays below 2^32
+// for up to 2^24 parts).
+template <class P>
+XN_HD int fold_slots(const P *p, int slots, std::int64_t stride, int l,
+                     const ModularTables &T) {
+  std::uint32_t r = 0;
+  for (int s = 0; s < slots; ++s)
+    r += std::uint32_t(mod_int(std::int64_t(p[s * stride]), l, T));
+  r = mod_u32(r, l, T);
+  const int m = T.m[l];
+  return int(r) > m / 2 ? int(r) - m : int(r);
 }
 
 }  // namespace xn::exact

@@ -146,6 +146,15 @@ class CpuExBackend {
     return Status::Ok;
   }
 
+  Status modular_fold_slots(void *P, int L, int slots, index_t pstride, index_t entries) {
+    double *p = static_cast<double *>(P);
+    for (int l = 0; l < L; ++l)
+      for (index_t e = 0; e < entries; ++e)
+        p[index_t(l) * pstride + e] = exact::fold_slots(
+            p + index_t(l) * pstride + e, slots, index_t(L) * pstride, l, exact::kModularTables);
+    return Status::Ok;
+  }
+
   Status modular_reduce(void *P, int L, int slots, index_t pstride, index_t entries) {
     double *p = static_cast<double *>(P);
     for (int s = 0; s < slots; ++s)
@@ -160,9 +169,8 @@ class CpuExBackend {
   Status modular_sum_block(MatView<const double> A, MatView<const double> B,
                            MatView<double> C, const VectorInfo *ia, const VectorInfo *ib,
                            index_t i0, index_t bm, index_t j0, index_t bn, int L,
-                           int slots, index_t pstride, int cap_bits, int log2_k,
-                           const void *P, double alpha, double beta,
-                           std::int64_t *wide_count) {
+                           index_t pstride, int cap_bits, int log2_k, const void *P,
+                           double alpha, double beta, std::int64_t *wide_count) {
     const int cap = 2 * exact::kMaxLimbs + 2;
     if (scratch_.size() < std::size_t(cap)) scratch_.resize(std::size_t(cap));
     const double *prods = static_cast<const double *>(P);
@@ -176,15 +184,9 @@ class CpuExBackend {
           wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
           continue;
         }
-        const double *p = prods + i + j * bm;
         const exact::ModularTerms X =
-            slots > 1 ? exact::entry_modular_terms(
-                            exact::ModularProducts<double>{p, pstride, slots,
-                                                           index_t(L) * pstride},
-                            ia[gi], ib[gj], basis, exact::kModularTables)
-                      : exact::entry_modular_terms(
-                            exact::ModularProduct<double>{p, pstride}, ia[gi], ib[gj],
-                            basis, exact::kModularTables);
+            exact::entry_modular_terms(prods + i + j * bm, pstride, ia[gi], ib[gj], basis,
+                                       exact::kModularTables);
         wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
       }
     *wide_count += wide_n;

@@ -231,6 +231,11 @@ class CudaExBackend {
     return cs == CUBLAS_STATUS_SUCCESS ? Status::Ok : Status::ExecutionFailed;
   }
 
+  Status modular_fold_slots(void *P, int L, int slots, index_t pstride, index_t entries) {
+    return ok(launch_ex_modular_fold_slots(s_, static_cast<std::int32_t *>(P), L, slots,
+                                           pstride, entries));
+  }
+
   Status modular_reduce(void *P, int L, int slots, index_t pstride, index_t entries) {
     return ok(launch_ex_modular_reduce(s_, static_cast<std::int32_t *>(P), L, slots,
                                        pstride, entries));
@@ -239,12 +244,11 @@ class CudaExBackend {
   Status modular_sum_block(MatView<const double> A, MatView<const double> B,
                            MatView<double> C, const exact::VectorInfo *ia,
                            const exact::VectorInfo *ib, index_t i0, index_t bm,
-                           index_t j0, index_t bn, int L, int slots, index_t pstride,
-                           int cap_bits, int log2_k, const void *P, double alpha,
-                           double beta, std::int64_t *) {
+                           index_t j0, index_t bn, int L, index_t pstride, int cap_bits,
+                           int log2_k, const void *P, double alpha, double beta,
+                           std::int64_t *) {
     const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta),
                              static_cast<const std::int32_t *>(P),
-                             slots,
                              pstride,
                              exact::crt_basis(L),
                              cap_bits,
