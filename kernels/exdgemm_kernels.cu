@@ -189,10 +189,11 @@ __global__ void __launch_bounds__(kSumThreads)
 }
 
 // The moduli and their constants, made at compile time by the same
-// constexpr function as the host's copy: in constant memory for the
-// reconstruction (every thread of a warp reads the same modulus), and in
-// global memory, cached in L1, for the residues (threads read powers of
-// two at their own exponents; constant memory would serialise them).
+// constexpr function as the host's copy: in constant memory for whatever
+// every thread of a warp reads at the same modulus (the constants of the
+// residues, the reconstruction, the fold and the reduction), and in global
+// memory, cached in L1, for the residues' powers of two (threads read them
+// at their own exponents; constant memory would serialise them).
 __constant__ exact::ModularTables c_modular = exact::make_modular_tables();
 __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 
@@ -214,7 +215,7 @@ __global__ void __launch_bounds__(kThreads)
     const int low = info[r0 + i].low;
     for (int l = 0; l < L; ++l)
       out[((c * L + l) * nr + i) * chunk + q] =
-          std::int8_t(exact::modular_residue(d, low, l, g_modular));
+          std::int8_t(exact::modular_residue(d, low, l, c_modular, g_modular));
   }
 }
 
@@ -227,7 +228,7 @@ __global__ void __launch_bounds__(kThreads)
   if (e >= entries) return;
   const int l = blockIdx.y;
   std::int32_t *p = P + l * pstride + e;
-  *p = exact::fold_slots(p, slots, L * pstride, l, g_modular);
+  *p = exact::fold_slots(p, slots, L * pstride, l, c_modular);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -237,7 +238,7 @@ __global__ void __launch_bounds__(kThreads)
   if (e >= entries) return;
   const int b = blockIdx.y, l = b % L;
   std::int32_t *p = P + b * pstride + e;
-  *p = exact::symmetric_residue(*p, l, g_modular);
+  *p = exact::symmetric_residue(*p, l, c_modular);
 }
 
 constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;

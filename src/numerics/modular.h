@@ -134,9 +134,12 @@ XN_HD int mod_int(std::int64_t x, int l, const ModularTables &T) {
   return int(r < 0 ? r + m : r);
 }
 
-// 2^e mod m_l for e >= 0.
+// 2^e mod m_l for e >= 0 (the table's powers; its orders beyond them).
 XN_HD std::uint32_t pow2_mod(int e, int l, const ModularTables &T) {
   return T.pow2[l][e < kPow2Span ? e : e % T.ord[l]];
+}
+XN_HD std::uint32_t pow2_mod(int e, int l, const ModularTables &U, const ModularTables &P) {
+  return P.pow2[l][e < kPow2Span ? e : e % U.ord[l]];
 }
 
 // The residue of a_ip = M_ip 2^low (the row's lowest set bit `low`) modulo
@@ -145,16 +148,25 @@ XN_HD std::uint32_t pow2_mod(int e, int l, const ModularTables &T) {
 // (hi < 2^21, so hi (2^32 mod m) + (lo mod m) < 2^30), times 2^(q - low)
 // mod m; a negative shift drops only zeros (below `low` every bit of the
 // row is zero).
-XN_HD int modular_residue(const Decoded &d, int low, int l, const ModularTables &T) {
+// U gives the per-modulus constants, P the powers of two: the same tables
+// on the host; on the GPU U is the constant-memory copy (every thread of a
+// warp reads the same modulus: one broadcast) and P the global one, cached
+// in L1 (each thread reads the power at its own exponent, which constant
+// memory would serialise).
+XN_HD int modular_residue(const Decoded &d, int low, int l, const ModularTables &U,
+                          const ModularTables &P) {
   if (d.zero || !d.finite) return 0;
-  const int m = T.m[l];
+  const int m = U.m[l];
   const int shift = d.q - low;
   const std::uint64_t v = shift >= 0 ? d.mant : d.mant >> -shift;
   std::uint32_t r = mod_u32(
-      std::uint32_t(v >> 32) * T.two32[l] + mod_u32(std::uint32_t(v), l, T), l, T);
-  if (shift > 0) r = mod_u32(r * pow2_mod(shift, l, T), l, T);  // < 2^16
+      std::uint32_t(v >> 32) * U.two32[l] + mod_u32(std::uint32_t(v), l, U), l, U);
+  if (shift > 0) r = mod_u32(r * pow2_mod(shift, l, U, P), l, U);  // < 2^16
   const int s = int(r) > m / 2 ? int(r) - m : int(r);
   return d.neg ? -s : s;
+}
+XN_HD int modular_residue(const Decoded &d, int low, int l, const ModularTables &T) {
+  return modular_residue(d, low, l, T, T);
 }
 
 // X from its residues, as the exact terms round_exact_terms takes: 32-bit
