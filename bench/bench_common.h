@@ -141,6 +141,10 @@ struct CaseResult {
   // the engine pads it, as it has moduli, on random int8 data (median of
   // 3): the products' yardstick (the DGEMM train is not run then).
   double t_int8_train = kNaN;
+  // ... and the best INT8 rate the card gave in this run (TOPS of a train of
+  // cuBLAS INT8 GEMMs of kBestInt8Shape, measured once per run): the
+  // products' other yardstick (issue 33 asks for their fraction of it).
+  double best_int8_tops = kNaN;
   // --dist paper: max and mean of |ref - I| over the checked entries, what
   // rounding A and B to the precision alone does to the product.
   double ref_max_id = kNaN, ref_mean_id = kNaN;

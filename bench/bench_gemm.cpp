@@ -142,7 +142,7 @@ const TableLayout kExdgemmTable(
     "trans:-5 m x n x k:-18 dist:-9 eng:-5 s:3 t:3 prods:7 blocks:6 block:11 ws_MiB:9 "
     "wide:6 | ex_ms:10 dgemm_ms:10 ex_TF:7 dgemm_TF:8 ratio:7 model:7 model_tr:8 | "
     "ex_wrong:8 ex_maxrel:10 | dgemm_wrong:11 dgemm_maxrel:12 | ref:5 | exp_ms:7 "
-    "conv_ms:8 prod_ms:8 sum_ms:7 prod_TOPS:9 i8_frac:7",
+    "conv_ms:8 prod_ms:8 sum_ms:7 prod_TOPS:9 i8_frac:7 i8_best:7 k_split:8",
     3);
 
 // The engine that ran, as the table names it.
@@ -163,6 +163,18 @@ double int8_tops(const CaseSpec &c, const CaseResult &r) {
 double int8_fraction(const CaseResult &r) {
   if (!r.has_ex || r.ex.engine != 2) return kNaN;
   return r.t_int8_train / (r.ex_phase_ms[2] * 1e-3);  // the train is all moduli
+}
+
+// The products' rate against the best INT8 rate of the run (1 = as fast as
+// cuBLAS's INT8 GEMM on its best shape).
+double int8_best_fraction(const CaseSpec &c, const CaseResult &r) {
+  return int8_tops(c, r) / r.best_int8_tops;
+}
+
+// The modular engine's pieces of k and how many ran side by side.
+std::string k_split_cell(const CaseResult &r) {
+  if (!r.has_ex || r.ex.engine != 2) return "-";
+  return std::to_string(r.ex.k_chunks) + "/" + std::to_string(r.ex.k_slots);
 }
 
 // The slice engine's cost model: ex_ms / (prods * dgemm_ms) with the
@@ -204,7 +216,9 @@ std::vector<std::string> exdgemm_cells(const CaseSpec &c, const CaseResult &r) {
             num(r.ex_phase_ms[2], "%.3g"),
             num(r.ex_phase_ms[3], "%.3g"),
             num(int8_tops(c, r), "%.0f"),
-            num(int8_fraction(r), "%.2f")});
+            num(int8_fraction(r), "%.2f"),
+            num(int8_best_fraction(c, r), "%.2f"),
+            k_split_cell(r)});
   return v;
 }
 
@@ -318,6 +332,11 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"int8_train_ms", number(r.t_int8_train * 1e3)},
       {"products_tops", number(int8_tops(c, r))},
       {"int8_fraction", number(int8_fraction(r))},
+      // Added with the chunked k (issue 33).
+      {"best_int8_tops", number(r.best_int8_tops)},
+      {"int8_best_fraction", number(int8_best_fraction(c, r))},
+      {"ex_k_chunks", opt_int(info && r.ex.engine == 2, r.ex.k_chunks)},
+      {"ex_k_slots", opt_int(info && r.ex.engine == 2, r.ex.k_slots)},
   };
 }
 

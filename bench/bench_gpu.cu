@@ -286,6 +286,11 @@ class GpuRunner final : public Runner {
   void run_t(const CaseSpec &c, std::vector<CaseResult> *rows);
   CaseResult run_ex(const CaseSpec &c);
   double int8_train(const CaseSpec &c, int count);
+  // TOPS of a train of cuBLAS INT8 GEMMs of the shape that ran fastest on
+  // an H100 (8192 x 8192 x 32768, op(A) = T: 1,576-1,640 TOPS), measured at
+  // the first call of a run and kept; NaN when it cannot be allocated.
+  double best_int8_tops();
+  double best_int8_tops_ = -1;  // -1: not measured yet
   // Seconds of one back-to-back train of the 7^levels leaf GEMMs (see
   // CaseResult::t_leaf), median of 3; *calls = 7^levels.
   template <class T>
@@ -825,6 +830,7 @@ CaseResult GpuRunner::run_ex(const CaseSpec &c) {
   //    run of them); for the modular engine a train of its INT8 GEMMs.
   if (r.ex.engine == 2) {
     r.t_int8_train = int8_train(c, r.ex.moduli);
+    r.best_int8_tops = best_int8_tops();
   } else if (c.baseline && r.ex.slice_products > 0) {
     const int count = int(std::max(1.0, std::round(r.ex.slice_products)));
     std::vector<double> trains;
@@ -872,6 +878,37 @@ double GpuRunner::int8_train(const CaseSpec &c, int count) {
   for (int i = 0; i < 3; ++i)
     trains.push_back(gpu_.time_calls(gemm, count, "cublasGemmEx int8") * count);
   return median_of(trains);
+}
+
+double GpuRunner::best_int8_tops() {
+  if (best_int8_tops_ >= 0) return best_int8_tops_;
+  constexpr long long m = 8192, n = 8192, k = 32768;
+  constexpr int kTrain = 5;
+  best_int8_tops_ = kNaN;
+  DevMem A8, B8, C32;
+  CaseResult unused;
+  if (!alloc_or_skip({{&A8, std::size_t(m * k)},
+                      {&B8, std::size_t(n * k)},
+                      {&C32, std::size_t(m * n) * 4}},
+                     &unused))
+    return best_int8_tops_;
+  std::mt19937_64 rng(0x1a8b);
+  std::vector<std::int8_t> host(std::size_t(m * k));
+  for (std::int8_t &v : host) v = std::int8_t(int(rng() % 255) - 127);
+  XNB_CUDA(cudaMemcpy(A8.p, host.data(), host.size(), cudaMemcpyHostToDevice));
+  XNB_CUDA(cudaMemcpy(B8.p, host.data(), host.size(), cudaMemcpyHostToDevice));
+  const int one = 1, zero = 0;
+  auto gemm = [&] {
+    return cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, int(m), int(n), int(k), &one,
+                        A8.p, CUDA_R_8I, int(k), B8.p, CUDA_R_8I, int(k), &zero, C32.p,
+                        CUDA_R_32I, int(m), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+  };
+  check_status(gemm(), "cublasGemmEx int8");  // warm-up
+  std::vector<double> per_call;
+  for (int i = 0; i < 3; ++i)
+    per_call.push_back(gpu_.time_calls(gemm, kTrain, "cublasGemmEx int8"));
+  best_int8_tops_ = 2.0 * double(m) * double(n) * double(k) / median_of(per_call) / 1e12;
+  return best_int8_tops_;
 }
 
 }  // namespace
