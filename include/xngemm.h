@@ -188,14 +188,14 @@ cublasStatus_t xnDgemmWinograd(cublasHandle_t handle, cublasOperation_t transa,
  * Method, chosen per call (XN_OPT_EXDGEMM_ENGINE; xnGetLastExdgemmInfo says
  * which ran). Modular engine (the usual one on the GPU): each row of op(A)
  * and column of op(B) is an integer vector times a power of two; their
- * integer product is computed exactly modulo up to 40 odd moduli below 256
+ * integer product is computed exactly modulo up to 48 odd moduli below 256
  * (INT8 tensor-core GEMMs with int32 accumulation, over chunks of k of at
  * most 2^17 reduced modulo each modulus between chunks, so exact for any k;
  * skinny products run their chunks side by side), rebuilt by the Chinese
  * remainder theorem and rounded once.
  * Slice engine (the Ozaki scheme: Ozaki, Ogita, Oishi, Rump 2012; Mukunoki
  * et al., PMAA'18), for rows and columns whose entries span more binades
- * than 40 moduli cover, or a budget too small for the other:
+ * than 48 moduli cover, or a budget too small for the other:
  * op(A) is split by rows and op(B) by columns into slices of at most
  * floor((53 - log2 k) / 2) bits, so that every slice product is exact in
  * double precision; the slice products are formed with cuBLASLt DGEMMs on

@@ -361,7 +361,7 @@ TEST(Exdgemm, EngineChoiceAndFallbacks) {
   xn_test::ex_fill(ExKind::Integer, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb,
                    rng);
   EXPECT_EQ(run(0, xn::ExEngine::Modular, "integers").engine, int(xn::ExEngine::Modular));
-  // Rows from 2^-500 to 2^500: the range needs far more than 40 moduli.
+  // Rows from 2^-500 to 2^500: the range needs far more than 48 moduli.
   xn_test::ex_fill(ExKind::MixedRange, 0, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb,
                    rng);
   EXPECT_EQ(run(0, xn::ExEngine::Modular, "mixed range").engine,
@@ -443,6 +443,31 @@ TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
     EXPECT_EQ(std::memcmp(slices.data(), chunked.data(), slices.size() * 8), 0)
         << what.str() << ": chunked modular differs from the slices (oracle-checked)";
   }
+}
+
+// Rows and columns whose spans reach about 150 bits each (entries from 2^-1
+// down to 2^-100 times 53-bit uniforms): X needs more than the first 40
+// moduli (289 bits) but fits all 48 (334 bits). The modular engine runs
+// with more than 40 moduli and gives the oracle's bits, which the slices
+// also give.
+TEST(Exdgemm, ModularEngineBeyondFortyModuli) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Case c{false, true, 70, 66, 150, 72, 67, 71, -0.75, 0.5};
+  std::vector<double> a(std::size_t(c.lda * c.k)), b(std::size_t(c.ldb * c.k));
+  for (double &x : a) x = std::ldexp(xn_test::u53(rng) - 0.5, -int(rng() % 100));
+  for (double &x : b) x = std::ldexp(xn_test::u53(rng) - 0.5, -int(rng() % 100));
+  const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+  xn::ExdgemmReport mod{}, sl{};
+  const std::vector<double> modular =
+      run_engine(c, a, b, c0, 0, 0, "wide rows [modular]", xn::ExEngine::Modular, &mod);
+  const std::vector<double> slices =
+      run_engine(c, a, b, c0, 0, 0, "wide rows [slices]", xn::ExEngine::Slices, &sl);
+  EXPECT_EQ(mod.engine, int(xn::ExEngine::Modular));
+  EXPECT_GT(mod.moduli, 40);
+  EXPECT_LE(mod.moduli, xn::exact::kMaxModuli);
+  EXPECT_EQ(std::memcmp(slices.data(), modular.data(), slices.size() * 8), 0);
 }
 
 // XN_OPT_EXDGEMM_PHASE_TIMES: with it, every phase of either engine has a

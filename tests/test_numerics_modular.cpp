@@ -3,7 +3,7 @@
 // (pairwise coprime, reciprocals, powers of two), the division-free
 // remainders, the CRT constants, the residue of a double, the number of
 // moduli a range needs, and the reconstruction of
-// random integers of up to 289 bits from their residues, from int32-style
+// random integers of up to 334 bits from their residues, from int32-style
 // and double-style dot products alike.
 #include <gmp.h>
 #include <gtest/gtest.h>

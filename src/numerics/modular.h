@@ -28,20 +28,22 @@
 
 namespace xn::exact {
 
-// Most moduli a call may use: 40 odd moduli give 289 bits of range, enough
-// for rows and columns whose spans add up to about 270 bits.
-inline constexpr int kMaxModuli = 40;
+// Most moduli a call may use: all 48 odd pairwise coprime numbers below 256
+// that make_modular_tables finds (from 255 down), 334 bits of range, enough
+// for rows and columns whose spans add up to about 315 bits (data of
+// (u - 0.5) exp(phi randn) up to phi of about 6 at k = 8192: docs/design.md).
+inline constexpr int kMaxModuli = 48;
 // Longest k whose residue dot products fit an int32 accumulator exactly:
 // 2^17 * 127^2 = 2,114,060,288 < 2^31, also on top of a residue |r| <= 127
 // carried from an earlier chunk of k (symmetric_residue).
 inline constexpr std::int64_t kInt32ChunkK = std::int64_t(1) << 17;
-// 32-bit limbs of the reconstruction: S = sum_l y_l M / m_l < L M < 2^296
-// for L <= 40 (make_crt_basis checks it), and X itself.
-inline constexpr int kMaxLimbs = 10;
+// 32-bit limbs of the reconstruction: S = sum_l y_l M / m_l < L M < 2^340
+// for L <= 48 (make_crt_basis checks it), and X itself.
+inline constexpr int kMaxLimbs = 11;
 // Powers of two tabulated directly: a row's shifts stay below its span,
-// below 289 wherever the engine runs (L <= 40); larger ones reduce the
+// below 334 wherever the engine runs (L <= 48); larger ones reduce the
 // exponent modulo the order of 2 first.
-inline constexpr int kPow2Span = 320;
+inline constexpr int kPow2Span = 352;
 
 struct ModularTables {
   int count = 0;
