@@ -218,7 +218,8 @@ TEST_F(GpuGraphs, EveryGemmReplaysTheBitsOfDirectCalls) {
 }
 
 // The defaults at the size: xnDngemm (one Winograd level at 8192)
-// and xnExdgemm (the capture's fixed plan: all moduli).
+// and xnExdgemm (the capture's fixed plan: the moduli the warm-up's
+// exponent range needs, with a margin).
 TEST_F(GpuGraphs, DefaultOptionsAt8192) {
   auto cap = [this](const std::function<cublasStatus_t()> &b, cudaGraphExec_t *e) {
     return capture(b, e);

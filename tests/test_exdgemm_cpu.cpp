@@ -381,8 +381,9 @@ TEST(Exdgemm, EngineChoiceAndFallbacks) {
 // slot (the CPU's own choice: every chunk accumulated into it, reduced to
 // symmetric residues between chunks, as the GPU does past 2^17), or several
 // (forced, as the GPU splits skinny products): chunk c into slot c mod
-// slots, rounds of `slots` chunks with a partial last one, the slots summed
-// by the reconstruction; with blocks of C of 64 and edge blocks smaller
+// slots, rounds of `slots` chunks with a partial last one, the slots folded
+// into the first before the reconstruction; with blocks of C of 64 and edge
+// blocks smaller
 // that share the full block's product stride. The bits are the oracle's
 // and the slice engine's; the report counts the chunks and slots.
 TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
@@ -445,12 +446,12 @@ TEST(Exdgemm, ModularChunksOfKKeepTheBits) {
   }
 }
 
-// Rows and columns whose spans reach about 150 bits each (entries from 2^-1
-// down to 2^-100 times 53-bit uniforms): X needs more than the first 40
-// moduli (289 bits) but fits all 48 (334 bits). The modular engine runs
-// with more than 40 moduli and gives the oracle's bits, which the slices
-// also give.
-TEST(Exdgemm, ModularEngineBeyondFortyModuli) {
+// Rows of op(A) spanning exactly 160 bits and columns of op(B) 161 (each
+// holds 1 and (1 + 2^-52) 2^-107 or 2^-108, the rest 53-bit uniforms
+// between), k = 150: X needs 1 + 8 + 321 = 330 bits, which only all 48
+// moduli hold (47 hold 327). The modular engine runs with 48 and gives the
+// oracle's bits, which the slices also give.
+TEST(Exdgemm, ModularEngineWithAllFortyEightModuli) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE(xn_test::describe_seed(seed));
@@ -458,6 +459,16 @@ TEST(Exdgemm, ModularEngineBeyondFortyModuli) {
   std::vector<double> a(std::size_t(c.lda * c.k)), b(std::size_t(c.ldb * c.k));
   for (double &x : a) x = std::ldexp(xn_test::u53(rng) - 0.5, -int(rng() % 100));
   for (double &x : b) x = std::ldexp(xn_test::u53(rng) - 0.5, -int(rng() % 100));
+  for (std::int64_t i = 0; i < c.m; ++i) {  // op(A) = A: row i at a[i + p lda]
+    a[std::size_t(i)] = 1.0;
+    a[std::size_t(i + c.lda)] = std::ldexp(1.0 + 0x1p-52, -107);
+  }
+  for (std::int64_t j = 0; j < c.n; ++j) {  // op(B) = B^T: column j at b[j + p ldb]
+    b[std::size_t(j)] = 1.0;
+    b[std::size_t(j + c.ldb)] = std::ldexp(1.0 + 0x1p-52, -108);
+  }
+  ASSERT_EQ(xn::exact::moduli_for_bits(1 + 8 + 160 + 161), 48);
+  ASSERT_EQ(xn::exact::kMaxModuli, 48);
   const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
   xn::ExdgemmReport mod{}, sl{};
   const std::vector<double> modular =
@@ -465,8 +476,8 @@ TEST(Exdgemm, ModularEngineBeyondFortyModuli) {
   const std::vector<double> slices =
       run_engine(c, a, b, c0, 0, 0, "wide rows [slices]", xn::ExEngine::Slices, &sl);
   EXPECT_EQ(mod.engine, int(xn::ExEngine::Modular));
-  EXPECT_GT(mod.moduli, 40);
-  EXPECT_LE(mod.moduli, xn::exact::kMaxModuli);
+  EXPECT_EQ(mod.moduli, 48);
+  EXPECT_EQ(mod.span_bits, 160 + 161);
   EXPECT_EQ(std::memcmp(slices.data(), modular.data(), slices.size() * 8), 0);
 }
 

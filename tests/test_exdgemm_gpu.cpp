@@ -272,12 +272,15 @@ TEST_F(GpuExdgemm, LongAndSkinnyKStayOnTheModularEngine) {
 }
 
 // The int32 accumulation at its bound: entries of magnitude 127 (residues
-// of magnitude 126-127 for the largest moduli), chunks of 2^17 (each
-// product's partial sums reach 2^17 127^2 = 2,114,060,288, 99.4 % of
-// 2^31), one slot, so three rounds reduce and accumulate on top of a
-// carried residue (beta = 1 in the int32 epilogue). The exact products are
-// integers below 2^53: the expected C is computed exactly on the host. Also
-// several slots with a partial last round (4 chunks in slots of 3).
+// of magnitude 126-127 for the largest moduli), k cut where the engine
+// cuts it itself (2^17: each product's partial sums reach 2^17 127^2 =
+// 2,114,060,288, 99.4 % of 2^31; a larger kInt32ChunkK would overflow
+// here), one slot, so three rounds reduce and accumulate on top of a
+// carried residue (beta = 1 in the int32 epilogue; with all entries 127 it
+// is -127 for m = 255, the harmless side; random signs reach both). The
+// exact products are integers below 2^53: the expected C is computed
+// exactly on the host. Also several slots with a partial last round (4
+// chunks in slots of 3).
 TEST_F(GpuExdgemm, ChunksAtTheInt32BoundKeepTheExactProduct) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -300,7 +303,7 @@ TEST_F(GpuExdgemm, ChunksAtTheInt32BoundKeepTheExactProduct) {
           want[std::size_t(i + j * m)] = double(sum);  // |sum| < 2^33: exact
         }
       ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
-      ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 1 << 17), CUBLAS_STATUS_SUCCESS);
+      ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0), CUBLAS_STATUS_SUCCESS);
       xn::testing::set_modular_slots(slots);
       const std::vector<double> got =
           run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));

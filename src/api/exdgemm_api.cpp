@@ -48,11 +48,10 @@ cublasStatus_t device_exdgemm(cublasHandle_t handle, cublasOperation_t transa,
         const Status done = guard.finish(s);
         // A captured call's count is written only by replays: not reported.
         st.ex_wide_dev = guard.capturing() ? nullptr : be.wide_counter();
-        // The moduli a direct call's data needed: a later capture's plan
-        // starts from them (CudaExBackend::capture_moduli_hint).
-        if (!guard.capturing() && s == Status::Ok &&
-            st.ex_info.engine == int(ExEngine::Modular))
-          st.ex_last_direct_moduli = st.ex_info.moduli;
+        // The spans a direct call's data had: a later capture's plan takes
+        // its moduli from them (CudaExBackend::capture_span_hint).
+        if (!guard.capturing() && s == Status::Ok && st.ex_info.span_bits > 0)
+          st.ex_last_direct_span_bits = st.ex_info.span_bits;
         return to_cublas(done);
       });
 }

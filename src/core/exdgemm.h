@@ -63,6 +63,9 @@ struct ExdgemmReport {
   int engine = 0;  // ExEngine that ran (Slices or Modular); 0 before any product
   int moduli = 0;  // modular engine: moduli, i.e. integer products of the full shape
   int k_chunks = 0, k_slots = 0;  // modular engine: ModularSplit's chunks and slots
+  // The widest row of op(A) plus the widest column of op(B), in bits (their
+  // spans, top - low + 1), as the exponent scan found them; 0 before it.
+  int span_bits = 0;
   int max_slices_a = 0, max_slices_b = 0;
   int block_rows = 0, block_cols = 0;
   std::int64_t blocks = 0;
@@ -500,6 +503,7 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   // sums alone make C, in one block (exact_entry: Inf/NaN, signed zeros,
   // beta c).
   const int span_a = max_span(ha), span_b = max_span(hb);
+  info->span_bits = span_a + span_b;
   if (span_a == 0 || span_b == 0) {
     const SliceList none{};
     info->block_rows = int(m);
@@ -671,9 +675,9 @@ inline std::size_t exdgemm_workspace_bytes(index_t m, index_t n, index_t k,
   return b.bytes;
 }
 
-// Moduli a captured plan adds to those of the handle's last direct call:
-// 4 x about 8 bits, rows and columns 16 bits wider each.
-constexpr int kCaptureModuliMargin = 4;
+// Bits of range a captured plan adds to the spans of the handle's last
+// direct call: rows and columns 16 bits wider each than the warm-up's.
+constexpr int kCaptureMarginBits = 32;
 
 // A call being captured into a CUDA graph (docs/design.md, "CUDA graphs"):
 // a plan fixed before the data is seen, since the host can neither wait for
@@ -699,13 +703,16 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
   } else {
     const index_t m = C.rows, n = C.cols, k = A.cols;
     const std::size_t head = head_bytes(m, n);
-    // The moduli of the handle's last direct call plus kCaptureModuliMargin
-    // (data a little wider than the warm-up's still needs no entry summed
-    // directly) where known, else all of them; fewer where the workspace
-    // does not hold that plan (at least the warm-up call's, which sized it).
-    const int hint = be.capture_moduli_hint();
-    int L = hint > 0 ? std::min(exact::kMaxModuli, hint + kCaptureModuliMargin)
-                     : exact::kMaxModuli;
+    // The moduli for the spans of the handle's last direct call (whatever
+    // its engine), this call's k and kCaptureMarginBits (data a little
+    // wider than the warm-up's still needs no entry summed directly) where
+    // known, else all of them; fewer where the workspace does not hold that
+    // plan (at least the warm-up call's, which sized it).
+    const int spans = be.capture_span_hint();
+    const int wanted =
+        spans > 0 ? exact::moduli_for_bits(1 + ceil_log2(k) + spans + kCaptureMarginBits)
+                  : -1;
+    int L = wanted > 0 ? wanted : exact::kMaxModuli;
     Blocking blk;
     for (; L > 0; --L) {
       blk = modular_blocking(be, m, n, k, L, head, lim.workspace_bytes, lim);

@@ -162,14 +162,6 @@ XN_HD bool modular_over_range(const VectorInfo &ia, const VectorInfo &ib, int lo
   return 1 + log2_k + (ia.top - ia.low + 1) + (ib.top - ib.low + 1) > cap_bits;
 }
 
-// RN(alpha X + beta c) for finite alpha, beta, c and finite X given by its
-// exact terms (SliceTerms above, ModularTerms in modular.h): the exact value
-// rounded once to the double grid (ties to even, gradual underflow, overflow
-// to +-Inf). This is the library's one rounding of a finite result; both
-// engines and both backends come through it. beta == 0 never reads c (pass
-// 0). `scratch` holds `cap` doubles; *wide is set to true if the wide path
-// was taken, *zero to true if the exact value is zero (then +0 is returned:
-// the sign of an exact zero is the caller's, exact_entry).
 // The wide path of round_exact_terms: alpha X + beta c in the long
 // accumulator, rounded once (alpha = 0: no X; beta = 0: no c). Out of line:
 // few entries take it.
@@ -184,6 +176,14 @@ XN_HD_COLD double round_terms_wide(const Terms &T, double alpha, double beta, do
   return acc.round_to_double();
 }
 
+// RN(alpha X + beta c) for finite alpha, beta, c and finite X given by its
+// exact terms (SliceTerms above, ModularTerms in modular.h): the exact value
+// rounded once to the double grid (ties to even, gradual underflow, overflow
+// to +-Inf). This is the library's one rounding of a finite result; both
+// engines and both backends come through it. beta == 0 never reads c (pass
+// 0). `scratch` holds `cap` doubles; *wide is set to true if the wide path
+// was taken, *zero to true if the exact value is zero (then +0 is returned:
+// the sign of an exact zero is the caller's, exact_entry).
 template <class Terms>
 XN_HD double round_exact_terms(const Terms &T, double alpha, double beta, double c,
                                double *scratch, int cap, bool *wide, bool *zero) {
@@ -361,13 +361,6 @@ XN_HD_COLD bool zero_dot_is_negative(const EntryOperands &E) {
   return true;
 }
 
-// C(i,j) under the library's IEEE contract (include/xngemm.h, xnExdgemm;
-// docs/design.md, "IEEE contract"): BLAS first (alpha == 0 never reads A or
-// B and gives RN(beta c); beta == 0 never reads C), then IEEE 754 applied to
-// alpha X + beta c with X the exact dot product and every finite quantity
-// exact, rounded once. X comes as an engine's exact terms (finite part) and
-// the operands (E: Inf/NaN, the sign of a zero). `c_ptr` is read only if
-// beta != 0. Returns the value to store; *wide as in round_exact_terms.
 // exact_entry's case P = alpha X is NaN or an infinity (an Inf or NaN
 // operand in the row or column, or alpha itself): out of line, rare.
 template <class Terms>
@@ -390,6 +383,13 @@ XN_HD_COLD double nonfinite_entry(const Terms &T, const EntryOperands &E, double
   return q_special ? p + q_special_value : p;
 }
 
+// C(i,j) under the library's IEEE contract (include/xngemm.h, xnExdgemm;
+// docs/design.md, "IEEE contract"): BLAS first (alpha == 0 never reads A or
+// B and gives RN(beta c); beta == 0 never reads C), then IEEE 754 applied to
+// alpha X + beta c with X the exact dot product and every finite quantity
+// exact, rounded once. X comes as an engine's exact terms (finite part) and
+// the operands (E: Inf/NaN, the sign of a zero). `c_ptr` is read only if
+// beta != 0. Returns the value to store; *wide as in round_exact_terms.
 template <class Terms>
 XN_HD double exact_entry(const Terms &T, const EntryOperands &E, double alpha, double beta,
                          const double *c_ptr, double *scratch, int cap, bool *wide) {

@@ -10,8 +10,9 @@
 // The same for a rare path (a fallback taken by few entries): a call, never
 // inlined, so that the common path of a kernel stays compact in the
 // instruction cache (one copy of the rare code instead of one per caller).
+// (inline: a header function, one definition in every translation unit.)
 #if defined(__CUDACC__)
-#define XN_HD_COLD __host__ __device__ __noinline__
+#define XN_HD_COLD __host__ __device__ __noinline__ inline
 #else
 #define XN_HD_COLD inline
 #endif

@@ -29,7 +29,7 @@
 namespace xn::exact {
 
 // Most moduli a call may use: all 48 odd pairwise coprime numbers below 256
-// that make_modular_tables finds (from 255 down), 334 bits of range, enough
+// that make_modular_tables finds (from 255 down), 332 bits of range, enough
 // for rows and columns whose spans add up to about 315 bits (data of
 // (u - 0.5) exp(phi randn) up to phi of about 6 at k = 8192: docs/design.md).
 inline constexpr int kMaxModuli = 48;
@@ -41,7 +41,7 @@ inline constexpr std::int64_t kInt32ChunkK = std::int64_t(1) << 17;
 // for L <= 48 (make_crt_basis checks it), and X itself.
 inline constexpr int kMaxLimbs = 11;
 // Powers of two tabulated directly: a row's shifts stay below its span,
-// below 334 wherever the engine runs (L <= 48); larger ones reduce the
+// below 332 wherever the engine runs (L <= 48); larger ones reduce the
 // exponent modulo the order of 2 first.
 inline constexpr int kPow2Span = 352;
 

@@ -40,7 +40,7 @@ class CpuExBackend {
   void *head_address() { return head_.data(); }  // separate regions: never moves
   std::size_t workspace_cap() const { return SIZE_MAX; }
   bool capturing() const { return false; }  // no CUDA graph on the CPU
-  int capture_moduli_hint() const { return 0; }
+  int capture_span_hint() const { return 0; }
   double host_alpha() const { return alpha_; }
   double host_beta() const { return beta_; }
   Status wait() const { return Status::Ok; }  // synchronous: every phase is done

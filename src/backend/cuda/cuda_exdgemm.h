@@ -67,9 +67,10 @@ class CudaExBackend {
   // (inside a capture: the one it has).
   std::size_t workspace_cap() const { return xn::workspace_cap(st_); }
   bool capturing() const { return st_.in_capture; }
-  // The moduli of the handle's last direct call on the modular engine (0:
-  // none): a captured call's fixed plan starts from them (core/exdgemm.h).
-  int capture_moduli_hint() const { return st_.ex_last_direct_moduli; }
+  // The widest row plus column (bits) of the handle's last direct call (0:
+  // none): a captured call's fixed plan takes its moduli from them
+  // (core/exdgemm.h, exdgemm_capture_run).
+  int capture_span_hint() const { return st_.ex_last_direct_span_bits; }
   // The scalars before any fetch: host values, or (device pointer mode) not
   // known here: the sums then read them on the device (block_args).
   double host_alpha() const { return dev_ ? 0.0 : *alpha_; }

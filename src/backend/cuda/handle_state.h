@@ -75,7 +75,7 @@ struct HandleState {
   std::size_t ex_host_bytes = 0;
   ExdgemmReport ex_info{};
   bool has_ex_info = false;
-  int ex_last_direct_moduli = 0;  // moduli of the last direct modular call (0: none)
+  int ex_last_direct_span_bits = 0;  // ExdgemmReport::span_bits of the last direct call
   unsigned long long *ex_wide_dev = nullptr;  // wide-path count of the last call
   // exdgemm's slice DGEMMs on native-FP64 cuBLASLt algorithms (made on first
   // use; owned, deleted by release_handle_state).
