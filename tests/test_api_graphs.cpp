@@ -348,6 +348,66 @@ TEST_F(GpuGraphs, SymvReplaysTheBitsOfDirectCalls) {
   symv_replays<float>(stream_, xnSsymv, cap);
 }
 
+// xnExdgemm's captured plan takes its moduli from the exponent range of the
+// handle's last direct call (plus 32 bits): after a warm-up on uniforms, the
+// uniforms' moduli, not all 48; after a warm-up on small integers, few
+// moduli, so replays on uniforms sum their entries from the operands (slow,
+// still the correctly rounded bits). A supplied workspace holds every plan.
+TEST_F(GpuGraphs, ExdgemmCapturePlanFollowsTheWarmUp) {
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  const int m = 96, n = 80, k = 300;
+  std::vector<double> uni_a(std::size_t(m) * k), uni_b(std::size_t(k) * n),
+      int_a(uni_a.size()), int_b(uni_b.size());
+  for (double &x : uni_a) x = xn_test::u53(rng) - 0.5;
+  for (double &x : uni_b) x = xn_test::u53(rng) - 0.5;
+  for (double &x : int_a) x = double(int(rng() % 201) - 100);
+  for (double &x : int_b) x = double(int(rng() % 201) - 100);
+  const double alpha = 1.5, beta = 0.0;
+  std::vector<double> want(std::size_t(m) * n, 0.0);
+  ASSERT_EQ(xn::cpu_exdgemm(false, false, m, n, k, alpha, uni_a.data(), m, uni_b.data(), k,
+                            beta, want.data(), m, std::size_t(0), 0, nullptr),
+            xn::Status::Ok);
+  DeviceBuffer<double> dA, dB, dC, ws(std::size_t(32) << 20);  // 256 MiB
+  for (const bool narrow_warm_up : {false, true}) {
+    cublasHandle_t h = nullptr;
+    ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+    XN_CUBLAS_OK(cublasSetStream(h, stream_));
+    XN_CUBLAS_OK(xnSetWorkspace(h, ws.get(), ws.size() * sizeof(double)));
+    dA.upload(narrow_warm_up ? int_a : uni_a, stream_);
+    dB.upload(narrow_warm_up ? int_b : uni_b, stream_);
+    dC.upload(std::vector<double>(std::size_t(m) * n, NAN), stream_);
+    auto call = [&] {
+      return xnExdgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA.get(), m,
+                       dB.get(), k, &beta, dC.get(), m);
+    };
+    XN_CUBLAS_OK(call());  // the warm-up
+    XN_CUDA_OK(cudaStreamSynchronize(stream_));
+    const xn::HandleState *st = xn::find_handle_state(h);
+    ASSERT_NE(st, nullptr);
+    const int spans = st->ex_last_direct_span_bits;
+    EXPECT_GT(spans, 0);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(capture(call, &exec), CUBLAS_STATUS_SUCCESS);
+    ASSERT_NE(exec, nullptr);
+    xnExdgemmInfo_t info{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(info.moduli, xn::exact::moduli_for_bits(1 + 9 + spans + 32))
+        << (narrow_warm_up ? "integer" : "uniform") << " warm-up, spans " << spans;
+    EXPECT_LT(info.moduli, xn::exact::kMaxModuli);
+    // Replays on the uniforms (after a narrow warm-up: new data).
+    dA.upload(uni_a, stream_);
+    dB.upload(uni_b, stream_);
+    dC.upload(std::vector<double>(std::size_t(m) * n, NAN), stream_);
+    XN_CUDA_OK(cudaGraphLaunch(exec, stream_));
+    XN_CUDA_OK(cudaStreamSynchronize(stream_));
+    EXPECT_TRUE(xn_test::same_bits(dC.download(stream_), want))
+        << (narrow_warm_up ? "integer" : "uniform") << " warm-up: replay on uniforms";
+    cudaGraphExecDestroy(exec);
+    xnRelease(h);
+    cublasDestroy(h);
+  }
+}
+
 // xnExdgemm's captured plan on data whose rows span more binades than its
 // moduli hold: those entries are summed from their operands on the device,
 // and every entry is still the correctly rounded one (the CPU backend's
