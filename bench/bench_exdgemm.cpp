@@ -29,8 +29,9 @@ std::vector<double> transposed(const std::vector<double> &x, std::int64_t rows,
   return t;
 }
 
-// Entries of the phi distribution drawn per chunk of kPhiChunk stored
-// entries, each chunk from its own generator seeded by (seed, salt, chunk),
+// Entries of the phi distribution (the suites' ex_value) drawn per chunk of
+// kPhiChunk stored entries, each chunk from its own generator seeded by
+// (seed, salt, chunk),
 // on every hardware thread: the values depend on the seed only, not on the
 // thread count. Large inputs (32768^2 entries: minutes on one thread, the
 // normal deviate and the exponential per entry) are made in seconds.
@@ -41,15 +42,12 @@ void fill_phi_parallel(std::vector<double> &x, std::int64_t count, double phi,
   const std::int64_t chunks = (count + kPhiChunk - 1) / kPhiChunk;
   std::atomic<std::int64_t> next{0};
   auto work = [&] {
-    std::normal_distribution<double> randn(0.0, 1.0);
     for (std::int64_t ch; (ch = next.fetch_add(1)) < chunks;) {
       std::seed_seq seq{seed, salt, std::uint64_t(ch)};
       std::mt19937_64 rng(seq);
       const std::int64_t end = std::min(count, (ch + 1) * kPhiChunk);
-      for (std::int64_t e = ch * kPhiChunk; e < end; ++e) {
-        const double u = xn_test::u53(rng) - 0.5;
-        x[std::size_t(e)] = phi == 0.0 ? u : u * std::exp(phi * randn(rng));
-      }
+      for (std::int64_t e = ch * kPhiChunk; e < end; ++e)
+        x[std::size_t(e)] = xn_test::ex_value(xn_test::ExKind::Phi, phi, rng, 0);
     }
   };
   std::vector<std::thread> pool;

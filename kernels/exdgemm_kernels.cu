@@ -201,7 +201,7 @@ __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 // over blockIdx.y: writes along p. The reads run along p too, so for rows
 // along X's stored fast dimension (op(A) = N) they are strided; a tiled
 // kernel that read down the columns and transposed through shared memory
-// measured no faster on an H100 (docs/performance.md).
+// measured no faster on an H100 (A/B of 2026-11-27: git history, 6d19b6d).
 __global__ void __launch_bounds__(kThreads)
     modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
                                    std::int64_t nr, int L, std::int64_t chunk,

@@ -169,28 +169,35 @@ void *library() {
   return handle;
 }
 
+// The objects a passed-through call must never reach (their load biases):
+// the interposer itself (first) and, for a BLAS symbol, what loading
+// libxngemm brought in (its OpenBLAS is not the program's BLAS), else
+// libxngemm alone (cuBLAS is one library that the program and libxngemm
+// share). Empty if the interposer cannot find itself.
+std::vector<ElfW(Addr)> excluded_objects(bool blas) {
+  ElfW(Addr) own = 0;
+  if (!object_of(reinterpret_cast<const void *>(&loaded_objects), &own)) return {};
+  std::vector<ElfW(Addr)> excluded{own};
+  std::lock_guard<std::mutex> lock(g_objects_mutex);
+  if (blas) {
+    excluded.insert(excluded.end(), g_library_objects.begin(), g_library_objects.end());
+  } else if (void *lib = g_library.load(std::memory_order_acquire)) {
+    ElfW(Addr) base = 0;
+    if (object_of(dlsym(lib, "xn_internal_call_depth"), &base)) excluded.push_back(base);
+  }
+  return excluded;
+}
+
 // The first definition of `name` in an object loaded after the interposer,
 // looked up in each object alone (dlopen with RTLD_NOLOAD: a handle to what
 // is there, nothing loaded). The dynamic linker's RTLD_NEXT sees only the
 // global scope; this reaches what extension modules and dlopen load with
-// RTLD_LOCAL (HPCToolkit's libmonitor resolves its wrapped symbols so). Not
-// the interposer, and for a BLAS symbol not what loading libxngemm brought
-// in (its OpenBLAS is not the program's BLAS); cuBLAS is one library that the
-// program and libxngemm share.
+// RTLD_LOCAL (HPCToolkit's libmonitor resolves its wrapped symbols so).
+// Never an excluded object.
 void *search_loaded_objects(const char *name, bool blas) {
-  ElfW(Addr) own = 0;
-  if (!object_of(reinterpret_cast<const void *>(&loaded_objects), &own)) return nullptr;
-  std::vector<ElfW(Addr)> excluded;
-  {
-    std::lock_guard<std::mutex> lock(g_objects_mutex);
-    if (blas) {
-      excluded = g_library_objects;
-    } else if (void *lib = g_library.load(std::memory_order_acquire)) {
-      ElfW(Addr) base = 0;
-      if (object_of(dlsym(lib, "xn_internal_call_depth"), &base))
-        excluded.push_back(base);
-    }
-  }
+  const std::vector<ElfW(Addr)> excluded = excluded_objects(blas);
+  if (excluded.empty()) return nullptr;
+  const ElfW(Addr) own = excluded.front();
   bool after_interposer = false;
   for (const LoadedObject &o : loaded_objects()) {
     if (!after_interposer) {
@@ -243,25 +250,19 @@ AddressRange address_range(ElfW(Addr) base) {
 // The definition of `name` in the lookup scope of the object at `path`
 // (dlsym on its handle: the object, then its dependencies, breadth first):
 // what the dynamic linker binds for that object's references when the global
-// scope has none, as for a module loaded with RTLD_LOCAL. Not the
-// interposer's own, and for a BLAS symbol nothing that loading libxngemm
-// brought in. nullptr if none.
+// scope has none, as for a module loaded with RTLD_LOCAL. Never an excluded
+// object. nullptr if none.
 void *search_caller_scope(const char *path, const char *name, bool blas) {
   if (!path || !*path) return nullptr;  // the program: its scope is the global one
   void *h = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
   if (!h) return nullptr;
   void *p = dlsym(h, name);
   dlclose(h);
-  ElfW(Addr) base = 0, own = 0;
-  if (!p || !object_of(p, &base) ||
-      !object_of(reinterpret_cast<const void *>(&loaded_objects), &own) || base == own)
+  ElfW(Addr) base = 0;
+  if (!p || !object_of(p, &base)) return nullptr;
+  const std::vector<ElfW(Addr)> excluded = excluded_objects(blas);
+  if (excluded.empty() || std::find(excluded.begin(), excluded.end(), base) != excluded.end())
     return nullptr;
-  if (blas) {
-    std::lock_guard<std::mutex> lock(g_objects_mutex);
-    if (std::find(g_library_objects.begin(), g_library_objects.end(), base) !=
-        g_library_objects.end())
-      return nullptr;
-  }
   return p;
 }
 
