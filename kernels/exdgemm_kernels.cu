@@ -210,12 +210,14 @@ __global__ void __launch_bounds__(kThreads)
   if (p >= padded) return;
   // (A 64-bit division costs as much as several residues: none for one chunk.)
   const std::int64_t c = chunk == padded ? 0 : p / chunk, q = p - c * chunk;
+  const std::int64_t stride = nr * chunk;  // from one modulus to the next
   for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
-    const Decoded d = p < X.cols ? exact::decode(load(X, r0 + i, p)) : Decoded{};
-    const int low = info[r0 + i].low;
+    const exact::ResidueSource src = exact::residue_source(
+        p < X.cols ? exact::decode(load(X, r0 + i, p)) : Decoded{}, info[r0 + i].low);
+    std::int8_t *o = out + (c * L * nr + i) * chunk + q;
+    XN_UNROLL_BY(4)
     for (int l = 0; l < L; ++l)
-      out[((c * L + l) * nr + i) * chunk + q] =
-          std::int8_t(exact::modular_residue(d, low, l, c_modular, g_modular));
+      o[l * stride] = std::int8_t(exact::modular_residue_of(src, l, c_modular, g_modular));
   }
 }
 
@@ -243,31 +245,65 @@ __global__ void __launch_bounds__(kThreads)
 
 constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 
-// An entry beyond the moduli's range (only in a captured call's fixed
-// plan), summed from its operands: out of line, so that the common path of
-// the reconstruction stays compact.
-__device__ __noinline__ void store_direct_entry(const ExBlockArgs &b, std::int64_t gi,
-                                                std::int64_t gj, const VectorInfo &ia,
-                                                const VectorInfo &ib, double *scratch) {
-  const exact::DirectTerms X{exact::entry_operands(b.A, b.B, ia, ib, gi, gj)};
-  store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
+// The reconstruction runs in two kernels over a block. The first rounds
+// every entry that round_fast decides (nearly all: finite data, results in
+// the normal range) with only the limbs in registers, and marks it done by
+// overwriting its first product with kEntryDone, a value no product takes
+// (|p| <= 2^17 127^2 + 127 < 2^31 - 2^24, folded residues |r| <= 127).
+// The second takes the entries left (zeros, results outside the normal
+// range, Inf and NaN, c outside X's window, a captured plan's entries
+// beyond its moduli) through the general rounding, exact_entry, with its
+// scratch, NearSum and wide accumulator: in one kernel they cost the first
+// its registers (72-128 per thread, spills, 43 % occupancy: 6.0 ms of 8192^2
+// entries on an H200).
+constexpr std::int32_t kEntryDone = INT32_MIN;
+
+template <int N>
+__global__ void __launch_bounds__(kSumThreads)
+    modular_round_fast_kernel(const __grid_constant__ ExModularSumArgs a) {
+  const ExBlockArgs &b = a.blk;
+  const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
+  if (i >= b.bm) return;
+  const double alpha = b.alpha_dev ? *b.alpha_dev : b.alpha;
+  const double beta = b.beta_dev ? *b.beta_dev : b.beta;
+  for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
+    const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
+    const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
+    double *c = b.C + gi + gj * b.ldc;
+    const double cv = beta != 0.0 ? *c : 0.0;
+    if (exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits) ||
+        !exact::finite_exact_case(ia, ib, alpha, beta, cv))
+      continue;
+    std::int32_t *p = a.P + i + j * b.bm;
+    const exact::ModularTermsN<N> X =
+        exact::entry_modular_terms<N>(p, a.pstride, ia, ib, a.crt, c_modular);
+    double r = 0.0;
+    if (X.round_fast(alpha, beta, cv, &r)) {
+      *c = r;
+      *p = kEntryDone;
+    }
+  }
 }
 
+template <int N>
 __global__ void __launch_bounds__(kSumThreads)
-    modular_sum_block_kernel(ExModularSumArgs a) {
+    modular_round_general_kernel(const __grid_constant__ ExModularSumArgs a) {
   const ExBlockArgs &b = a.blk;
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
   if (i >= b.bm) return;
   double scratch[kModularScratch];
   for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
+    const std::int32_t *p = a.P + i + j * b.bm;
+    if (*p == kEntryDone) continue;
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
     if (exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits)) {
-      store_direct_entry(b, gi, gj, ia, ib, scratch);
+      const exact::DirectTerms X{exact::entry_operands(b.A, b.B, ia, ib, gi, gj)};
+      store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
       continue;
     }
-    const exact::ModularTerms X = exact::entry_modular_terms(
-        a.P + i + j * b.bm, a.pstride, ia, ib, a.crt, c_modular);
+    const exact::ModularTermsN<N> X =
+        exact::entry_modular_terms<N>(p, a.pstride, ia, ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
 }
@@ -371,7 +407,11 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
   if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   unsigned(std::min<std::int64_t>(a.blk.bn, 65535)));
-  modular_sum_block_kernel<<<grid, kSumThreads, 0, s>>>(a);
+  exact::with_limb_variant(a.crt.limbs, [&](auto limbs) {
+    constexpr int N = decltype(limbs)::value;
+    modular_round_fast_kernel<N><<<grid, kSumThreads, 0, s>>>(a);
+    modular_round_general_kernel<N><<<grid, kSumThreads, 0, s>>>(a);
+  });
   return cudaGetLastError();
 }
 

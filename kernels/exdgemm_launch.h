@@ -86,7 +86,8 @@ cudaError_t launch_ex_modular_fold_slots(cudaStream_t s, std::int32_t *P, int L,
                                          std::int64_t pstride, std::int64_t entries);
 
 // The modular engine: X rebuilt from the crt.L products P[l pstride + i + j
-// bm] (int32); the basis
+// bm] (int32; consumed: each rounded entry's first product is overwritten
+// with a mark, kernels/exdgemm_kernels.cu); the basis
 // travels by value (about 2 KB of kernel parameters, read uniformly across
 // a warp: measured faster than the same basis read from a global table).
 // Entries whose range exceeds the moduli's cap_bits
@@ -94,7 +95,7 @@ cudaError_t launch_ex_modular_fold_slots(cudaStream_t s, std::int32_t *P, int L,
 // their operands (exact::DirectTerms).
 struct ExModularSumArgs {
   ExBlockArgs blk;
-  const std::int32_t *P;
+  std::int32_t *P;
   std::int64_t pstride;
   exact::CrtBasis crt;
   int cap_bits, log2_k;

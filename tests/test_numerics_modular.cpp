@@ -4,7 +4,7 @@
 // remainders, the CRT constants, the residue of a double, the number of
 // moduli a range needs, and the reconstruction of
 // random integers of up to 334 bits from their residues, from int32-style
-// and double-style dot products alike.
+// and double-style dot products alike, in every limb variant.
 #include <gmp.h>
 #include <gtest/gtest.h>
 
@@ -161,6 +161,52 @@ TEST(ModularTables, ModuliForBitsIsTheFewestThatCover) {
 
 // a = mant 2^q for a row whose lowest set bit is `low`: the residue of
 // a 2^-low, symmetric, against GMP.
+// The FP64 remainder behind every residue (symmetric_remainder), for every
+// modulus, at the ends of its range (|x| up to 2^53 - 1, where the quotient
+// estimate may be one off and a second remainder is needed) and where x / m
+// is nearest a half (the only place the nearest integer is delicate): the
+// value is congruent, and within [-(m-1)/2, (m-1)/2] for |x| < 2^50, within
+// m/2 + 2 above. And the bit-pattern conversions it relies on.
+TEST(ModularResidue, Fp64RemainderIsExactAtTheEdges) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  for (int l = 0; l < T.count; ++l) {
+    const std::int64_t m = T.m[l];
+    std::vector<std::int64_t> xs = {0, 1, -1, m, -m, (m - 1) / 2, (m + 1) / 2, -(m + 1) / 2,
+                                    (std::int64_t(1) << 53) - 1, -((std::int64_t(1) << 53) - 1),
+                                    (std::int64_t(1) << 50) - 1, std::int64_t(1) << 50};
+    for (int i = 0; i < 4000; ++i) {
+      const int bits = int(rng() % 54);
+      const std::int64_t base = bits ? std::int64_t(rng() >> (64 - bits)) : 0;
+      // k m + (m - 1)/2 or (m + 1)/2: x / m a hair from a half.
+      const std::int64_t near_half =
+          (base / m) * m + (m - 1) / 2 + std::int64_t(rng() & 1);
+      for (std::int64_t x : {base, near_half})
+        if (x < (std::int64_t(1) << 53)) {
+          xs.push_back(x);
+          xs.push_back(-x);
+        }
+    }
+    for (std::int64_t x : xs) {
+      const double r = xn::exact::symmetric_remainder(double(x), l, T);
+      ASSERT_EQ(r, std::floor(r));
+      const std::int64_t ri = std::int64_t(r);
+      ASSERT_EQ(((x - ri) % m + m) % m, 0) << "x " << x << " modulus " << m;
+      const std::int64_t ax = x < 0 ? -x : x;
+      if (ax < (std::int64_t(1) << 50))
+        ASSERT_LE(2 * std::abs(ri), m - 1) << "x " << x << " modulus " << m;
+      else
+        ASSERT_LE(std::abs(ri), m / 2 + 2) << "x " << x << " modulus " << m;
+      ASSERT_EQ(xn::exact::exact_int_of(r), int(ri));
+    }
+  }
+  for (std::uint32_t u : {0u, 1u, 255u, 65535u, 0x7fffffffu, 0xffffffffu})
+    EXPECT_EQ(xn::exact::exact_double_of(u), double(u));
+  for (int v : {0, 1, -1, 127, -127, 32767, -32768, INT_MAX, INT_MIN + 1})
+    EXPECT_EQ(xn::exact::exact_int_of(double(v)), v);
+}
+
 TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -302,6 +348,19 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
         ASSERT_EQ(mpz_cmp(got.v, X.v), 0) << "L = " << L << " trial " << trial;
         ASSERT_TRUE(t.n == 0 || t.limb[t.n - 1] != 0);
         ASSERT_TRUE(t.n > 0 || !t.neg);
+        // The limb variant the engines compile for this basis: the same X.
+        xn::exact::with_limb_variant(B.limbs, [&](auto limbs) {
+          constexpr int N = decltype(limbs)::value;
+          ASSERT_GE(N, B.limbs);
+          const xn::exact::ModularTermsN<N> v =
+              form == 0   ? xn::exact::modular_terms<N>(p32, 1, base, B, T)
+              : form == 1 ? xn::exact::modular_terms<N>(p64, 1, base, B, T)
+                          : xn::exact::modular_terms<N>(folded, 1, base, B, T);
+          ASSERT_EQ(v.n, t.n);
+          ASSERT_EQ(v.neg, t.neg);
+          ASSERT_EQ(v.base, t.base);
+          for (int i = 0; i < t.n; ++i) ASSERT_EQ(v.limb[i], t.limb[i]);
+        });
       }
     }
   }

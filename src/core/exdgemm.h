@@ -333,7 +333,8 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 //       the entries of the block from their L products, except those
 //       whose range exceeds the moduli's cap_bits (exact::modular_over_range:
 //       only in a captured call's fixed plan), which are summed from their
-//       operands (exact::DirectTerms)
+//       operands (exact::DirectTerms); the products are the sum's to
+//       consume (the GPU marks rounded entries in them)
 namespace testing {
 // The slots both backends' modular engines multiply k's chunks into
 // (ex_detail::ModularSplit); 0 (default) = each backend's own choice (the

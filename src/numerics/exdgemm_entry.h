@@ -85,6 +85,10 @@ XN_HD int entry_terms_needed(int ns, int nt) { return 2 * ns * nt + 2; }
 //   int k_top()     an exponent >= every k_t (the window's anchor)
 //   int k_bottom()  an exponent <= every k_t
 //   each(f)         f(x_t, k_t) for every nonzero term, largest weight first
+//   round_fast(alpha, beta, c, &r)  RN(alpha X + beta c) by the engine's own
+//                   exact arithmetic where it can decide alone (finite
+//                   nonzero alpha, finite beta c); false hands the entry to
+//                   round_exact_terms
 struct SliceTerms {
   EntryProducts P;
   int e_i, f_j, w;
@@ -93,6 +97,8 @@ struct SliceTerms {
   XN_HD int k_bottom() const {
     return e_i + f_j - (P.slices_a[P.ns - 1] + P.slices_b[P.nt - 1] + 2) * w;
   }
+  // No rounding of its own: round_exact_terms sums the slice products.
+  XN_HD bool round_fast(double, double, double, double *) const { return false; }
   template <class F>
   XN_HD void each(F &&f) const {
     for (int a = 0; a < P.ns; ++a)
@@ -135,6 +141,7 @@ struct DirectTerms {
   // q >= low - 52 and q <= top for any finite double's mantissa exponent q.
   XN_HD int k_top() const { return E.ia.top + E.ib.top + 53; }
   XN_HD int k_bottom() const { return E.ia.low + E.ib.low - 104; }
+  XN_HD bool round_fast(double, double, double, double *) const { return false; }
   template <class F>
   XN_HD void each(F &&f) const {
     for (std::int64_t p = 0; p < E.k; ++p) {
@@ -163,10 +170,9 @@ XN_HD bool modular_over_range(const VectorInfo &ia, const VectorInfo &ib, int lo
 }
 
 // The wide path of round_exact_terms: alpha X + beta c in the long
-// accumulator, rounded once (alpha = 0: no X; beta = 0: no c). Out of line:
-// few entries take it.
+// accumulator, rounded once (alpha = 0: no X; beta = 0: no c).
 template <class Terms>
-XN_HD_COLD double round_terms_wide(const Terms &T, double alpha, double beta, double c,
+XN_HD double round_terms_wide(const Terms &T, double alpha, double beta, double c,
                                    bool *zero) {
   WideAccumulator acc;
   acc.clear();
@@ -327,7 +333,7 @@ XN_HD EntryOperands entry_operands(const View &A, const View &B, const VectorInf
 // The IEEE value of sum_p a_p b_p when row a or column b holds an Inf or NaN
 // (then no finite term matters): NaN if any term is NaN (NaN operand, 0*Inf)
 // or if +Inf and -Inf terms meet, else the infinity.
-XN_HD_COLD double nonfinite_dot(const EntryOperands &E) {
+XN_HD double nonfinite_dot(const EntryOperands &E) {
   bool pos = false, neg = false;
   for (std::int64_t p = 0; p < E.k; ++p) {
     const double x = E.a[p * E.sa], y = E.b[p * E.sb];
@@ -347,7 +353,7 @@ XN_HD_COLD double nonfinite_dot(const EntryOperands &E) {
 // gives +0). A row (or column) of zeros of one sign settles it from the
 // summaries; otherwise the operands are read until a product that is not -0
 // (at once for nearly all data).
-XN_HD_COLD bool zero_dot_is_negative(const EntryOperands &E) {
+XN_HD bool zero_dot_is_negative(const EntryOperands &E) {
   auto uniform = [](std::uint32_t s) { return s == kSignClear || s == kSignSet; };
   // All products are zeros; each is -0 iff the other operand's sign differs.
   const std::uint32_t sa = E.ia.signs, sb = E.ib.signs;
@@ -362,9 +368,9 @@ XN_HD_COLD bool zero_dot_is_negative(const EntryOperands &E) {
 }
 
 // exact_entry's case P = alpha X is NaN or an infinity (an Inf or NaN
-// operand in the row or column, or alpha itself): out of line, rare.
+// operand in the row or column, or alpha itself).
 template <class Terms>
-XN_HD_COLD double nonfinite_entry(const Terms &T, const EntryOperands &E, double alpha,
+XN_HD double nonfinite_entry(const Terms &T, const EntryOperands &E, double alpha,
                                   bool x_nonfinite, bool q_special, double q_special_value,
                                   double *scratch, int cap, bool *wide) {
   double p;
@@ -383,6 +389,17 @@ XN_HD_COLD double nonfinite_entry(const Terms &T, const EntryOperands &E, double
   return q_special ? p + q_special_value : p;
 }
 
+// Whether alpha X + beta c is a sum of finite exact reals, the case an
+// engine's round_fast decides (exact_entry below reaches its general
+// rounding for it after every IEEE special case): alpha finite and nonzero,
+// no Inf or NaN in the row or the column, beta c finite (c = 0 unread when
+// beta = 0).
+XN_HD bool finite_exact_case(const VectorInfo &ia, const VectorInfo &ib, double alpha,
+                             double beta, double c) {
+  return alpha != 0.0 && std::isfinite(alpha) && ia.nonfinite == 0 && ib.nonfinite == 0 &&
+         (beta == 0.0 || (std::isfinite(beta) && std::isfinite(c)));
+}
+
 // C(i,j) under the library's IEEE contract (include/xngemm.h, xnExdgemm;
 // docs/design.md, "IEEE contract"): BLAS first (alpha == 0 never reads A or
 // B and gives RN(beta c); beta == 0 never reads C), then IEEE 754 applied to
@@ -395,6 +412,9 @@ XN_HD double exact_entry(const Terms &T, const EntryOperands &E, double alpha, d
                          const double *c_ptr, double *scratch, int cap, bool *wide) {
   *wide = false;
   const double c = beta != 0.0 ? *c_ptr : 0.0;
+  double fast = 0.0;  // the engine's own exact rounding, where it decides
+  if (finite_exact_case(E.ia, E.ib, alpha, beta, c) && T.round_fast(alpha, beta, c, &fast))
+    return fast;
   if (alpha == 0.0) return beta != 0.0 ? beta * c : 0.0;  // one rounding: RN(beta c)
   const bool has_q = beta != 0.0;
   // Q = beta c. With an Inf or NaN operand its IEEE product is its exact

@@ -7,21 +7,15 @@
 #define XN_HD inline
 #endif
 
-// The same for a rare path (a fallback taken by few entries): a call, never
-// inlined, so that the common path of a kernel stays compact in the
-// instruction cache (one copy of the rare code instead of one per caller).
-// (inline: a header function, one definition in every translation unit.)
-#if defined(__CUDACC__)
-#define XN_HD_COLD __host__ __device__ __noinline__ inline
-#else
-#define XN_HD_COLD inline
-#endif
-
 // Full unrolling of a loop with a compile-time trip count, so that arrays
-// indexed by its counter stay in registers on the GPU; plain loops on the
-// host (nvcc's host pass included).
+// indexed by its counter stay in registers on the GPU (XN_UNROLL_BY(n):
+// by n, for loads issued ahead); plain loops on the host (nvcc's host pass
+// included).
 #if defined(__CUDA_ARCH__)
 #define XN_UNROLL _Pragma("unroll")
+#define XN_PRAGMA(x) _Pragma(#x)
+#define XN_UNROLL_BY(n) XN_PRAGMA(unroll n)
 #else
 #define XN_UNROLL
+#define XN_UNROLL_BY(n)
 #endif

@@ -19,8 +19,10 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "numerics/exdgemm_entry.h"
 #include "numerics/hd.h"
@@ -53,6 +55,10 @@ struct ModularTables {
   std::uint8_t two31[kMaxModuli] = {};  // 2^31 mod m_l
   std::uint8_t two32[kMaxModuli] = {};  // 2^32 mod m_l
   std::uint16_t ord[kMaxModuli] = {};   // order of 2 modulo m_l
+  // m_l and RN(1/m_l) as doubles: the residues' remainders on the FP64
+  // units (modular_residue).
+  double m_d[kMaxModuli] = {};
+  double inv_m[kMaxModuli] = {};
   // pow2[l][e] = 2^e mod m_l for e < kPow2Span.
   std::uint8_t pow2[kMaxModuli][kPow2Span] = {};
 };
@@ -93,6 +99,8 @@ constexpr ModularTables make_modular_tables() {
     T.magic[l] = std::uint32_t((std::uint64_t(1) << 32) / m);
     T.two31[l] = std::uint8_t((std::uint64_t(1) << 31) % m);
     T.two32[l] = std::uint8_t((std::uint64_t(1) << 32) % m);
+    T.m_d[l] = double(m);
+    T.inv_m[l] = 1.0 / double(m);  // correctly rounded (IEEE division)
     std::uint64_t p = 1;
     for (int e = 0; e < kPow2Span; ++e) {
       T.pow2[l][e] = std::uint8_t(p);
@@ -104,6 +112,27 @@ constexpr ModularTables make_modular_tables() {
 }
 
 inline constexpr ModularTables kModularTables = make_modular_tables();
+
+// a b + c rounded once (the FMA instruction on the GPU, std::fma on the
+// host: the same value).
+XN_HD double fma_exact(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+// Conversions between small integers and doubles by the bit pattern, not
+// the conversion instructions (a quarter of the FP64 rate or less on the
+// GPU): x + 1.5 2^52 holds the integer x (|x| < 2^31) in its low 32 bits
+// as two's complement, and 2^52 + u has u (< 2^32) as its low bits.
+XN_HD int exact_int_of(double x) {
+  return int(std::uint32_t(wide_detail::double_to_bits(x + 0x1.8p52)));
+}
+XN_HD double exact_double_of(std::uint32_t u) {
+  return wide_detail::bits_to_double((std::uint64_t(0x43300000u) << 32) | u) - 0x1p52;
+}
 
 XN_HD std::uint32_t mulhi_u32(std::uint32_t a, std::uint32_t b) {
 #if defined(__CUDA_ARCH__)
@@ -144,49 +173,200 @@ XN_HD std::uint32_t pow2_mod(int e, int l, const ModularTables &U, const Modular
   return P.pow2[l][e < kPow2Span ? e : e % U.ord[l]];
 }
 
-// The residue of a_ip = M_ip 2^low (the row's lowest set bit `low`) modulo
-// m_l, symmetric: in [-(m_l - 1)/2, (m_l - 1)/2], so |r| <= 127.
-// M = mant 2^(q - low), mant < 2^53: mant mod m from its two 32-bit halves
-// (hi < 2^21, so hi (2^32 mod m) + (lo mod m) < 2^30), times 2^(q - low)
-// mod m; a negative shift drops only zeros (below `low` every bit of the
-// row is zero).
+// What the residues of a_ip = M_ip 2^low (the row's lowest set bit `low`)
+// are taken of: M_ip = v 2^shift with |v| < 2^53 an integer-valued double
+// carrying a_ip's sign, shift >= 0 (M = mant 2^(q - low), mant < 2^53; a
+// negative shift drops only zeros: below `low` every bit of the row is
+// zero). Once per entry, for all its moduli.
+struct ResidueSource {
+  double v = 0.0;
+  int shift = 0;
+};
+XN_HD ResidueSource residue_source(const Decoded &d, int low) {
+  if (d.zero || !d.finite) return {};
+  const int shift = d.q - low;
+  const double v = double(shift >= 0 ? d.mant : d.mant >> -shift);  // exact: < 2^53
+  return {d.neg ? -v : v, shift > 0 ? shift : 0};
+}
+
+// The symmetric remainder of the integer-valued double x, |x| < 2^53,
+// modulo m_l, in [-(m_l - 1)/2, (m_l - 1)/2] (so |r| <= 127), on the FP64
+// units: q = RN(x RN(1/m) + 1.5 2^52) - 1.5 2^52 is the integer nearest
+// x RN(1/m) (|x RN(1/m)| < 2^51), which differs from x / m by at most
+// |x| 2^-52 / m < 2 / m, and x - q m is exact in one FMA (an integer of at
+// most 8 bits). Exactly symmetric where |x| < 2^50 (x RN(1/m) is then
+// within 1/(4m) of x / m, which lies at least 1/(2m) from any half for odd
+// m: q is its nearest integer); otherwise |r| <= m/2 + 2, which a second
+// remainder settles.
+XN_HD double symmetric_remainder(double x, int l, const ModularTables &U) {
+  constexpr double kRound = 0x1.8p52;  // adding it rounds |y| < 2^51 to an integer
+  const double q = fma_exact(x, U.inv_m[l], kRound) - kRound;
+  return fma_exact(-q, U.m_d[l], x);
+}
+
+// The residue of a_ip modulo m_l, symmetric (|r| <= 127), from its source
+// (residue_source): v's remainder, times 2^shift mod m_l (< 2^15), and the
+// remainder of that: five FMAs and a table read (none for shift = 0), about
+// a third of the integer instructions of two multiply-high reductions and
+// the table's product (measured on an H100: docs/performance.md).
 // U gives the per-modulus constants, P the powers of two: the same tables
 // on the host; on the GPU U is the constant-memory copy (every thread of a
 // warp reads the same modulus: one broadcast) and P the global one, cached
 // in L1 (each thread reads the power at its own exponent, which constant
 // memory would serialise).
+XN_HD int modular_residue_of(const ResidueSource &s, int l, const ModularTables &U,
+                             const ModularTables &P) {
+  double r = symmetric_remainder(s.v, l, U);
+  if (s.shift > 0) r *= exact_double_of(pow2_mod(s.shift, l, U, P));
+  return exact_int_of(symmetric_remainder(r, l, U));
+}
 XN_HD int modular_residue(const Decoded &d, int low, int l, const ModularTables &U,
                           const ModularTables &P) {
-  if (d.zero || !d.finite) return 0;
-  const int m = U.m[l];
-  const int shift = d.q - low;
-  const std::uint64_t v = shift >= 0 ? d.mant : d.mant >> -shift;
-  std::uint32_t r = mod_u32(
-      std::uint32_t(v >> 32) * U.two32[l] + mod_u32(std::uint32_t(v), l, U), l, U);
-  if (shift > 0) r = mod_u32(r * pow2_mod(shift, l, U, P), l, U);  // < 2^16
-  const int s = int(r) > m / 2 ? int(r) - m : int(r);
-  return d.neg ? -s : s;
+  return modular_residue_of(residue_source(d, low), l, U, P);
 }
 XN_HD int modular_residue(const Decoded &d, int low, int l, const ModularTables &T) {
   return modular_residue(d, low, l, T, T);
 }
 
+// x[i] for 0 <= i < N, else 0, at a run-time index: selects over the
+// constant indices, so that x stays in registers on the GPU (a register
+// array indexed by a variable goes to local memory).
+template <int N>
+XN_HD std::uint32_t limb_at(const std::uint32_t (&x)[N], int i) {
+  std::uint32_t v = 0;
+  XN_UNROLL
+  for (int t = 0; t < N; ++t) v = t == i ? x[t] : v;
+  return v;
+}
+
+// RN((-1)^neg W 2^e) for the unsigned integer W of N 32-bit limbs when it
+// is a normal double: its top 64 bits, a round bit and a sticky bit, ties
+// to even. False (nothing stored) where W is 0, or the value lies below
+// 2^-1022 (the subnormal grid rounds elsewhere) or rounds to 2^1024 or
+// beyond: round_exact_terms decides those.
+template <int N>
+XN_HD bool round_limbs_normal(const std::uint32_t (&w)[N], bool neg, int e, double *out) {
+  int h = -1;  // the top nonzero limb
+  XN_UNROLL
+  for (int t = 0; t < N; ++t)
+    if (w[t]) h = t;
+  if (h < 0) return false;
+  std::uint32_t sticky = 0;
+  XN_UNROLL
+  for (int t = 0; t < N; ++t)
+    if (t < h - 2) sticky |= w[t];
+  const std::uint64_t tm = (std::uint64_t(limb_at(w, h)) << 32) | limb_at(w, h - 1);
+  const std::uint32_t low = limb_at(w, h - 2);
+  const int lz = wide_detail::clz64(tm);  // < 32: the top limb is nonzero
+  const std::uint64_t top64 = lz ? (tm << lz) | (low >> (32 - lz)) : tm;
+  const std::uint32_t rest = (std::uint32_t(top64) & 0x3ffu) | (low << lz) | sticky;
+  int p = e + 32 * h + 31 - lz;  // 2^p <= W 2^e < 2^(p+1)
+  if (p < -1022) return false;
+  std::uint64_t m = top64 >> 11;  // 53 bits
+  if (((top64 >> 10) & 1u) && (rest || (m & 1u))) {
+    if (++m >> 53) {
+      m >>= 1;
+      ++p;
+    }
+  }
+  if (p > 1023) return false;
+  *out = wide_detail::bits_to_double((std::uint64_t(neg) << 63) |
+                                     (std::uint64_t(p + 1023) << 52) |
+                                     (m & ((std::uint64_t(1) << 52) - 1)));
+  return true;
+}
+
 // X from its residues, as the exact terms round_exact_terms takes: 32-bit
-// limbs x_t 2^(32 t + base). Built by modular_terms().
-struct ModularTerms {
+// limbs x_t 2^(32 t + base), N of them, at least the basis's limbs (the
+// reconstruction is compiled for a few N, kLimbVariants, so that its loops
+// unroll over the limbs a call needs and no more). Built by modular_terms().
+template <int N>
+struct ModularTermsN {
   int n = 0;  // limbs, the highest nonzero last
   int base = 0;
   bool neg = false;
-  std::uint32_t limb[kMaxLimbs] = {};
+  std::uint32_t limb[N] = {};
   XN_HD int count() const { return n; }
   XN_HD int k_top() const { return base + 32 * (n - 1); }
   XN_HD int k_bottom() const { return base; }
   template <class F>
   XN_HD void each(F &&f) const {
-    for (int t = n - 1; t >= 0; --t)
-      if (limb[t]) f(neg ? -double(limb[t]) : double(limb[t]), base + 32 * t);
+    XN_UNROLL
+    for (int t = N - 1; t >= 0; --t)
+      if (t < n && limb[t]) f(neg ? -double(limb[t]) : double(limb[t]), base + 32 * t);
+  }
+
+  // RN(alpha X + beta c) in integer arithmetic on the limbs (exact_entry
+  // has settled every other case: alpha finite and nonzero, beta and c
+  // finite): |alpha| = a 2^ea with a odd (a = 1 for alpha = +-1), a |X| in
+  // N + 3 limbs, beta c = b 2^eb (b < 2^106) added or subtracted where its
+  // bits lie within those limbs above X's lowest, then one rounding
+  // (round_limbs_normal). False where it cannot decide alone: X = 0 or a
+  // zero sum (the sign of an exact zero), beta c with bits below X's
+  // window or beyond the limbs, results outside the normal range.
+  XN_HD bool round_fast(double alpha, double beta, double c, double *r) const {
+    if (n == 0) return false;
+    constexpr int W = N + 3;
+    const Decoded da = decode(alpha);
+    const int za = wide_detail::ctz64(da.mant);
+    const std::uint64_t a = da.mant >> za;  // < 2^53
+    const int e = base + da.q + za;
+    bool sign = neg != da.neg;
+    std::uint32_t w[W];
+    std::uint64_t carry = 0;
+    XN_UNROLL
+    for (int t = 0; t < W; ++t) {  // |X| times a's low 32 bits
+      const std::uint64_t u = (t < N ? std::uint64_t(limb[t]) * std::uint32_t(a) : 0) + carry;
+      w[t] = std::uint32_t(u);
+      carry = u >> 32;
+    }
+    if (const std::uint32_t a1 = std::uint32_t(a >> 32)) {  // plus its high 21 bits
+      carry = 0;
+      XN_UNROLL
+      for (int t = 1; t < W; ++t) {
+        const std::uint64_t u =
+            (t - 1 < N ? std::uint64_t(limb[t - 1]) * a1 : 0) + w[t] + carry;
+        w[t] = std::uint32_t(u);
+        carry = u >> 32;
+      }
+    }  // a |X| < 2^(32 N + 53): the top limb stays 0
+    if (beta != 0.0 && c != 0.0) {
+      const Decoded db = decode(beta), dc = decode(c);
+      const int zb = wide_detail::ctz64(db.mant), zc = wide_detail::ctz64(dc.mant);
+      std::uint64_t hi = 0;
+      const std::uint64_t lo = wide_detail::mul_64x64(db.mant >> zb, dc.mant >> zc, hi);
+      const int d = db.q + zb + dc.q + zc - e;  // beta c = (hi lo) 2^(e + d)
+      if (d < 0) return false;
+      const int bits = hi ? 128 - wide_detail::clz64(hi) : 64 - wide_detail::clz64(lo);
+      if (d + bits > 32 * (W - 1)) return false;  // the top limb keeps room for a carry
+      const std::uint32_t z[4] = {std::uint32_t(lo), std::uint32_t(lo >> 32),
+                                  std::uint32_t(hi), std::uint32_t(hi >> 32)};
+      const int s = d >> 5, sh = d & 31;
+      const bool add = (db.neg != dc.neg) == sign;
+      std::int64_t cy = 0;
+      XN_UNROLL
+      for (int t = 0; t < W; ++t) {  // limb t of (hi lo) 2^d
+        const std::uint32_t zt =
+            (limb_at(z, t - s) << sh) | (sh ? limb_at(z, t - s - 1) >> (32 - sh) : 0u);
+        const std::int64_t v = std::int64_t(w[t]) + (add ? std::int64_t(zt) : -std::int64_t(zt)) + cy;
+        w[t] = std::uint32_t(v);
+        cy = v >> 32;  // floor division: a carry (1) or a borrow (-1)
+      }
+      if (cy < 0) {  // |beta c| > a |X|: negate the two's complement
+        std::uint64_t c1 = 1;
+        XN_UNROLL
+        for (int t = 0; t < W; ++t) {
+          const std::uint64_t u = std::uint64_t(~w[t]) + c1;
+          w[t] = std::uint32_t(u);
+          c1 = u >> 32;
+        }
+        sign = !sign;
+      }
+    }
+    return round_limbs_normal(w, sign, e, r);
   }
 };
+using ModularTerms = ModularTermsN<kMaxLimbs>;
 
 // The constants of the Chinese remainder theorem for the first L moduli:
 // M = prod m_l, the cofactors M / m_l as limbs and their inverses modulo
@@ -252,6 +432,30 @@ inline const CrtBasis &crt_basis(int L) {
   return all[L];
 }
 
+// The limb counts the reconstruction is compiled for (ModularTermsN<N>,
+// the GPU's sum kernel and the CPU's loop alike): a call takes the first
+// that holds its basis's limbs, so its loops run over no more limbs than
+// the product needs (16 moduli, the usual plan at phi = 0: 5 limbs).
+template <int... Ns>
+struct LimbVariantList {};
+using LimbVariants = LimbVariantList<5, 7, 9, kMaxLimbs>;
+
+template <class F, int N, int... Rest>
+decltype(auto) with_limb_variant_in(int limbs, F &&f, LimbVariantList<N, Rest...>) {
+  if constexpr (sizeof...(Rest) == 0) {
+    return f(std::integral_constant<int, N>{});
+  } else {
+    if (limbs <= N) return f(std::integral_constant<int, N>{});
+    return with_limb_variant_in(limbs, static_cast<F &&>(f), LimbVariantList<Rest...>{});
+  }
+}
+// f(std::integral_constant<int, N>{}) for the first variant N >= limbs
+// (limbs <= kMaxLimbs).
+template <class F>
+decltype(auto) with_limb_variant(int limbs, F &&f) {
+  return with_limb_variant_in(limbs, static_cast<F &&>(f), LimbVariants{});
+}
+
 // Moduli needed for |X| < 2^bits: the fewest leading moduli whose product
 // M is at least 2^(bits + 1), so that the symmetric range (-M/2, M/2)
 // holds X; 0 for bits <= 0, -1 if more than the table holds. Host only.
@@ -275,71 +479,68 @@ inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2;
 // exact comparison of 2 |S - q M| with M below settles it). O(L limbs)
 // per entry, against O(L^2) for Garner's mixed radix: the 64-bit limb sums
 // acc_t < L 2^40 need no carries until the end.
-template <class P>
-XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
-                                 const CrtBasis &B, const ModularTables &T) {
-  std::uint64_t acc[kMaxLimbs];
+template <int N = kMaxLimbs, class P>
+XN_HD ModularTermsN<N> modular_terms(const P *p, std::int64_t stride, int base,
+                                     const CrtBasis &B, const ModularTables &T) {
+  std::uint64_t acc[N];
   XN_UNROLL
-  for (int t = 0; t < kMaxLimbs; ++t) acc[t] = 0;
+  for (int t = 0; t < N; ++t) acc[t] = 0;
   double f = 0.0;
+  XN_UNROLL_BY(4)  // four products' loads in flight
   for (int l = 0; l < B.L; ++l) {
     const std::uint32_t r = std::uint32_t(mod_int(std::int64_t(p[l * stride]), l, T));
     const std::uint32_t y = mod_u32(r * B.inv_cofactor[l], l, T);  // < 2^16 before
     f += double(y) * B.recip[l];
     XN_UNROLL
-    for (int t = 0; t < kMaxLimbs; ++t)
-      if (t < B.limbs) acc[t] += std::uint64_t(y) * B.cofactor[l][t];
+    for (int t = 0; t < N; ++t)
+      acc[t] += std::uint64_t(y) * B.cofactor[l][t];
   }
   const std::int64_t q = std::int64_t(f + 0.5);
-  // x = S - q M in two's complement over B.limbs limbs; `carry` ends as its
-  // sign (0 or -1: |x| < 2 M < 2^(32 limbs - 1)).
-  std::uint32_t x[kMaxLimbs];
+  // x = S - q M in two's complement over the N >= B.limbs limbs (those
+  // above B.limbs are zero in M and the cofactors); `carry` ends as its
+  // sign (0 or -1: |x| < 2 M < 2^(32 B.limbs - 1)).
+  std::uint32_t x[N];
   std::int64_t carry = 0;
   XN_UNROLL
-  for (int t = 0; t < kMaxLimbs; ++t) {
-    x[t] = 0;
-    if (t < B.limbs) {
-      const std::int64_t v = std::int64_t(acc[t]) - q * std::int64_t(B.M[t]) + carry;
-      x[t] = std::uint32_t(v);
-      carry = v >> 32;  // floor division (arithmetic shift)
-    }
+  for (int t = 0; t < N; ++t) {
+    const std::int64_t v = std::int64_t(acc[t]) - q * std::int64_t(B.M[t]) + carry;
+    x[t] = std::uint32_t(v);
+    carry = v >> 32;  // floor division (arithmetic shift)
   }
   bool neg = carry < 0;
   if (neg) {  // magnitude: two's complement negation
     std::uint64_t c = 1;
     XN_UNROLL
-    for (int t = 0; t < kMaxLimbs; ++t)
-      if (t < B.limbs) {
-        const std::uint64_t u = std::uint64_t(~x[t]) + c;
-        x[t] = std::uint32_t(u);
-        c = u >> 32;
-      }
+    for (int t = 0; t < N; ++t) {
+      const std::uint64_t u = std::uint64_t(~x[t]) + c;
+      x[t] = std::uint32_t(u);
+      c = u >> 32;
+    }
   }
   // q one off: |x| > M/2 (M is odd: 2 |x| > M). Then X = -(sign) (M - |x|).
   int cmp = 0;  // sign of 2 |x| - M, from the top limb down
   XN_UNROLL
-  for (int t = kMaxLimbs - 1; t >= 0; --t)
-    if (t < B.limbs && cmp == 0) {
+  for (int t = N - 1; t >= 0; --t)
+    if (cmp == 0) {
       const std::uint32_t twice = (x[t] << 1) | (t > 0 ? x[t - 1] >> 31 : 0u);
       cmp = twice > B.M[t] ? 1 : (twice < B.M[t] ? -1 : 0);
     }
   if (cmp > 0) {
     std::int64_t b = 0;
     XN_UNROLL
-    for (int t = 0; t < kMaxLimbs; ++t)
-      if (t < B.limbs) {
-        const std::int64_t v = std::int64_t(B.M[t]) - std::int64_t(x[t]) + b;
-        x[t] = std::uint32_t(v);
-        b = v >> 32;
-      }
+    for (int t = 0; t < N; ++t) {
+      const std::int64_t v = std::int64_t(B.M[t]) - std::int64_t(x[t]) + b;
+      x[t] = std::uint32_t(v);
+      b = v >> 32;
+    }
     neg = !neg;
   }
-  ModularTerms r;
+  ModularTermsN<N> r;
   r.base = base;
   r.neg = neg;
   r.n = 0;
   XN_UNROLL
-  for (int t = 0; t < kMaxLimbs; ++t) {
+  for (int t = 0; t < N; ++t) {
     r.limb[t] = x[t];
     if (x[t]) r.n = t + 1;
   }
@@ -350,12 +551,12 @@ XN_HD ModularTerms modular_terms(const P *p, std::int64_t stride, int base,
 // Entry (i, j)'s terms: X 2^(low_i + low_j) from its B.L products (as
 // modular_terms); nothing where the row or the column has no nonzero finite
 // entry (its low is a sentinel, X is 0).
-template <class P>
-XN_HD ModularTerms entry_modular_terms(const P *p, std::int64_t stride,
-                                       const VectorInfo &ia, const VectorInfo &ib,
-                                       const CrtBasis &B, const ModularTables &T) {
-  if (ia.top == kNoTop || ib.top == kNoTop) return ModularTerms{};
-  return modular_terms(p, stride, ia.low + ib.low, B, T);
+template <int N = kMaxLimbs, class P>
+XN_HD ModularTermsN<N> entry_modular_terms(const P *p, std::int64_t stride,
+                                           const VectorInfo &ia, const VectorInfo &ib,
+                                           const CrtBasis &B, const ModularTables &T) {
+  if (ia.top == kNoTop || ib.top == kNoTop) return ModularTermsN<N>{};
+  return modular_terms<N>(p, stride, ia.low + ib.low, B, T);
 }
 
 // A product's value reduced to the symmetric range [-(m_l - 1)/2, (m_l -

@@ -338,7 +338,7 @@ XN_HD double near_sum_impl(double *p, int n, Stats *st) {
 // The double nearest to the exact sum p[0] + ... + p[n-1] (ties to even, +-Inf
 // on overflow, +0.0 for an exact zero). p is overwritten. Preconditions: see
 // the top of this file (finite terms, n <= 2^24 - 4, IEEE round to nearest).
-XN_HD_COLD double near_sum(double *p, int n) {
+XN_HD double near_sum(double *p, int n) {
   return nearsum_detail::near_sum_impl(p, n, nullptr);
 }
 

@@ -122,11 +122,11 @@ class CpuExBackend {
       const int low = info[r0 + i].low;
       for (index_t pp = 0; pp < index_t(sp.chunks) * sp.chunk; ++pp) {
         const index_t c = pp / sp.chunk, q = pp - c * sp.chunk;
-        const exact::Decoded d =
-            pp < X.cols ? exact::decode(*X.at(r0 + i, pp)) : exact::Decoded{};
+        const exact::ResidueSource src = exact::residue_source(
+            pp < X.cols ? exact::decode(*X.at(r0 + i, pp)) : exact::Decoded{}, low);
         for (int l = 0; l < L; ++l)
-          o[((c * L + l) * nr + i) * sp.chunk + q] =
-              exact::modular_residue(d, low, l, exact::kModularTables);
+          o[((c * L + l) * nr + i) * sp.chunk + q] = exact::modular_residue_of(
+              src, l, exact::kModularTables, exact::kModularTables);
       }
     }
     return Status::Ok;
@@ -169,26 +169,29 @@ class CpuExBackend {
   Status modular_sum_block(MatView<const double> A, MatView<const double> B,
                            MatView<double> C, const VectorInfo *ia, const VectorInfo *ib,
                            index_t i0, index_t bm, index_t j0, index_t bn, int L,
-                           index_t pstride, int cap_bits, int log2_k, const void *P,
+                           index_t pstride, int cap_bits, int log2_k, void *P,
                            double alpha, double beta, std::int64_t *wide_count) {
     const int cap = 2 * exact::kMaxLimbs + 2;
     if (scratch_.size() < std::size_t(cap)) scratch_.resize(std::size_t(cap));
     const double *prods = static_cast<const double *>(P);
     const exact::CrtBasis &basis = exact::crt_basis(L);
     std::int64_t wide_n = 0;
-    for (index_t j = 0; j < bn; ++j)
-      for (index_t i = 0; i < bm; ++i) {
-        const index_t gi = i0 + i, gj = j0 + j;
-        if (exact::modular_over_range(ia[gi], ib[gj], log2_k, cap_bits)) {
-          const exact::DirectTerms X{exact::entry_operands(A, B, ia[gi], ib[gj], gi, gj)};
+    // The GPU's limb variant (the same arithmetic, compiled for the same N).
+    exact::with_limb_variant(basis.limbs, [&](auto limbs) {
+      constexpr int N = decltype(limbs)::value;
+      for (index_t j = 0; j < bn; ++j)
+        for (index_t i = 0; i < bm; ++i) {
+          const index_t gi = i0 + i, gj = j0 + j;
+          if (exact::modular_over_range(ia[gi], ib[gj], log2_k, cap_bits)) {
+            const exact::DirectTerms X{exact::entry_operands(A, B, ia[gi], ib[gj], gi, gj)};
+            wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
+            continue;
+          }
+          const exact::ModularTermsN<N> X = exact::entry_modular_terms<N>(
+              prods + i + j * bm, pstride, ia[gi], ib[gj], basis, exact::kModularTables);
           wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
-          continue;
         }
-        const exact::ModularTerms X =
-            exact::entry_modular_terms(prods + i + j * bm, pstride, ia[gi], ib[gj], basis,
-                                       exact::kModularTables);
-        wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
-      }
+    });
     *wide_count += wide_n;
     return Status::Ok;
   }

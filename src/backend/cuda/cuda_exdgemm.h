@@ -246,10 +246,10 @@ class CudaExBackend {
                            MatView<double> C, const exact::VectorInfo *ia,
                            const exact::VectorInfo *ib, index_t i0, index_t bm,
                            index_t j0, index_t bn, int L, index_t pstride, int cap_bits,
-                           int log2_k, const void *P, double alpha, double beta,
+                           int log2_k, void *P, double alpha, double beta,
                            std::int64_t *) {
     const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta),
-                             static_cast<const std::int32_t *>(P),
+                             static_cast<std::int32_t *>(P),
                              pstride,
                              exact::crt_basis(L),
                              cap_bits,
