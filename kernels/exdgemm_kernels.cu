@@ -33,7 +33,7 @@ __global__ void init_info_kernel(VectorInfo *info, std::int64_t n) {
 // (max/min/or are order-independent: the result is deterministic).
 __global__ void __launch_bounds__(kThreads)
     scan_rows_fast_kernel(ExView X, VectorInfo *info, std::int64_t chunk) {
-  const std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (i >= X.rows) return;
   const std::int64_t j0 = blockIdx.y * chunk;
   const std::int64_t j1 = min(X.cols, j0 + chunk);
@@ -202,6 +202,7 @@ __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 // along X's stored fast dimension (op(A) = N) they are strided; a tiled
 // kernel that read down the columns and transposed through shared memory
 // measured no faster on an H100 (A/B of 2026-11-27: git history, 6d19b6d).
+template <int LMax>
 __global__ void __launch_bounds__(kThreads)
     modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
                                    std::int64_t nr, int L, std::int64_t chunk,
@@ -215,9 +216,11 @@ __global__ void __launch_bounds__(kThreads)
     const exact::ResidueSource src = exact::residue_source(
         p < X.cols ? exact::decode(load(X, r0 + i, p)) : Decoded{}, info[r0 + i].low);
     std::int8_t *o = out + (c * L * nr + i) * chunk + q;
-    XN_UNROLL_BY(4)
-    for (int l = 0; l < L; ++l)
+    XN_UNROLL
+    for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
+      if (l >= L) break;
       o[l * stride] = std::int8_t(exact::modular_residue_of(src, l, c_modular, g_modular));
+    }
   }
 }
 
@@ -258,7 +261,7 @@ constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 // entries on an H200).
 constexpr std::int32_t kEntryDone = INT32_MIN;
 
-template <int N>
+template <int LMax>
 __global__ void __launch_bounds__(kSumThreads)
     modular_round_fast_kernel(const __grid_constant__ ExModularSumArgs a) {
   const ExBlockArgs &b = a.blk;
@@ -275,8 +278,7 @@ __global__ void __launch_bounds__(kSumThreads)
         !exact::finite_exact_case(ia, ib, alpha, beta, cv))
       continue;
     std::int32_t *p = a.P + i + j * b.bm;
-    const exact::ModularTermsN<N> X =
-        exact::entry_modular_terms<N>(p, a.pstride, ia, ib, a.crt, c_modular);
+    const auto X = exact::entry_modular_terms<LMax>(p, a.pstride, ia, ib, a.crt, c_modular);
     double r = 0.0;
     if (X.round_fast(alpha, beta, cv, &r)) {
       *c = r;
@@ -285,7 +287,7 @@ __global__ void __launch_bounds__(kSumThreads)
   }
 }
 
-template <int N>
+template <int LMax>
 __global__ void __launch_bounds__(kSumThreads)
     modular_round_general_kernel(const __grid_constant__ ExModularSumArgs a) {
   const ExBlockArgs &b = a.blk;
@@ -302,8 +304,7 @@ __global__ void __launch_bounds__(kSumThreads)
       store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
       continue;
     }
-    const exact::ModularTermsN<N> X =
-        exact::entry_modular_terms<N>(p, a.pstride, ia, ib, a.crt, c_modular);
+    const auto X = exact::entry_modular_terms<LMax>(p, a.pstride, ia, ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
 }
@@ -316,6 +317,16 @@ std::int64_t col_chunk(std::int64_t cols) {
   return std::max<std::int64_t>(kColChunk, (cols + 65534) / 65535);
 }
 
+// Columns per thread in the exponent scan of rows along the fast
+// dimension: kColChunk, fewer for operands of few rows so that about 2^18
+// threads read them (64 x 131072 in 4096 chunks of 32, not 512 chunks of
+// 256 on 64 threads each), more if gridDim.y would exceed its limit.
+std::int64_t scan_chunk(std::int64_t rows, std::int64_t cols) {
+  constexpr std::int64_t kTargetThreads = std::int64_t(1) << 18, kMinChunk = 16;
+  const std::int64_t fill = std::max(kMinChunk, rows * cols / kTargetThreads);
+  return std::max(std::min(kColChunk, fill), (cols + 65534) / 65535);
+}
+
 }  // namespace
 
 cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, VectorInfo *info) {
@@ -323,9 +334,11 @@ cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, VectorInfo *info) {
   init_info_kernel<<<blocks_for(X.rows, kThreads), kThreads, 0, s>>>(info, X.rows);
   if (X.cols <= 0) return cudaGetLastError();
   if (!X.trans) {
-    const std::int64_t chunk = col_chunk(X.cols);
-    const dim3 grid(blocks_for(X.rows, kThreads), unsigned((X.cols + chunk - 1) / chunk));
-    scan_rows_fast_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk);
+    const std::int64_t chunk = scan_chunk(X.rows, X.cols);
+    // Blocks no wider than the rows (a warp at least).
+    const int threads = int(std::min<std::int64_t>(kThreads, (X.rows + 31) / 32 * 32));
+    const dim3 grid(blocks_for(X.rows, threads), unsigned((X.cols + chunk - 1) / chunk));
+    scan_rows_fast_kernel<<<grid, threads, 0, s>>>(X, info, chunk);
   } else {
     // Chunks of at least kContigChunk columns: enough warps for skinny
     // operands, few atomics for wide ones.
@@ -383,7 +396,10 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInf
   if (nr <= 0 || L <= 0) return cudaSuccess;
   const std::int64_t padded = chunk * chunks;
   const dim3 grid(blocks_for(padded, kThreads), unsigned(std::min<std::int64_t>(nr, 65535)));
-  modular_residues_kernel<<<grid, kThreads, 0, s>>>(X, info, r0, nr, L, chunk, padded, out);
+  exact::with_moduli_variant(L, [&](auto moduli) {
+    modular_residues_kernel<decltype(moduli)::value>
+        <<<grid, kThreads, 0, s>>>(X, info, r0, nr, L, chunk, padded, out);
+  });
   return cudaGetLastError();
 }
 
@@ -407,10 +423,10 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
   if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   unsigned(std::min<std::int64_t>(a.blk.bn, 65535)));
-  exact::with_limb_variant(a.crt.limbs, [&](auto limbs) {
-    constexpr int N = decltype(limbs)::value;
-    modular_round_fast_kernel<N><<<grid, kSumThreads, 0, s>>>(a);
-    modular_round_general_kernel<N><<<grid, kSumThreads, 0, s>>>(a);
+  exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
+    constexpr int LMax = decltype(moduli)::value;
+    modular_round_fast_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
+    modular_round_general_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
   });
   return cudaGetLastError();
 }

@@ -4,7 +4,7 @@
 // remainders, the CRT constants, the residue of a double, the number of
 // moduli a range needs, and the reconstruction of
 // random integers of up to 334 bits from their residues, from int32-style
-// and double-style dot products alike, in every limb variant.
+// and double-style dot products alike, in every compiled variant.
 #include <gmp.h>
 #include <gtest/gtest.h>
 
@@ -348,14 +348,14 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
         ASSERT_EQ(mpz_cmp(got.v, X.v), 0) << "L = " << L << " trial " << trial;
         ASSERT_TRUE(t.n == 0 || t.limb[t.n - 1] != 0);
         ASSERT_TRUE(t.n > 0 || !t.neg);
-        // The limb variant the engines compile for this basis: the same X.
-        xn::exact::with_limb_variant(B.limbs, [&](auto limbs) {
-          constexpr int N = decltype(limbs)::value;
-          ASSERT_GE(N, B.limbs);
-          const xn::exact::ModularTermsN<N> v =
-              form == 0   ? xn::exact::modular_terms<N>(p32, 1, base, B, T)
-              : form == 1 ? xn::exact::modular_terms<N>(p64, 1, base, B, T)
-                          : xn::exact::modular_terms<N>(folded, 1, base, B, T);
+        // The variant the engines compile for L moduli: the same X.
+        xn::exact::with_moduli_variant(L, [&](auto moduli) {
+          constexpr int LMax = decltype(moduli)::value;
+          ASSERT_GE(LMax, L);
+          ASSERT_GE(xn::exact::kLimbsFor<LMax>, B.limbs);
+          const auto v = form == 0   ? xn::exact::modular_terms<LMax>(p32, 1, base, B, T)
+                         : form == 1 ? xn::exact::modular_terms<LMax>(p64, 1, base, B, T)
+                                     : xn::exact::modular_terms<LMax>(folded, 1, base, B, T);
           ASSERT_EQ(v.n, t.n);
           ASSERT_EQ(v.neg, t.neg);
           ASSERT_EQ(v.base, t.base);

@@ -1,7 +1,7 @@
 // test_numerics_modular_round.cpp - the modular engine's own rounding
 // (ModularTermsN<N>::round_fast, src/numerics/modular.h): RN(alpha X + beta c)
-// by integer arithmetic on X's limbs, for every limb variant the engine is
-// compiled for. Wherever it decides, its result must be MPFR's correctly
+// by integer arithmetic on X's limbs, for every limb count the engine is
+// compiled for (kLimbsFor of each ModuliVariants entry). Wherever it decides, its result must be MPFR's correctly
 // rounded value; wherever it declines, the general rounding
 // (round_exact_terms) takes the entry, and the pair must give the same bits
 // as the general rounding alone. Inputs are drawn to reach the boundaries:
@@ -230,10 +230,11 @@ void check_variant(std::uint64_t seed, int trials) {
 }
 
 TEST(ModularRoundFast, MatchesMpfrForEveryLimbVariant) {
-  check_variant<5>(101, 400000);
-  check_variant<7>(102, 200000);
-  check_variant<9>(103, 200000);
-  check_variant<xn::exact::kMaxLimbs>(104, 200000);
+  using xn::exact::kLimbsFor;
+  check_variant<kLimbsFor<16>>(101, 400000);
+  check_variant<kLimbsFor<24>>(102, 200000);
+  check_variant<kLimbsFor<32>>(103, 200000);
+  check_variant<kLimbsFor<xn::exact::kMaxModuli>>(104, 200000);
 }
 
 // Declines, each for its reason, and exact_entry then gives the general

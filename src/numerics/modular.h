@@ -206,9 +206,9 @@ XN_HD double symmetric_remainder(double x, int l, const ModularTables &U) {
 
 // The residue of a_ip modulo m_l, symmetric (|r| <= 127), from its source
 // (residue_source): v's remainder, times 2^shift mod m_l (< 2^15), and the
-// remainder of that: five FMAs and a table read (none for shift = 0), about
-// a third of the integer instructions of two multiply-high reductions and
-// the table's product (measured on an H100: docs/performance.md).
+// remainder of that: five FMAs and a table read (none for shift = 0); the
+// 32-bit integer version (two multiply-high reductions and the table's
+// product) took 2.4x as long on an H100 (docs/performance.md).
 // U gives the per-modulus constants, P the powers of two: the same tables
 // on the host; on the GPU U is the constant-memory copy (every thread of a
 // warp reads the same modulus: one broadcast) and P the global one, cached
@@ -278,8 +278,9 @@ XN_HD bool round_limbs_normal(const std::uint32_t (&w)[N], bool neg, int e, doub
 
 // X from its residues, as the exact terms round_exact_terms takes: 32-bit
 // limbs x_t 2^(32 t + base), N of them, at least the basis's limbs (the
-// reconstruction is compiled for a few N, kLimbVariants, so that its loops
-// unroll over the limbs a call needs and no more). Built by modular_terms().
+// reconstruction is compiled for a few N, kLimbsFor of each ModuliVariants
+// entry, so that its loops unroll over the limbs a call needs and no
+// more). Built by modular_terms().
 template <int N>
 struct ModularTermsN {
   int n = 0;  // limbs, the highest nonzero last
@@ -377,6 +378,7 @@ struct CrtBasis {
   std::uint32_t M[kMaxLimbs] = {};
   std::uint32_t cofactor[kMaxModuli][kMaxLimbs] = {};  // M / m_l
   std::uint8_t inv_cofactor[kMaxModuli] = {};          // (M / m_l)^-1 mod m_l
+  double inv_cofactor_d[kMaxModuli] = {};              // the same, as a double
   double recip[kMaxModuli] = {};                       // 1 / m_l, rounded
 };
 
@@ -410,6 +412,7 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
         c = c * (T.m[j] % T.m[l]) % T.m[l];
       }
     B.inv_cofactor[l] = std::uint8_t(inverse_mod(c, T.m[l]));
+    B.inv_cofactor_d[l] = double(B.inv_cofactor[l]);
     B.recip[l] = 1.0 / T.m[l];
   }
   int bits_l = 0;
@@ -419,6 +422,34 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
 }
 static_assert(make_crt_basis(kMaxModuli, make_modular_tables()).limbs <= kMaxLimbs,
               "L M must fit the limbs for every L");
+
+// The moduli counts the reconstruction is compiled for (the GPU's kernels
+// and the CPU's loop alike): a call with L moduli takes the first LMax >= L,
+// so the loop over the moduli unrolls (the per-modulus constants become
+// immediate operands on the GPU) and the limb arithmetic runs over
+// kLimbsFor<LMax> limbs, no more than the product needs (16 moduli, the
+// usual plan at phi = 0: 5 limbs).
+template <int... Ls>
+struct ModuliVariantList {};
+using ModuliVariants = ModuliVariantList<16, 24, 32, kMaxModuli>;
+template <int LMax>
+inline constexpr int kLimbsFor = make_crt_basis(LMax, make_modular_tables()).limbs;
+
+template <class F, int LMax, int... Rest>
+decltype(auto) with_moduli_variant_in(int L, F &&f, ModuliVariantList<LMax, Rest...>) {
+  if constexpr (sizeof...(Rest) == 0) {
+    return f(std::integral_constant<int, LMax>{});
+  } else {
+    if (L <= LMax) return f(std::integral_constant<int, LMax>{});
+    return with_moduli_variant_in(L, static_cast<F &&>(f), ModuliVariantList<Rest...>{});
+  }
+}
+// f(std::integral_constant<int, LMax>{}) for the first variant LMax >= L
+// (L <= kMaxModuli).
+template <class F>
+decltype(auto) with_moduli_variant(int L, F &&f) {
+  return with_moduli_variant_in(L, static_cast<F &&>(f), ModuliVariants{});
+}
 
 // The basis of the first L moduli of kModularTables (0 <= L <= kMaxModuli),
 // made once per process, in place. Host only.
@@ -430,30 +461,6 @@ inline const CrtBasis &crt_basis(int L) {
   }();
   (void)built;
   return all[L];
-}
-
-// The limb counts the reconstruction is compiled for (ModularTermsN<N>,
-// the GPU's sum kernel and the CPU's loop alike): a call takes the first
-// that holds its basis's limbs, so its loops run over no more limbs than
-// the product needs (16 moduli, the usual plan at phi = 0: 5 limbs).
-template <int... Ns>
-struct LimbVariantList {};
-using LimbVariants = LimbVariantList<5, 7, 9, kMaxLimbs>;
-
-template <class F, int N, int... Rest>
-decltype(auto) with_limb_variant_in(int limbs, F &&f, LimbVariantList<N, Rest...>) {
-  if constexpr (sizeof...(Rest) == 0) {
-    return f(std::integral_constant<int, N>{});
-  } else {
-    if (limbs <= N) return f(std::integral_constant<int, N>{});
-    return with_limb_variant_in(limbs, static_cast<F &&>(f), LimbVariantList<Rest...>{});
-  }
-}
-// f(std::integral_constant<int, N>{}) for the first variant N >= limbs
-// (limbs <= kMaxLimbs).
-template <class F>
-decltype(auto) with_limb_variant(int limbs, F &&f) {
-  return with_limb_variant_in(limbs, static_cast<F &&>(f), LimbVariants{});
 }
 
 // Moduli needed for |X| < 2^bits: the fewest leading moduli whose product
@@ -470,32 +477,54 @@ inline int moduli_for_bits(int bits) {
 // moduli hold. Host only.
 inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2; }
 
+// y_l = p_l (M/m_l)^-1 mod m_l, symmetric (|y| <= (m_l - 1)/2), from a
+// product p_l on the FP64 units (symmetric_remainder): an int32 product
+// (|p| < 2^31, the GPU's) times the inverse is below 2^39, one exact
+// remainder; a double one (the CPU's, |p| < 2^53) is reduced first.
+template <class P>
+XN_HD double crt_digit(P p, int l, const CrtBasis &B, const ModularTables &T) {
+  static_assert(std::is_same_v<P, std::int32_t> || std::is_same_v<P, double>,
+                "products are int32 (GPU) or double (CPU)");
+  if constexpr (std::is_same_v<P, std::int32_t>) {
+    const double pd = exact_double_of(std::uint32_t(p) ^ 0x80000000u) - 0x1p31;
+    return symmetric_remainder(pd * B.inv_cofactor_d[l], l, T);
+  } else {
+    return symmetric_remainder(symmetric_remainder(p, l, T) * B.inv_cofactor_d[l], l, T);
+  }
+}
+
 // X (|X| <= (M - 1)/2, M = prod m_l) from p_l = X mod m_l (p_l any integer
 // congruent to it: the engines pass their raw int32 or double dot
 // products), as limbs times 2^base. The Chinese remainder theorem as a sum:
-// with y_l = p_l (M/m_l)^-1 mod m_l, S = sum y_l (M/m_l) = X + q M for an
-// integer q, and q is the nearest integer to S / M = sum y_l / m_l (the
-// double sum is off by less than 2^-40, so q is found within one; the
-// exact comparison of 2 |S - q M| with M below settles it). O(L limbs)
-// per entry, against O(L^2) for Garner's mixed radix: the 64-bit limb sums
-// acc_t < L 2^40 need no carries until the end.
-template <int N = kMaxLimbs, class P>
-XN_HD ModularTermsN<N> modular_terms(const P *p, std::int64_t stride, int base,
-                                     const CrtBasis &B, const ModularTables &T) {
+// with y_l = p_l (M/m_l)^-1 mod m_l (crt_digit, made non-negative), S = sum
+// y_l (M/m_l) = X + q M for an integer q, and q is the nearest integer to
+// S / M = sum y_l / m_l (the double sum is off by less than 2^-40, so q is
+// found within one; the exact comparison of 2 |S - q M| with M below
+// settles it). O(L limbs) per entry, against O(L^2) for Garner's mixed
+// radix: the 64-bit limb sums acc_t < L 2^40 need no carries until the end.
+// Compiled for at most LMax moduli (ModuliVariants, B.L <= LMax): the loop
+// over the moduli unrolls, the limbs are kLimbsFor<LMax>.
+template <int LMax = kMaxModuli, class P>
+XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stride, int base,
+                                                   const CrtBasis &B, const ModularTables &T) {
+  constexpr int N = kLimbsFor<LMax>;
   std::uint64_t acc[N];
   XN_UNROLL
   for (int t = 0; t < N; ++t) acc[t] = 0;
-  double f = 0.0;
-  XN_UNROLL_BY(4)  // four products' loads in flight
-  for (int l = 0; l < B.L; ++l) {
-    const std::uint32_t r = std::uint32_t(mod_int(std::int64_t(p[l * stride]), l, T));
-    const std::uint32_t y = mod_u32(r * B.inv_cofactor[l], l, T);  // < 2^16 before
-    f += double(y) * B.recip[l];
+  double f = 0.0;  // sum of the signed digits over their moduli
+  int negative = 0;  // digits made non-negative (each adds 1 to S / M)
+  XN_UNROLL
+  for (int l = 0; l < LMax; ++l) {
+    if (l >= B.L) break;
+    const double y = crt_digit(p[l * stride], l, B, T);
+    f = fma_exact(y, B.recip[l], f);
+    const int yi = exact_int_of(y);
+    negative += yi < 0;
+    const std::uint32_t yu = std::uint32_t(yi < 0 ? yi + T.m[l] : yi);
     XN_UNROLL
-    for (int t = 0; t < N; ++t)
-      acc[t] += std::uint64_t(y) * B.cofactor[l][t];
+    for (int t = 0; t < N; ++t) acc[t] += std::uint64_t(yu) * B.cofactor[l][t];
   }
-  const std::int64_t q = std::int64_t(f + 0.5);
+  const std::int64_t q = exact_int_of(f) + negative;  // f rounded to the nearest integer
   // x = S - q M in two's complement over the N >= B.limbs limbs (those
   // above B.limbs are zero in M and the cofactors); `carry` ends as its
   // sign (0 or -1: |x| < 2 M < 2^(32 B.limbs - 1)).
@@ -551,12 +580,13 @@ XN_HD ModularTermsN<N> modular_terms(const P *p, std::int64_t stride, int base,
 // Entry (i, j)'s terms: X 2^(low_i + low_j) from its B.L products (as
 // modular_terms); nothing where the row or the column has no nonzero finite
 // entry (its low is a sentinel, X is 0).
-template <int N = kMaxLimbs, class P>
-XN_HD ModularTermsN<N> entry_modular_terms(const P *p, std::int64_t stride,
-                                           const VectorInfo &ia, const VectorInfo &ib,
-                                           const CrtBasis &B, const ModularTables &T) {
-  if (ia.top == kNoTop || ib.top == kNoTop) return ModularTermsN<N>{};
-  return modular_terms<N>(p, stride, ia.low + ib.low, B, T);
+template <int LMax = kMaxModuli, class P>
+XN_HD ModularTermsN<kLimbsFor<LMax>> entry_modular_terms(const P *p, std::int64_t stride,
+                                                         const VectorInfo &ia,
+                                                         const VectorInfo &ib, const CrtBasis &B,
+                                                         const ModularTables &T) {
+  if (ia.top == kNoTop || ib.top == kNoTop) return ModularTermsN<kLimbsFor<LMax>>{};
+  return modular_terms<LMax>(p, stride, ia.low + ib.low, B, T);
 }
 
 // A product's value reduced to the symmetric range [-(m_l - 1)/2, (m_l -

@@ -176,9 +176,9 @@ class CpuExBackend {
     const double *prods = static_cast<const double *>(P);
     const exact::CrtBasis &basis = exact::crt_basis(L);
     std::int64_t wide_n = 0;
-    // The GPU's limb variant (the same arithmetic, compiled for the same N).
-    exact::with_limb_variant(basis.limbs, [&](auto limbs) {
-      constexpr int N = decltype(limbs)::value;
+    // The GPU's variant (the same arithmetic, compiled for the same LMax).
+    exact::with_moduli_variant(L, [&](auto moduli) {
+      constexpr int LMax = decltype(moduli)::value;
       for (index_t j = 0; j < bn; ++j)
         for (index_t i = 0; i < bm; ++i) {
           const index_t gi = i0 + i, gj = j0 + j;
@@ -187,7 +187,7 @@ class CpuExBackend {
             wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
             continue;
           }
-          const exact::ModularTermsN<N> X = exact::entry_modular_terms<N>(
+          const auto X = exact::entry_modular_terms<LMax>(
               prods + i + j * bm, pstride, ia[gi], ib[gj], basis, exact::kModularTables);
           wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
         }
