@@ -159,8 +159,6 @@ TEST(ModularTables, ModuliForBitsIsTheFewestThatCover) {
   EXPECT_EQ(xn::exact::moduli_for_bits(0), 0);
 }
 
-// a = mant 2^q for a row whose lowest set bit is `low`: the residue of
-// a 2^-low, symmetric, against GMP.
 // The FP64 remainder behind every residue (symmetric_remainder), for every
 // modulus, at the ends of its range (|x| up to 2^53 - 1, where the quotient
 // estimate may be one off and a second remainder is needed) and where x / m
@@ -207,6 +205,8 @@ TEST(ModularResidue, Fp64RemainderIsExactAtTheEdges) {
     EXPECT_EQ(xn::exact::exact_int_of(double(v)), v);
 }
 
+// a = mant 2^q for a row whose lowest set bit is `low`: the residue of
+// a 2^-low, symmetric, against GMP.
 TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -309,7 +309,14 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
         const long r = long(mpz_fdiv_ui(X.v, T.m[l]));  // in [0, m)
         const long off = long(rng() % 8000000) - 4000000;
         p32[l] = std::int32_t(r + off * T.m[l]);
-        p64[l] = double(r + off * 1000 * T.m[l]);
+        // Doubles (the CPU's products, up to 2^52 and more): small, anywhere
+        // below 2^53, or at its edge.
+        const std::int64_t kmax = ((std::int64_t(1) << 53) - 256) / T.m[l];
+        const std::int64_t k64 =
+            trial % 3 == 0 ? off * 1000
+            : trial % 3 == 1 ? std::int64_t(rng() % std::uint64_t(2 * kmax + 1)) - kmax
+                             : (rng() & 1 ? kmax : -kmax);
+        p64[l] = double(r + k64 * T.m[l]);
       }
       // The int32 products also split into parts of k (slots, as the
       // engine's split products leave them): int32 parts summing to p32[l],

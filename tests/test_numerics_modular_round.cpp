@@ -17,6 +17,7 @@
 #include <random>
 
 #include "numerics/modular.h"
+#include "support/test_support.h"
 
 namespace {
 
@@ -46,13 +47,14 @@ double mpfr_reference(const ModularTermsN<N> &X, double alpha, double beta, doub
   mpfr_set_d(t, beta, MPFR_RNDN);
   mpfr_mul_d(t, t, c, MPFR_RNDN);
   mpfr_add(x, x, t, MPFR_RNDN);
-  // Round to the double format, subnormals included (emin/emax of binary64).
-  const mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
-  mpfr_set_emin(-1073);
-  mpfr_set_emax(1024);
+  // Round to 53 bits in MPFR's own exponent range, then to the double
+  // format's (subnormals included: emin/emax of binary64).
   mpfr_t d;
   mpfr_init2(d, 53);
   int inex = mpfr_set(d, x, MPFR_RNDN);
+  const mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_set_emin(-1073);
+  mpfr_set_emax(1024);
   inex = mpfr_check_range(d, inex, MPFR_RNDN);
   mpfr_subnormalize(d, inex, MPFR_RNDN);
   const double r = mpfr_get_d(d, MPFR_RNDN);
@@ -128,7 +130,7 @@ class Draw {
 
   double finite(int e_lo, int e_hi) {
     if (e_lo > e_hi) e_lo = e_hi;
-    const double m = double(u64() >> 11) * 0x1p-53 + 0.5;  // [0.5, 1), 53 bits
+    const double m = double(u64() >> 11) * 0x1p-53 + 0.5;  // [0.5, 1.5), rounded
     const double x = std::ldexp(m, range(e_lo, e_hi));
     return coin(2) ? -x : x;
   }
@@ -231,14 +233,41 @@ void check_variant(std::uint64_t seed, int trials) {
 
 TEST(ModularRoundFast, MatchesMpfrForEveryLimbVariant) {
   using xn::exact::kLimbsFor;
-  check_variant<kLimbsFor<16>>(101, 400000);
-  check_variant<kLimbsFor<24>>(102, 200000);
-  check_variant<kLimbsFor<32>>(103, 200000);
-  check_variant<kLimbsFor<xn::exact::kMaxModuli>>(104, 200000);
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  check_variant<kLimbsFor<16>>(seed, 400000);
+  check_variant<kLimbsFor<24>>(seed + 1, 200000);
+  check_variant<kLimbsFor<32>>(seed + 2, 200000);
+  check_variant<kLimbsFor<xn::exact::kMaxModuli>>(seed + 3, 200000);
 }
 
-// Declines, each for its reason, and exact_entry then gives the general
-// result (the IEEE cases are the families' tests, through both engines).
+// At the limbs' bound: a |X| at its largest (every limb set, a = 2^53 - 1)
+// plus a same-sign beta c whose top bit reaches the last limb below the
+// one kept for a carry (accepted: MPFR's value) or that limb itself
+// (declined: the sum might not fit).
+TEST(ModularRoundFast, BetaCAtTheLimbsBound) {
+  constexpr int N = 5, W = N + 3;
+  ModularTermsN<N> X;
+  X.n = N;
+  X.base = 0;
+  for (int t = 0; t < N; ++t) X.limb[t] = 0xffffffffu;
+  const double alpha = 0x1.fffffffffffffp52;  // odd: a = 2^53 - 1, e = 0
+  const double cm = 0x1.fffffffffffffp52;     // 53 bits, odd
+  for (int top = 32 * (W - 1) - 2; top <= 32 * (W - 1) + 32; ++top) {
+    const double c = std::ldexp(cm, top - 53);  // beta c's bits end at `top`
+    for (double beta : {1.0, -1.0}) {
+      double r = NAN;
+      const bool ok = X.round_fast(alpha, beta, c, &r);
+      EXPECT_EQ(ok, top <= 32 * (W - 1)) << "top " << top << " beta " << beta;
+      if (ok) {
+        EXPECT_EQ(bits(r), bits(mpfr_reference(X, alpha, beta, c))) << "top " << top;
+      }
+    }
+  }
+}
+
+// Declines, each for its reason (the general rounding then decides those
+// entries: the IEEE families' tests cover them through both engines).
 TEST(ModularRoundFast, DeclinesWhatItCannotDecideAlone) {
   ModularTermsN<5> X;
   double r = 0.0;

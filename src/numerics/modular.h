@@ -192,12 +192,12 @@ XN_HD ResidueSource residue_source(const Decoded &d, int low) {
 // The symmetric remainder of the integer-valued double x, |x| < 2^53,
 // modulo m_l, in [-(m_l - 1)/2, (m_l - 1)/2] (so |r| <= 127), on the FP64
 // units: q = RN(x RN(1/m) + 1.5 2^52) - 1.5 2^52 is the integer nearest
-// x RN(1/m) (|x RN(1/m)| < 2^51), which differs from x / m by at most
-// |x| 2^-52 / m < 2 / m, and x - q m is exact in one FMA (an integer of at
-// most 8 bits). Exactly symmetric where |x| < 2^50 (x RN(1/m) is then
-// within 1/(4m) of x / m, which lies at least 1/(2m) from any half for odd
-// m: q is its nearest integer); otherwise |r| <= m/2 + 2, which a second
-// remainder settles.
+// x RN(1/m) (|x RN(1/m)| < 2^49 for m >= 29), which differs from x / m by
+// at most |x| 2^-53 / m < 1 / m, and x - q m is exact in one FMA (an
+// integer of at most 8 bits). Exactly symmetric where |x| < 2^50 (x RN(1/m)
+// is then within 1/(8m) of x / m, which lies at least 1/(2m) from any half
+// for odd m: q is its nearest integer); otherwise |r| <= m/2 + 1, which a
+// second remainder settles.
 XN_HD double symmetric_remainder(double x, int l, const ModularTables &U) {
   constexpr double kRound = 0x1.8p52;  // adding it rounds |y| < 2^51 to an integer
   const double q = fma_exact(x, U.inv_m[l], kRound) - kRound;
