@@ -8,14 +8,10 @@
 #endif
 
 // Full unrolling of a loop with a compile-time trip count, so that arrays
-// indexed by its counter stay in registers on the GPU (XN_UNROLL_BY(n):
-// by n, for loads issued ahead); plain loops on the host (nvcc's host pass
-// included).
+// indexed by its counter stay in registers on the GPU; plain loops on the
+// host (nvcc's host pass included).
 #if defined(__CUDA_ARCH__)
 #define XN_UNROLL _Pragma("unroll")
-#define XN_PRAGMA(x) _Pragma(#x)
-#define XN_UNROLL_BY(n) XN_PRAGMA(unroll n)
 #else
 #define XN_UNROLL
-#define XN_UNROLL_BY(n)
 #endif
