@@ -171,10 +171,12 @@ double int8_best_fraction(const CaseSpec &c, const CaseResult &r) {
   return int8_tops(c, r) / r.best_int8_tops;
 }
 
-// The modular engine's pieces of k and how many ran side by side.
+// The modular engine's pieces of k and how many ran side by side; "f":
+// op(A)'s residues made inside the products (fused_a).
 std::string k_split_cell(const CaseResult &r) {
   if (!r.has_ex || r.ex.engine != 2) return "-";
-  return std::to_string(r.ex.k_chunks) + "/" + std::to_string(r.ex.k_slots);
+  return std::to_string(r.ex.k_chunks) + "/" + std::to_string(r.ex.k_slots) +
+         (r.ex.fused_a ? "f" : "");
 }
 
 // The slice engine's cost model: ex_ms / (prods * dgemm_ms) with the
@@ -337,6 +339,7 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"int8_best_fraction", number(int8_best_fraction(c, r))},
       {"ex_k_chunks", opt_int(info && r.ex.engine == 2, r.ex.k_chunks)},
       {"ex_k_slots", opt_int(info && r.ex.engine == 2, r.ex.k_slots)},
+      {"ex_fused_a", opt_int(info && r.ex.engine == 2, r.ex.fused_a)},
   };
 }
 

@@ -278,6 +278,11 @@ typedef struct {
   int k_slots;            /**< modular engine: of those, how many were
                                multiplied side by side (k split for
                                parallelism) before their sum */
+  int fused_a;            /**< modular engine: 1 if op(A)'s residues were
+                               made inside the integer products and never
+                               stored (op(B) of at most 4 columns, up to 24
+                               moduli: op(A) read once more, not its L
+                               residues written and read), else 0 */
 } xnExdgemmInfo_t;
 
 /** Report of the last xnExdgemm on the handle; handle NULL: the calling

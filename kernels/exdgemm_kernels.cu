@@ -2,6 +2,7 @@
 // arithmetic is the shared __host__ __device__ code; this file only maps it
 // onto threads so that global memory is read and written coalesced.
 #include <climits>
+#include <type_traits>
 
 #include "kernels/exdgemm_launch.h"
 #include "numerics/exdgemm_entry.h"
@@ -28,25 +29,47 @@ __global__ void init_info_kernel(VectorInfo *info, std::int64_t n) {
   if (i < n) exact::vector_info_init(info[i]);
 }
 
-// Rows of X run along the stored fast dimension (X.trans == false): one
-// thread per row over a chunk of columns, combined with integer atomics
-// (max/min/or are order-independent: the result is deterministic).
+// Rows of X run along the stored fast dimension (X.trans == false): blocks
+// of kThreads / groups rows (a warp's 32 rows read coalesced) by `groups`
+// chunks of columns, a thread per row and chunk; the chunks' summaries
+// combined in shared memory, then one set of integer atomics per row and
+// block (max/min/or are order-independent: the result is deterministic).
+// Few rows take several groups: with a thread's atomics per row and chunk,
+// a 64 x 131072 operand sent 4096 sets to each row's summary (98-158 us on
+// an H100 for 67 MB; 45-50 us in blocks of 32 rows by 8 chunks). Many rows
+// take one group (256 rows a block: 390 us for 4097 x 30001, against 468 in
+// blocks of 32 rows by 8 chunks).
+__device__ __forceinline__ void publish_info(const VectorInfo &v, VectorInfo &dst) {
+  if (v.top != exact::kNoTop) {
+    atomicMax(&dst.top, v.top);
+    atomicMin(&dst.low, v.low);
+  }
+  if (v.nonfinite) atomicOr(&dst.nonfinite, 1u);
+  if (v.signs) atomicOr(&dst.signs, v.signs);
+}
+
 __global__ void __launch_bounds__(kThreads)
-    scan_rows_fast_kernel(ExView X, VectorInfo *info, std::int64_t chunk) {
-  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i >= X.rows) return;
-  const std::int64_t j0 = blockIdx.y * chunk;
+    scan_rows_fast_kernel(ExView X, VectorInfo *info, std::int64_t chunk, int groups) {
+  __shared__ VectorInfo part[kThreads];
+  const int rows = kThreads / groups;
+  const int r = threadIdx.x % rows, g = threadIdx.x / rows;
+  const std::int64_t i = blockIdx.x * std::int64_t(rows) + r;
+  const std::int64_t j0 = (blockIdx.y * std::int64_t(groups) + g) * chunk;
   const std::int64_t j1 = min(X.cols, j0 + chunk);
   VectorInfo v;
   exact::vector_info_init(v);
-  for (std::int64_t j = j0; j < j1; ++j)
-    exact::vector_info_add(v, exact::decode(X.p[i + j * X.ld]));
-  if (v.top != exact::kNoTop) {
-    atomicMax(&info[i].top, v.top);
-    atomicMin(&info[i].low, v.low);
+  if (i < X.rows) {
+#pragma unroll 4
+    for (std::int64_t j = j0; j < j1; ++j)
+      exact::vector_info_add(v, exact::decode(X.p[i + j * X.ld]));
   }
-  if (v.nonfinite) atomicOr(&info[i].nonfinite, 1u);
-  if (v.signs) atomicOr(&info[i].signs, v.signs);
+  if (groups > 1) {
+    part[threadIdx.x] = v;
+    __syncthreads();
+    if (g != 0) return;
+    for (int h = 1; h < groups; ++h) exact::vector_info_merge(v, part[h * rows + r]);
+  }
+  if (i < X.rows) publish_info(v, info[i]);
 }
 
 // Rows of X are stored contiguously (X.trans == true): one warp per row and
@@ -61,6 +84,7 @@ __global__ void __launch_bounds__(kThreads)
   exact::vector_info_init(v);
   const double *row = X.p + i * X.ld;
   const std::int64_t j1 = min(X.cols, (blockIdx.y + 1) * chunk);
+#pragma unroll 4
   for (std::int64_t j = blockIdx.y * chunk + lane; j < j1; j += 32)
     exact::vector_info_add(v, exact::decode(row[j]));
   for (int o = 16; o > 0; o >>= 1) {
@@ -69,13 +93,7 @@ __global__ void __launch_bounds__(kThreads)
     v.nonfinite |= __shfl_xor_sync(0xffffffffu, v.nonfinite, o);
     v.signs |= __shfl_xor_sync(0xffffffffu, v.signs, o);
   }
-  if (lane != 0) return;
-  if (v.top != exact::kNoTop) {
-    atomicMax(&info[i].top, v.top);
-    atomicMin(&info[i].low, v.low);
-  }
-  if (v.nonfinite) atomicOr(&info[i].nonfinite, 1u);
-  if (v.signs) atomicOr(&info[i].signs, v.signs);
+  if (lane == 0) publish_info(v, info[i]);
 }
 
 __global__ void zero_kernel(std::uint64_t *p, std::int64_t n) {
@@ -197,30 +215,147 @@ __global__ void __launch_bounds__(kSumThreads)
 __constant__ exact::ModularTables c_modular = exact::make_modular_tables();
 __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 
-// Thread per padded position p of a row (chunk c, offset q), rows looped
-// over blockIdx.y: writes along p. The reads run along p too, so for rows
-// along X's stored fast dimension (op(A) = N) they are strided; a tiled
-// kernel that read down the columns and transposed through shared memory
-// measured no faster on an H100 (A/B of 2026-11-27: git history, 6d19b6d).
+// Thread per kResidueRun consecutive padded positions p of a row (chunk c,
+// offsets q..q+3: chunks are multiples of 16, so a run never straddles
+// two), rows looped over blockIdx.y: the run's four residues of each modulus
+// go out as one 32-bit store (byte t at position q + t). The reads run
+// along p too, so for rows along X's stored fast dimension (op(A) = N) they
+// are strided; a tiled kernel that read down the columns and transposed
+// through shared memory measured no faster on an H100 (A/B of 2026-11-27:
+// git history, 6d19b6d).
+constexpr int kResidueRun = 4;
+
+__device__ __forceinline__ std::uint32_t pack_bytes(const int (&r)[kResidueRun]) {
+  std::uint32_t w = 0;
+  XN_UNROLL
+  for (int t = 0; t < kResidueRun; ++t) w |= (std::uint32_t(r[t]) & 0xffu) << (8 * t);
+  return w;
+}
+
+// The residues modulo m_l of a run of kResidueRun entries, packed (byte t
+// for entry t); `unshifted`: no entry of the run is shifted
+// (modular_residue_unshifted, straight-line code).
+__device__ __forceinline__ std::uint32_t run_residues(const exact::ResidueSource (&src)[kResidueRun],
+                                                      bool unshifted, int l) {
+  int r[kResidueRun];
+  if (unshifted) {
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t)
+      r[t] = exact::modular_residue_unshifted(src[t].v, l, c_modular);
+  } else {
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t)
+      r[t] = exact::modular_residue_of(src[t], l, c_modular, g_modular);
+  }
+  return pack_bytes(r);
+}
+
+__device__ __forceinline__ bool run_unshifted(const exact::ResidueSource (&src)[kResidueRun]) {
+  int any = 0;
+  XN_UNROLL
+  for (int t = 0; t < kResidueRun; ++t) any |= src[t].shift;
+  return any == 0;
+}
+
 template <int LMax>
 __global__ void __launch_bounds__(kThreads)
     modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
                                    std::int64_t nr, int L, std::int64_t chunk,
                                    std::int64_t padded, std::int8_t *out) {
-  const std::int64_t p = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  const std::int64_t p = kResidueRun * (blockIdx.x * std::int64_t(kThreads) + threadIdx.x);
   if (p >= padded) return;
   // (A 64-bit division costs as much as several residues: none for one chunk.)
   const std::int64_t c = chunk == padded ? 0 : p / chunk, q = p - c * chunk;
-  const std::int64_t stride = nr * chunk;  // from one modulus to the next
+  const std::int64_t stride = nr * chunk / kResidueRun;  // words from one modulus to the next
   for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
-    const exact::ResidueSource src = exact::residue_source(
-        p < X.cols ? exact::decode(load(X, r0 + i, p)) : Decoded{}, info[r0 + i].low);
-    std::int8_t *o = out + (c * L * nr + i) * chunk + q;
+    const int low = info[r0 + i].low;
+    exact::ResidueSource src[kResidueRun];
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t)
+      src[t] = exact::residue_source(
+          p + t < X.cols ? exact::decode(load(X, r0 + i, p + t)) : Decoded{}, low);
+    auto *o = reinterpret_cast<std::uint32_t *>(out + (c * L * nr + i) * chunk + q);
+    const bool unshifted = run_unshifted(src);
     XN_UNROLL
     for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
       if (l >= L) break;
-      o[l * stride] = std::int8_t(exact::modular_residue_of(src, l, c_modular, g_modular));
+      o[l * stride] = run_residues(src, unshifted, l);
     }
+  }
+}
+
+// Skinny n (launch_ex_modular_fused_products): thread per row of the block
+// (a warp's 32 rows read coalesced where op(A) = N) over a piece of k
+// (blockIdx.y: piece s of chunk c), kResidueRun positions a step: their
+// residues modulo m_l packed in one word (as the residue kernel stores
+// them), times op(B)'s word at the same positions by __dp4a. op(B)'s words
+// of a tile of kFusedTile positions are staged in shared memory first (the
+// same for every thread: broadcast reads, no branch between a load and its
+// use; the first version read them from global memory inside the loop,
+// behind a branch per column, and took 4.2 ms for 4097 x 3 x 30001 on an
+// H100 against 2.7 staged). NB, op(B)'s columns, is a template parameter
+// so nothing is predicated. A thread's sums stay below
+// range 127^2 <= 2^17 127^2 < 2^31; reduced modulo m_l, they are added
+// into P.
+constexpr int kFusedThreads = 128;
+constexpr int kFusedTile = 256;  // positions of op(B) staged at a time
+constexpr int kFusedTileWords = kFusedTile / kResidueRun;
+
+template <int LMax, int NB>
+__global__ void __launch_bounds__(kFusedThreads)
+    modular_fused_products_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
+                                  std::int64_t nr, const std::uint32_t *rb,
+                                  std::int64_t rb_rows, int L, std::int64_t chunk,
+                                  std::int64_t range, std::int64_t pieces, std::int32_t *P,
+                                  std::int64_t pstride) {
+  __shared__ std::uint32_t tile[LMax * NB * kFusedTileWords];
+  const std::int64_t i = blockIdx.x * std::int64_t(kFusedThreads) + threadIdx.x;
+  const bool row = i < nr;  // every thread stages the tiles
+  const std::int64_t c = blockIdx.y / pieces, q0 = (blockIdx.y - c * pieces) * range;
+  const std::int64_t q1 = min(chunk, q0 + range);
+  const std::int64_t words = chunk / kResidueRun;  // one row of op(B)'s residues
+  const std::uint32_t *b = rb + c * L * rb_rows * words;  // chunk c, modulus 0, row 0
+  const int low = row ? info[r0 + i].low : 0;
+  int acc[LMax][NB];
+  XN_UNROLL
+  for (int l = 0; l < LMax; ++l)
+    XN_UNROLL
+    for (int j = 0; j < NB; ++j) acc[l][j] = 0;
+  for (std::int64_t t0 = q0; t0 < q1; t0 += kFusedTile) {
+    const int tw = int(min(std::int64_t(kFusedTile), q1 - t0)) / kResidueRun;
+    __syncthreads();  // the previous tile is consumed
+    for (int x = threadIdx.x; x < L * NB * tw; x += kFusedThreads) {
+      const int lj = x / tw, w = x - lj * tw;  // (modulus, column) lj, word w
+      const int l = lj / NB, j = lj - l * NB;
+      tile[lj * kFusedTileWords + w] = b[(l * rb_rows + j) * words + t0 / kResidueRun + w];
+    }
+    __syncthreads();
+    if (!row) continue;
+    for (int w = 0; w < tw; ++w) {
+      const std::int64_t p = c * chunk + t0 + std::int64_t(w) * kResidueRun;
+      exact::ResidueSource src[kResidueRun];
+      XN_UNROLL
+      for (int t = 0; t < kResidueRun; ++t)
+        src[t] = exact::residue_source(
+            p + t < X.cols ? exact::decode(load(X, r0 + i, p + t)) : Decoded{}, low);
+      const bool unshifted = run_unshifted(src);
+      XN_UNROLL
+      for (int l = 0; l < LMax; ++l) {
+        if (l >= L) break;
+        const int a = int(run_residues(src, unshifted, l));
+        XN_UNROLL
+        for (int j = 0; j < NB; ++j)
+          acc[l][j] = __dp4a(a, int(tile[(l * NB + j) * kFusedTileWords + w]), acc[l][j]);
+      }
+    }
+  }
+  if (!row) return;
+  XN_UNROLL
+  for (int l = 0; l < LMax; ++l) {
+    if (l >= L) break;
+    XN_UNROLL
+    for (int j = 0; j < NB; ++j)
+      atomicAdd(P + l * pstride + i + j * nr, exact::symmetric_residue(acc[l][j], l, c_modular));
   }
 }
 
@@ -317,14 +452,30 @@ std::int64_t col_chunk(std::int64_t cols) {
   return std::max<std::int64_t>(kColChunk, (cols + 65534) / 65535);
 }
 
+// The exponent scans aim at about 2^18 threads for operands of few rows
+// (long k): fewer leave the memory system idle while each reads a long run
+// one load after another.
+constexpr std::int64_t kScanThreads = std::int64_t(1) << 18;
+
 // Columns per thread in the exponent scan of rows along the fast
-// dimension: kColChunk, fewer for operands of few rows so that about 2^18
-// threads read them (64 x 131072 in 4096 chunks of 32, not 512 chunks of
-// 256 on 64 threads each), more if gridDim.y would exceed its limit.
+// dimension: kColChunk, fewer for operands of few rows (64 x 131072 in
+// 4096 chunks of 32, not 512 chunks of 256 on 64 threads each), more if
+// gridDim.y would exceed its limit.
 std::int64_t scan_chunk(std::int64_t rows, std::int64_t cols) {
-  constexpr std::int64_t kTargetThreads = std::int64_t(1) << 18, kMinChunk = 16;
-  const std::int64_t fill = std::max(kMinChunk, rows * cols / kTargetThreads);
+  constexpr std::int64_t kMinChunk = 16;
+  const std::int64_t fill = std::max(kMinChunk, rows * cols / kScanThreads);
   return std::max(std::min(kColChunk, fill), (cols + 65534) / 65535);
+}
+
+// Columns per warp in the scan of contiguous rows: kContigChunk for wide
+// operands (few atomics), down to kMinContigChunk for operands of few rows
+// (the columns of a 131072 x 64 op(B) in 1024-column pieces by 8192 warps,
+// not 8192-column pieces by 1024), more if gridDim.y would exceed its
+// limit.
+std::int64_t contig_chunk(std::int64_t rows, std::int64_t cols) {
+  constexpr std::int64_t kContigChunk = 8192, kMinContigChunk = 512;
+  const std::int64_t fill = std::max(kMinContigChunk, rows * cols / (kScanThreads / 32));
+  return std::max(std::min(kContigChunk, fill), (cols + 65534) / 65535);
 }
 
 }  // namespace
@@ -335,15 +486,17 @@ cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, VectorInfo *info) {
   if (X.cols <= 0) return cudaGetLastError();
   if (!X.trans) {
     const std::int64_t chunk = scan_chunk(X.rows, X.cols);
-    // Blocks no wider than the rows (a warp at least).
-    const int threads = int(std::min<std::int64_t>(kThreads, (X.rows + 31) / 32 * 32));
-    const dim3 grid(blocks_for(X.rows, threads), unsigned((X.cols + chunk - 1) / chunk));
-    scan_rows_fast_kernel<<<grid, threads, 0, s>>>(X, info, chunk);
+    // Rows a block: the rows rounded up to a warp, at most kThreads; the
+    // rest of the block takes further chunks of the same rows.
+    const int rows = int(std::min<std::int64_t>(kThreads, (X.rows + 31) / 32 * 32));
+    int groups = kThreads / rows;
+    while (kThreads % (groups * 32) != 0 || (kThreads / groups) < rows) --groups;
+    const int block_rows = kThreads / groups;
+    const dim3 grid(blocks_for(X.rows, block_rows),
+                    unsigned((X.cols + chunk * groups - 1) / (chunk * groups)));
+    scan_rows_fast_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk, groups);
   } else {
-    // Chunks of at least kContigChunk columns: enough warps for skinny
-    // operands, few atomics for wide ones.
-    constexpr std::int64_t kContigChunk = 8192;
-    const std::int64_t chunk = std::max(kContigChunk, (X.cols + 65534) / 65535);
+    const std::int64_t chunk = contig_chunk(X.rows, X.cols);
     const dim3 grid(blocks_for(X.rows, kThreads / 32),
                     unsigned((X.cols + chunk - 1) / chunk));
     scan_rows_contig_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk);
@@ -394,11 +547,60 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInf
                                        std::int64_t r0, std::int64_t nr, int L,
                                        std::int64_t chunk, int chunks, std::int8_t *out) {
   if (nr <= 0 || L <= 0) return cudaSuccess;
+  if (chunk % kResidueRun != 0) return cudaErrorInvalidValue;  // ModularSplit pads to 16
   const std::int64_t padded = chunk * chunks;
-  const dim3 grid(blocks_for(padded, kThreads), unsigned(std::min<std::int64_t>(nr, 65535)));
+  const dim3 grid(blocks_for(padded / kResidueRun, kThreads),
+                  unsigned(std::min<std::int64_t>(nr, 65535)));
   exact::with_moduli_variant(L, [&](auto moduli) {
     modular_residues_kernel<decltype(moduli)::value>
         <<<grid, kThreads, 0, s>>>(X, info, r0, nr, L, chunk, padded, out);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X, const VectorInfo *info,
+                                             std::int64_t r0, std::int64_t nr,
+                                             const std::int8_t *rb, std::int64_t rb_rows,
+                                             std::int64_t nb, int L, std::int64_t chunk,
+                                             int chunks, std::int32_t *P,
+                                             std::int64_t pstride, int sm_count) {
+  if (nr <= 0 || L <= 0) return cudaSuccess;
+  if (nb < 1 || nb > kExFusedMaxCols || L > kExFusedMaxModuli || chunk % 16 != 0 ||
+      chunks < 1 || chunks > 65535)
+    return cudaErrorInvalidValue;
+  const cudaError_t e =
+      cudaMemsetAsync(P, 0, std::size_t(L) * std::size_t(pstride) * sizeof(std::int32_t), s);
+  if (e != cudaSuccess) return e;
+  // Pieces of each chunk so that about 16 blocks per multiprocessor run,
+  // none shorter than kMinRange positions (a thread's atomics and setup
+  // amortised).
+  constexpr std::int64_t kMinRange = 256;
+  const std::int64_t row_blocks = (nr + kFusedThreads - 1) / kFusedThreads;
+  const std::int64_t want_blocks = std::int64_t(std::max(sm_count, 1)) * 16;
+  std::int64_t pieces = std::max<std::int64_t>(
+      1, (want_blocks + row_blocks * chunks - 1) / (row_blocks * chunks));
+  pieces = std::min<std::int64_t>(pieces, 65535 / chunks);
+  std::int64_t range = (chunk + pieces - 1) / pieces;
+  range = std::min(chunk, std::max(kMinRange, (range + 15) / 16 * 16));
+  pieces = (chunk + range - 1) / range;
+  const dim3 grid(unsigned(row_blocks), unsigned(chunks * pieces));
+  const auto *rbw = reinterpret_cast<const std::uint32_t *>(rb);
+  exact::with_moduli_variant(L, [&](auto moduli) {
+    constexpr int LMax = decltype(moduli)::value;
+    if constexpr (LMax <= kExFusedMaxModuli) {
+      static_assert(kExFusedMaxCols == 4, "one kernel per column count below");
+      const auto launch = [&](auto cols) {
+        modular_fused_products_kernel<LMax, decltype(cols)::value>
+            <<<grid, kFusedThreads, 0, s>>>(X, info, r0, nr, rbw, rb_rows, L, chunk, range,
+                                            pieces, P, pstride);
+      };
+      switch (nb) {
+        case 1: launch(std::integral_constant<int, 1>{}); break;
+        case 2: launch(std::integral_constant<int, 2>{}); break;
+        case 3: launch(std::integral_constant<int, 3>{}); break;
+        default: launch(std::integral_constant<int, 4>{}); break;
+      }
+    }
   });
   return cudaGetLastError();
 }

@@ -74,6 +74,22 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
                                        std::int64_t nr, int L, std::int64_t chunk,
                                        int chunks, std::int8_t *out);
 
+// Skinny n: rows r0..r0+nr of X times op(B)'s residues, X's residues made
+// on the fly (never stored): P[l pstride + i + j nr] = an int32 congruent
+// to sum_p (X_ip mod m_l) rb[((c L + l) rb_rows + j) chunk + q] over all of
+// k (p = c chunk + q), for j < nb <= kExFusedMaxCols and L <=
+// kExFusedMaxModuli. k's pieces are spread over about `sm_count` x 16
+// blocks; each adds its sums, reduced modulo m_l, into P with int32
+// atomics (exact, so the result is the same in any order); P's L planes
+// are zeroed first.
+inline constexpr int kExFusedMaxCols = 4, kExFusedMaxModuli = 24;
+cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X,
+                                             const exact::VectorInfo *info, std::int64_t r0,
+                                             std::int64_t nr, const std::int8_t *rb,
+                                             std::int64_t rb_rows, std::int64_t nb, int L,
+                                             std::int64_t chunk, int chunks, std::int32_t *P,
+                                             std::int64_t pstride, int sm_count);
+
 // Between two rounds of chunks: every product P[(s L + l) pstride + e]
 // (s < slots, e < entries) to its symmetric residue modulo m_l.
 cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,

@@ -112,6 +112,27 @@ class GpuExdgemm : public ::testing::Test {
   cublasHandle_t h_ = nullptr;
 };
 
+// Operands of op(A) = T, op(B) = N, k x m and k x n, every entry 127 (or
+// +-127 at random): the largest residues for the largest moduli. Returns
+// the exact product (|sum| < 2^33 for k <= 2^19: exact in a double).
+std::vector<double> int_extremes(int m, int n, int k, bool random_signs, std::mt19937_64 &rng,
+                                 std::vector<double> &a, std::vector<double> &b) {
+  a.assign(std::size_t(k) * m, 0.0);
+  b.assign(std::size_t(k) * n, 0.0);
+  for (double &x : a) x = random_signs && (rng() & 1) ? -127.0 : 127.0;
+  for (double &x : b) x = random_signs && (rng() & 1) ? -127.0 : 127.0;
+  std::vector<double> want(std::size_t(m) * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      std::int64_t sum = 0;
+      for (int p = 0; p < k; ++p)
+        sum += std::int64_t(a[std::size_t(p + std::size_t(i) * k)]) *
+               std::int64_t(b[std::size_t(p + std::size_t(j) * k)]);
+      want[std::size_t(i + j * m)] = double(sum);
+    }
+  return want;
+}
+
 std::vector<double> make_c(int m, int n, int ldc, double beta, std::mt19937_64 &rng) {
   std::vector<double> c(std::size_t(ldc) * n, std::numeric_limits<double>::quiet_NaN());
   if (beta != 0.0)
@@ -271,6 +292,82 @@ TEST_F(GpuExdgemm, LongAndSkinnyKStayOnTheModularEngine) {
   xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
 }
 
+// Skinny n: op(B) of at most 4 columns and at most 24 moduli make op(A)'s
+// residues inside the products (fused_a), over every layout of op(A) and
+// op(B), k in one chunk, past 2^17 (several chunks), in forced short chunks
+// and shorter than one step, several row blocks (a forced block: row
+// offsets), padded leading dimensions, alpha and beta of every kind; just
+// outside the limits (5 columns, more than 24 moduli) the stored residues
+// run. The CPU's bits everywhere, MPFR's where k is short. Then the
+// largest residues: all entries +-127 at k = 3 2^17 (three chunks, each
+// cut into pieces whose reduced sums meet in P), the exact product known.
+TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  struct Shape {
+    bool ta, tb;
+    int m, n, k;
+    int chunk;   // XN_OPT_EXDGEMM_K_CHUNK (0: automatic)
+    int block;   // XN_OPT_EXDGEMM_BLOCK (0: automatic)
+    double phi;  // of the inputs (u - 0.5) exp(phi randn)
+    bool fused;  // fused_a expected
+    const char *what;
+  };
+  const Shape shapes[] = {
+      {false, false, 4097, 3, 3001, 0, 0, 0, true, "NN 4097 x 3 x 3001"},
+      {true, false, 300, 1, 5000, 0, 0, 1, true, "TN one column"},
+      {false, true, 129, 4, (1 << 17) + 77, 0, 0, 0, true, "NT past 2^17"},
+      {true, true, 70, 2, 999, 48, 0, 1, true, "TT chunks of 48"},
+      {false, false, 33, 4, 7, 0, 0, 0, true, "NN k = 7"},
+      {false, true, 300, 3, 2000, 0, 64, 1, true, "NT blocks of 64 rows"},
+      {true, false, 200, 5, 3000, 0, 0, 0, false, "TN five columns: stored residues"},
+      {false, false, 100, 3, 2000, 0, 0, 8, false, "NN phi 8: more than 24 moduli"},
+  };
+  std::uniform_real_distribution<double> ab(-3, 3);
+  int index = 0;
+  for (const Shape &sh : shapes) {
+    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, index % 4 == 1 ? 1.0 : ab(rng),
+           index % 3 == 2 ? 0.0 : ab(rng)};
+    c.lda = (c.ta ? c.k : c.m) + (index % 2 ? 5 : 0);
+    c.ldb = (c.tb ? c.n : c.k) + (index % 2 ? 0 : 3);
+    c.ldc = c.m + 1;
+    std::vector<double> a, b;
+    xn_test::ex_fill(ExKind::Phi, sh.phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, sh.chunk), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, sh.block), CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> got = run(c, a, b, c0, index % 2 == 1);
+    xnExdgemmInfo_t info{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(info.engine, 2) << sh.what;
+    EXPECT_EQ(info.fused_a, sh.fused ? 1 : 0) << sh.what << ", " << info.moduli << " moduli";
+    if (sh.block > 0) {
+      EXPECT_GT(info.blocks, 1) << sh.what;
+    }
+    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << sh.what;
+    if (c.k <= 5000) check_oracle(c, a, b, c0, got, sh.what);
+    ++index;
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
+  xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, 0);
+
+  const int m = 130, n = 4, k = 3 << 17;
+  for (bool random_signs : {false, true}) {
+    Case c{true, false, m, n, k, k, k, m, 1.0, 0.0};
+    std::vector<double> a, b;
+    const std::vector<double> want = int_extremes(m, n, k, random_signs, rng, a, b);
+    const std::vector<double> got = run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
+    xnExdgemmInfo_t info{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(info.fused_a, 1);
+    EXPECT_EQ(info.k_chunks, 3);
+    EXPECT_TRUE(xn_test::same_bits(got, want)) << (random_signs ? "random signs" : "all 127");
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+}
+
 // The int32 accumulation at its bound: entries of magnitude 127 (residues
 // of magnitude 126-127 for the largest moduli), k cut where the engine
 // cuts it itself (2^17: each product's partial sums reach 2^17 127^2 =
@@ -290,18 +387,8 @@ TEST_F(GpuExdgemm, ChunksAtTheInt32BoundKeepTheExactProduct) {
     for (bool random_signs : {false, true}) {
       const int kk = slots == 1 ? k : 4 << 17;
       Case c{true, false, m, n, kk, kk, kk, m, 1.0, 0.0};
-      std::vector<double> a(std::size_t(kk) * m), b(std::size_t(kk) * n);
-      for (double &x : a) x = random_signs && (rng() & 1) ? -127.0 : 127.0;
-      for (double &x : b) x = random_signs && (rng() & 1) ? -127.0 : 127.0;
-      std::vector<double> want(std::size_t(m) * n);
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) {
-          std::int64_t sum = 0;
-          for (int p = 0; p < kk; ++p)
-            sum += std::int64_t(a[std::size_t(p + i * kk)]) *
-                   std::int64_t(b[std::size_t(p + j * kk)]);
-          want[std::size_t(i + j * m)] = double(sum);  // |sum| < 2^33: exact
-        }
+      std::vector<double> a, b;
+      const std::vector<double> want = int_extremes(m, n, kk, random_signs, rng, a, b);
       ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
       ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0), CUBLAS_STATUS_SUCCESS);
       xn::testing::set_modular_slots(slots);

@@ -51,7 +51,6 @@ TEST(ModularTables, PairwiseCoprimeOddWithTheirConstants) {
       EXPECT_EQ(std::gcd(int(T.m[j]), int(T.m[l])), 1) << int(T.m[j]) << " " << m;
     EXPECT_EQ(T.magic[l], (std::uint64_t(1) << 32) / m);
     EXPECT_EQ(T.two31[l], (std::uint64_t(1) << 31) % m);
-    EXPECT_EQ(T.two32[l], (std::uint64_t(1) << 32) % m);
     // pow2 is 2^e mod m over the whole table; ord is the order of 2.
     std::uint64_t p = 1;
     for (int e = 0; e < xn::exact::kPow2Span; ++e) {
@@ -163,8 +162,9 @@ TEST(ModularTables, ModuliForBitsIsTheFewestThatCover) {
 // modulus, at the ends of its range (|x| up to 2^53 - 1, where the quotient
 // estimate may be one off and a second remainder is needed) and where x / m
 // is nearest a half (the only place the nearest integer is delicate): the
-// value is congruent, and within [-(m-1)/2, (m-1)/2] for |x| < 2^50, within
-// m/2 + 2 above. And the bit-pattern conversions it relies on.
+// value is congruent, within [-(m-1)/2, (m-1)/2] for |x| < 2^50, and fits
+// int8 (|r| <= 127, one_remainder_fits_int8) for every |x| < 2^53. And the
+// bit-pattern conversions it relies on.
 TEST(ModularResidue, Fp64RemainderIsExactAtTheEdges) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -174,6 +174,14 @@ TEST(ModularResidue, Fp64RemainderIsExactAtTheEdges) {
     std::vector<std::int64_t> xs = {0, 1, -1, m, -m, (m - 1) / 2, (m + 1) / 2, -(m + 1) / 2,
                                     (std::int64_t(1) << 53) - 1, -((std::int64_t(1) << 53) - 1),
                                     (std::int64_t(1) << 50) - 1, std::int64_t(1) << 50};
+    // The largest |x| < 2^53 whose x / m lies a hair from a half: where the
+    // quotient estimate errs the most.
+    const std::int64_t top = (std::int64_t(1) << 53) - 1;
+    for (std::int64_t h : {(m - 1) / 2, (m + 1) / 2}) {
+      const std::int64_t x = (top - h) / m * m + h;
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
     for (int i = 0; i < 4000; ++i) {
       const int bits = int(rng() % 54);
       const std::int64_t base = bits ? std::int64_t(rng() >> (64 - bits)) : 0;
@@ -195,7 +203,7 @@ TEST(ModularResidue, Fp64RemainderIsExactAtTheEdges) {
       if (ax < (std::int64_t(1) << 50))
         ASSERT_LE(2 * std::abs(ri), m - 1) << "x " << x << " modulus " << m;
       else
-        ASSERT_LE(std::abs(ri), m / 2 + 2) << "x " << x << " modulus " << m;
+        ASSERT_LE(std::abs(ri), 127) << "x " << x << " modulus " << m;
       ASSERT_EQ(xn::exact::exact_int_of(r), int(ri));
     }
   }
@@ -243,9 +251,14 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
           mpz_fdiv_q_2exp(M.v, M.v, unsigned(-shift));
         if (d.neg) mpz_neg(M.v, M.v);
       }
+      const xn::exact::ResidueSource src = xn::exact::residue_source(d, low);
       for (int l = 0; l < T.count; ++l) {
         const int r = xn::exact::modular_residue(d, low, l, T);
         ASSERT_LE(std::abs(r), 127);
+        // The GPU's straight-line case (runs of unshifted entries) agrees.
+        if (src.shift == 0) {
+          ASSERT_EQ(xn::exact::modular_residue_unshifted(src.v, l, T), r);
+        }
         Mpz diff;
         mpz_sub_ui(diff.v, M.v, 0);
         if (r >= 0)

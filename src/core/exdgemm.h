@@ -63,6 +63,7 @@ struct ExdgemmReport {
   int engine = 0;  // ExEngine that ran (Slices or Modular); 0 before any product
   int moduli = 0;  // modular engine: moduli, i.e. integer products of the full shape
   int k_chunks = 0, k_slots = 0;  // modular engine: ModularSplit's chunks and slots
+  bool fused_a = false;  // modular engine: op(A)'s residues made inside the products
   // The widest row of op(A) plus the widest column of op(B), in bits (their
   // spans, top - low + 1), as the exponent scan found them; 0 before it.
   int span_bits = 0;
@@ -255,13 +256,14 @@ inline ModularSplit modular_split(index_t k, index_t max_chunk, int want_slots,
 // of C rounded up so that every product starts 16-byte aligned.
 inline index_t product_stride(index_t bm, index_t bn) { return round_up(bm * bn, 64); }
 
-// The modular engine's body: residues of a block's rows of op(A), of op(B)'s
-// columns (a block's, or all n once), and the slots' L products each.
+// The modular engine's body: residues of a block's rows of op(A) (none
+// where the products make them, fused_a), of op(B)'s columns (a block's,
+// or all n once), and the slots' L products each.
 inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n,
                                       const ModularSplit &sp, int L,
                                       std::size_t residue_bytes,
-                                      std::size_t product_bytes, bool b_once) {
-  const index_t a = round_up(sp.residue_bytes(bm, L, residue_bytes), 256);
+                                      std::size_t product_bytes, bool b_once, bool fused_a) {
+  const index_t a = fused_a ? 0 : round_up(sp.residue_bytes(bm, L, residue_bytes), 256);
   const index_t b = round_up(sp.residue_bytes(b_once ? n : bn, L, residue_bytes), 256);
   const index_t p =
       round_up(index_t(sp.slots) * L * product_stride(bm, bn) * index_t(product_bytes), 256);
@@ -328,6 +330,13 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 //   modular_fold_slots(P, L, slots, pstride, entries)
 //       each modulus's `slots` products summed into its first
 //       (exact::fold_slots), as a symmetric residue
+//   kFusedMaxCols, kFusedMaxModuli, and where kFusedMaxCols > 0:
+//   modular_fused_products(A, ia, i0, bm, rb, rb_rows, bn, L, split, P, pstride)
+//       P_l = the residues of rows i0..i0+bm of op(A), made on the fly
+//       from A (never stored), times rb_l^T over all of k, into slot 0
+//       (any integers congruent to the products): op(A) read once where
+//       op(B) has at most kFusedMaxCols columns and L <= kFusedMaxModuli
+//       (modular_fuses_a)
 //   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, pstride,
 //                     cap_bits, log2_k, P, alpha, beta, wide)
 //       the entries of the block from their L products, except those
@@ -345,13 +354,25 @@ void set_modular_slots(int slots);
 int modular_slots_override();
 }  // namespace testing
 
+// Whether the backend makes op(A)'s residues inside the products for blocks
+// of C of bn columns (skinny n: the int8 residues of op(A), L bytes per
+// entry written and read again, would cost more memory traffic than its
+// doubles; docs/design.md, "Skinny n"). Blocks narrower than 64 columns
+// span all of n, so every block of a call decides alike.
+template <class Backend>
+constexpr bool modular_fuses_a(index_t bn, int L) {
+  return bn <= Backend::kFusedMaxCols && L <= Backend::kFusedMaxModuli;
+}
+
 template <class Backend>
 ex_detail::ModularSplit modular_split_for(const Backend &be, index_t k, index_t bm,
                                           index_t bn, int L, const ExdgemmLimits &lim) {
+  // Fused products spread k over the device themselves: no slots.
   const int forced = testing::modular_slots_override();
-  return ex_detail::modular_split(k, be.modular_max_chunk(),
-                                  forced > 0 ? forced : be.modular_slots(bm, bn, L),
-                                  lim.force_chunk);
+  const int slots = modular_fuses_a<Backend>(bn, L) ? 1
+                    : forced > 0                    ? forced
+                                                    : be.modular_slots(bm, bn, L);
+  return ex_detail::modular_split(k, be.modular_max_chunk(), slots, lim.force_chunk);
 }
 
 // The modular engine's blocking of an m x n x k product within `budget`.
@@ -363,7 +384,7 @@ ex_detail::Blocking modular_blocking(const Backend &be, index_t m, index_t n, in
       m, n, head, budget, lim.force_block, [&](index_t bm, index_t bn, bool once) {
         return ex_detail::modular_body_bytes(bm, bn, n, modular_split_for(be, k, bm, bn, L, lim),
                                              L, be.residue_bytes(), be.product_bytes(),
-                                             once);
+                                             once, modular_fuses_a<Backend>(bn, L));
       });
 }
 
@@ -388,14 +409,16 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   const index_t pstride = product_stride(blk.bm, blk.bn);
   const auto *ia = static_cast<const exact::VectorInfo *>(be.head_address());
   const exact::VectorInfo *ib = ia + m;
+  const bool fused_a = modular_fuses_a<Backend>(blk.bn, L);
   char *ra = body;
-  char *rbs = ra + round_up(sp.residue_bytes(blk.bm, L, rb), 256);
+  char *rbs = ra + (fused_a ? 0 : round_up(sp.residue_bytes(blk.bm, L, rb), 256));
   char *P = rbs + round_up(sp.residue_bytes(blk.b_once ? n : blk.bn, L, rb), 256);
   const int cap_bits = exact::modular_capacity_bits(L), log2_k = ceil_log2(k);
   info->engine = int(ExEngine::Modular);
   info->moduli = L;
   info->k_chunks = sp.chunks;
   info->k_slots = sp.slots;
+  info->fused_a = fused_a;
   info->block_rows = int(blk.bm);
   info->block_cols = int(blk.bn);
   info->workspace_bytes = blk.bytes;
@@ -413,7 +436,7 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   std::int64_t blocks = 0;
   for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
     const index_t bm = std::min(blk.bm, m - i0);
-    if (L > 0) then([&] { return be.modular_residues(A, ia, i0, bm, L, sp, ra); });
+    if (L > 0 && !fused_a) then([&] { return be.modular_residues(A, ia, i0, bm, L, sp, ra); });
     for (index_t j0 = 0; j0 < n && s == Status::Ok; j0 += blk.bn) {
       const index_t bn = std::min(blk.bn, n - j0);
       const index_t rb_rows = blk.b_once ? n : bn;
@@ -424,8 +447,15 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
         else
           then([&] { return be.modular_residues(Bt, ib, j0, bn, L, sp, rbs); });
         then([&] { return clock.lap(kExConversion); });
+        if constexpr (Backend::kFusedMaxCols > 0) {
+          if (fused_a)
+            then([&] {
+              return be.modular_fused_products(A, ia, i0, bm, rbj, rb_rows, bn, L, sp, P,
+                                               pstride);
+            });
+        }
         // Rounds of up to `slots` chunks, each one batched product.
-        for (int c0 = 0; c0 < sp.chunks; c0 += sp.slots) {
+        for (int c0 = 0; c0 < sp.chunks && !fused_a; c0 += sp.slots) {
           const int count = std::min(sp.slots, sp.chunks - c0) * L;
           if (c0 > 0)
             then([&] { return be.modular_reduce(P, L, sp.slots, pstride, bm * bn); });
@@ -438,7 +468,7 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
         }
         // k split for parallelism: the slots folded into the first, so the
         // reconstruction reads one product per modulus.
-        if (sp.slots > 1)
+        if (sp.slots > 1 && !fused_a)
           then([&] { return be.modular_fold_slots(P, L, sp.slots, pstride, bm * bn); });
         then([&] { return clock.lap(kExProducts); });
       }

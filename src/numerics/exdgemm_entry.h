@@ -57,6 +57,15 @@ XN_HD void vector_info_add(VectorInfo &v, const Decoded &d) {
   }
 }
 
+// v combined with w: the summary of both vectors' entries (the sentinels
+// kNoTop and kNoLow lose every comparison).
+XN_HD void vector_info_merge(VectorInfo &v, const VectorInfo &w) {
+  v.top = w.top > v.top ? w.top : v.top;
+  v.low = w.low < v.low ? w.low : v.low;
+  v.nonfinite |= w.nonfinite;
+  v.signs |= w.signs;
+}
+
 // The slice products of one entry: P(a, b) = p[a * stride_a + b * stride_b]
 // for the a-th listed slice of op(A)'s row and the b-th of op(B)'s column.
 struct EntryProducts {

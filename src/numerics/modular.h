@@ -53,7 +53,6 @@ struct ModularTables {
   // magic[l] = floor(2^32 / m_l): x mod m_l by one multiply-high (mod_u32).
   std::uint32_t magic[kMaxModuli] = {};
   std::uint8_t two31[kMaxModuli] = {};  // 2^31 mod m_l
-  std::uint8_t two32[kMaxModuli] = {};  // 2^32 mod m_l
   std::uint16_t ord[kMaxModuli] = {};   // order of 2 modulo m_l
   // m_l and RN(1/m_l) as doubles: the residues' remainders on the FP64
   // units (modular_residue).
@@ -98,7 +97,6 @@ constexpr ModularTables make_modular_tables() {
     const std::uint64_t m = T.m[l];
     T.magic[l] = std::uint32_t((std::uint64_t(1) << 32) / m);
     T.two31[l] = std::uint8_t((std::uint64_t(1) << 31) % m);
-    T.two32[l] = std::uint8_t((std::uint64_t(1) << 32) % m);
     T.m_d[l] = double(m);
     T.inv_m[l] = 1.0 / double(m);  // correctly rounded (IEEE division)
     std::uint64_t p = 1;
@@ -204,21 +202,62 @@ XN_HD double symmetric_remainder(double x, int l, const ModularTables &U) {
   return fma_exact(-q, U.m_d[l], x);
 }
 
-// The residue of a_ip modulo m_l, symmetric (|r| <= 127), from its source
-// (residue_source): v's remainder, times 2^shift mod m_l (< 2^15), and the
-// remainder of that: five FMAs and a table read (none for shift = 0); the
-// 32-bit integer version (two multiply-high reductions and the table's
-// product) took 2.4x as long on an H100 (docs/performance.md).
+// One remainder of any |x| < 2^53 lies in int8: the quotient estimate
+// RN(x RN(1/m)) is within 1/2 + |x| d / m of x / m, d = |m RN(1/m) - 1|, so
+// |r| < m/2 + 2^53 d, which is at most 127 when 2^53 d <= 128 - m/2. That
+// holds for every modulus (d <= 2^-53 makes it 1 <= 1.5 for m <= 253, and
+// RN(1/255) = 2^-8 (1 + 2^-8 + ... + 2^-48) is within 2^-56 relative: 1/8
+// <= 1/2). Checked here in exact integer arithmetic: with RN(1/m) = M 2^-s,
+// 2^52 <= M < 2^53 (s >= 54 as RN(1/m) < 1/2), d = |m M - 2^s| 2^-s and the
+// condition is |m M - 2^s| <= (256 - m) 2^(s - 54).
+constexpr bool one_remainder_fits_int8(const ModularTables &T) {
+  for (int l = 0; l < T.count; ++l) {
+    const std::uint64_t m = T.m[l];
+    double scaled = T.inv_m[l];
+    int s = 0;
+    while (scaled < 0x1p52) {  // exact: doubling
+      scaled *= 2;
+      ++s;
+    }
+    if (s < 54) return false;
+    const std::uint64_t M = std::uint64_t(scaled), one = std::uint64_t(1) << (s - 54);
+    const std::uint64_t mM = m * M, two_s = std::uint64_t(1) << s;  // s <= 61
+    const std::uint64_t gap = mM > two_s ? mM - two_s : two_s - mM;
+    if (gap > (256 - m) * one) return false;
+  }
+  return true;
+}
+static_assert(one_remainder_fits_int8(kModularTables),
+              "a single FP64 remainder of a 53-bit integer must fit int8 for every modulus");
+
+// The residue of a_ip modulo m_l (|r| <= 127, congruent; not always the
+// symmetric one), from its source (residue_source): v's remainder (one is
+// enough in int8: one_remainder_fits_int8), and where shift > 0 that times
+// 2^shift mod m_l (|r p| < 2^15) and its remainder: four FP64 operations
+// per modulus where shift = 0 (an entry within 53 bits of its row's lowest
+// bit), nine and a table read otherwise; the 32-bit integer version (two
+// multiply-high reductions and the table's product) took 2.4x as long on
+// an H100 (docs/performance.md). Every consumer needs only the congruence
+// and |r| <= 127 (the int32 products' bound, kInt32ChunkK).
 // U gives the per-modulus constants, P the powers of two: the same tables
 // on the host; on the GPU U is the constant-memory copy (every thread of a
 // warp reads the same modulus: one broadcast) and P the global one, cached
 // in L1 (each thread reads the power at its own exponent, which constant
-// memory would serialise).
+// memory would serialise). modular_residue_unshifted is the shift = 0
+// case alone: the GPU's kernels take it for a run of entries none of which
+// is shifted (data within 53 bits of its row's lowest bit: all of it at phi
+// = 0), so that the run's residues are straight-line code the scheduler
+// interleaves (with a branch per entry and modulus, ncu counted 16
+// instructions per residue at 12 cycles each on an H100).
+XN_HD int modular_residue_unshifted(double v, int l, const ModularTables &U) {
+  return exact_int_of(symmetric_remainder(v, l, U));
+}
 XN_HD int modular_residue_of(const ResidueSource &s, int l, const ModularTables &U,
                              const ModularTables &P) {
-  double r = symmetric_remainder(s.v, l, U);
-  if (s.shift > 0) r *= exact_double_of(pow2_mod(s.shift, l, U, P));
-  return exact_int_of(symmetric_remainder(r, l, U));
+  const double r = symmetric_remainder(s.v, l, U);
+  if (s.shift == 0) return exact_int_of(r);
+  return exact_int_of(
+      symmetric_remainder(r * exact_double_of(pow2_mod(s.shift, l, U, P)), l, U));
 }
 XN_HD int modular_residue(const Decoded &d, int low, int l, const ModularTables &U,
                           const ModularTables &P) {
@@ -237,6 +276,18 @@ XN_HD std::uint32_t limb_at(const std::uint32_t (&x)[N], int i) {
   XN_UNROLL
   for (int t = 0; t < N; ++t) v = t == i ? x[t] : v;
   return v;
+}
+
+// x = -x in two's complement over its N 32-bit limbs.
+template <int N>
+XN_HD void negate_limbs(std::uint32_t (&x)[N]) {
+  std::uint64_t carry = 1;
+  XN_UNROLL
+  for (int t = 0; t < N; ++t) {
+    const std::uint64_t u = std::uint64_t(~x[t]) + carry;
+    x[t] = std::uint32_t(u);
+    carry = u >> 32;
+  }
 }
 
 // RN((-1)^neg W 2^e) for the unsigned integer W of N 32-bit limbs when it
@@ -354,13 +405,7 @@ struct ModularTermsN {
         cy = v >> 32;  // floor division: a carry (1) or a borrow (-1)
       }
       if (cy < 0) {  // |beta c| > a |X|: negate the two's complement
-        std::uint64_t c1 = 1;
-        XN_UNROLL
-        for (int t = 0; t < W; ++t) {
-          const std::uint64_t u = std::uint64_t(~w[t]) + c1;
-          w[t] = std::uint32_t(u);
-          c1 = u >> 32;
-        }
+        negate_limbs(w);
         sign = !sign;
       }
     }
@@ -537,15 +582,7 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stri
     carry = v >> 32;  // floor division (arithmetic shift)
   }
   bool neg = carry < 0;
-  if (neg) {  // magnitude: two's complement negation
-    std::uint64_t c = 1;
-    XN_UNROLL
-    for (int t = 0; t < N; ++t) {
-      const std::uint64_t u = std::uint64_t(~x[t]) + c;
-      x[t] = std::uint32_t(u);
-      c = u >> 32;
-    }
-  }
+  if (neg) negate_limbs(x);  // the magnitude
   // q one off: |x| > M/2 (M is odd: 2 |x| > M). Then X = -(sign) (M - |x|).
   int cmp = 0;  // sign of 2 |x| - M, from the top limb down
   XN_UNROLL

@@ -27,6 +27,10 @@ class CudaExBackend {
   // 1/20 of a DGEMM of its shape on the H200 (docs/performance.md); 1/12 is
   // assumed, for the residue and reconstruction passes.
   static constexpr bool kHasModular = true;
+  // op(A)'s residues inside the products for op(B) of up to 4 columns and
+  // 24 moduli: the products' L x 4 int32 sums stay in registers
+  // (launch_ex_modular_fused_products).
+  static constexpr int kFusedMaxCols = kExFusedMaxCols, kFusedMaxModuli = kExFusedMaxModuli;
   std::size_t residue_bytes() const { return 1; }
   std::size_t product_bytes() const { return 4; }
   index_t modular_max_chunk() const { return exact::kInt32ChunkK; }
@@ -230,6 +234,20 @@ class CudaExBackend {
           CUDA_R_32I, int(bm), pstride, count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
     }
     return cs == CUBLAS_STATUS_SUCCESS ? Status::Ok : Status::ExecutionFailed;
+  }
+
+  // P_l = residues of op(A)'s rows i0.. (made here from A) times rb_l^T,
+  // over all of k: k's pieces spread over the device, each adding its
+  // reduced sums into P (int32 atomics: exact, so the same bits in any
+  // order), zeroed first.
+  Status modular_fused_products(MatView<const double> A, const exact::VectorInfo *info,
+                                index_t i0, index_t bm, const void *rb, index_t rb_rows,
+                                index_t bn, int L, const ex_detail::ModularSplit &sp,
+                                void *P, index_t pstride) {
+    return ok(launch_ex_modular_fused_products(
+        s_, view(A), info, i0, bm, static_cast<const std::int8_t *>(rb), rb_rows, bn, L,
+        sp.chunk, sp.chunks, static_cast<std::int32_t *>(P), pstride,
+        std::max(st_.sm_count, 1)));
   }
 
   Status modular_fold_slots(void *P, int L, int slots, index_t pstride, index_t entries) {
