@@ -281,8 +281,8 @@ typedef struct {
   int fused_a;            /**< modular engine: 1 if op(A)'s residues were
                                made inside the integer products and never
                                stored (op(B) of at most 4 columns, up to 24
-                               moduli: op(A) read once more, not its L
-                               residues written and read), else 0 */
+                               moduli: op(A)'s L residues per entry are
+                               neither written nor read back), else 0 */
 } xnExdgemmInfo_t;
 
 /** Report of the last xnExdgemm on the handle; handle NULL: the calling

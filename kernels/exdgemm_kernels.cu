@@ -36,7 +36,8 @@ __global__ void init_info_kernel(VectorInfo *info, std::int64_t n) {
 // block (max/min/or are order-independent: the result is deterministic).
 // Few rows take several groups: with a thread's atomics per row and chunk,
 // a 64 x 131072 operand sent 4096 sets to each row's summary (98-158 us on
-// an H100 for 67 MB; 45-50 us in blocks of 32 rows by 8 chunks). Many rows
+// an H100 for 67 MB; 60 us in blocks of 64 rows by 4 chunks, 45-50 in
+// blocks of 32 rows by 8 on an earlier build). Many rows
 // take one group (256 rows a block: 390 us for 4097 x 30001, against 468 in
 // blocks of 32 rows by 8 chunks).
 __device__ __forceinline__ void publish_info(const VectorInfo &v, VectorInfo &dst) {
@@ -584,6 +585,10 @@ cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X, const Vec
   range = std::min(chunk, std::max(kMinRange, (range + 15) / 16 * 16));
   pieces = (chunk + range - 1) / range;
   const dim3 grid(unsigned(row_blocks), unsigned(chunks * pieces));
+  // Every L <= kExFusedMaxModuli then takes a variant that has a fused
+  // kernel (none is skipped below).
+  static_assert(exact::is_moduli_variant(kExFusedMaxModuli),
+                "the fused products' moduli limit must be a compiled moduli count");
   const auto *rbw = reinterpret_cast<const std::uint32_t *>(rb);
   exact::with_moduli_variant(L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;

@@ -343,6 +343,12 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
     ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
     EXPECT_EQ(info.engine, 2) << sh.what;
     EXPECT_EQ(info.fused_a, sh.fused ? 1 : 0) << sh.what << ", " << info.moduli << " moduli";
+    if (sh.fused && sh.phi > 0) {
+      EXPECT_GT(info.moduli, 16) << sh.what << ": the 24-moduli kernels ran";
+    }
+    if (sh.fused && std::int64_t(c.m) * c.k >= 100000) {  // op(A)'s residues not allocated
+      EXPECT_LT(info.workspace_bytes, std::size_t(info.moduli) * c.m * c.k) << sh.what;
+    }
     if (sh.block > 0) {
       EXPECT_GT(info.blocks, 1) << sh.what;
     }
@@ -366,6 +372,46 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
     EXPECT_TRUE(xn_test::same_bits(got, want)) << (random_signs ? "random signs" : "all 127");
   }
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+}
+
+// The fused products on small shapes (the sanitizers' subset: memcheck and
+// racecheck, for the kernels' shared memory): every orientation, 1 to 4
+// columns, 16 and more moduli, a forced short chunk, few rows (the
+// exponent scan's blocks of several column chunks), the CPU's bits.
+TEST_F(GpuExdgemm, SkinnyNSmallShapesKeepTheCpuBits) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  struct Shape {
+    bool ta, tb;
+    int m, n, k, chunk;
+    double phi;
+  };
+  const Shape shapes[] = {{false, false, 300, 3, 700, 0, 0},
+                          {true, false, 130, 4, 1000, 0, 1},
+                          {false, true, 40, 1, 333, 48, 1},
+                          {true, true, 70, 2, 999, 0, 0}};
+  std::uniform_real_distribution<double> ab(-3, 3);
+  int index = 0;
+  for (const Shape &sh : shapes) {
+    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, ab(rng), index % 2 ? 0.0 : ab(rng)};
+    c.lda = (c.ta ? c.k : c.m) + 1;
+    c.ldb = (c.tb ? c.n : c.k) + 2;
+    c.ldc = c.m + 3;
+    std::vector<double> a, b;
+    xn_test::ex_fill(ExKind::Phi, sh.phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
+    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, sh.chunk), CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> got = run(c, a, b, c0);
+    xnExdgemmInfo_t info{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(info.fused_a, 1) << "shape " << index << ", " << info.moduli << " moduli";
+    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << "shape " << index;
+    ++index;
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
 }
 
 // The int32 accumulation at its bound: entries of magnitude 127 (residues

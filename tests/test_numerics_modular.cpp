@@ -160,7 +160,7 @@ TEST(ModularTables, ModuliForBitsIsTheFewestThatCover) {
 
 // The FP64 remainder behind every residue (symmetric_remainder), for every
 // modulus, at the ends of its range (|x| up to 2^53 - 1, where the quotient
-// estimate may be one off and a second remainder is needed) and where x / m
+// estimate may be one off and the remainder not the symmetric one) and where x / m
 // is nearest a half (the only place the nearest integer is delicate): the
 // value is congruent, within [-(m-1)/2, (m-1)/2] for |x| < 2^50, and fits
 // int8 (|r| <= 127, one_remainder_fits_int8) for every |x| < 2^53. And the
@@ -202,8 +202,9 @@ TEST(ModularResidue, Fp64RemainderIsExactAtTheEdges) {
       const std::int64_t ax = x < 0 ? -x : x;
       if (ax < (std::int64_t(1) << 50))
         ASSERT_LE(2 * std::abs(ri), m - 1) << "x " << x << " modulus " << m;
-      else
-        ASSERT_LE(std::abs(ri), 127) << "x " << x << " modulus " << m;
+      else  // one_remainder_fits_int8's bound, and never past (m + 1)/2
+        ASSERT_LE(std::abs(ri), std::min<std::int64_t>(127, (m + 1) / 2))
+            << "x " << x << " modulus " << m;
       ASSERT_EQ(xn::exact::exact_int_of(r), int(ri));
     }
   }

@@ -349,7 +349,9 @@ namespace testing {
 // (ex_detail::ModularSplit); 0 (default) = each backend's own choice (the
 // CPU: one; the GPU: by the block's tiles). Process-wide, for tests of the
 // placement, the rounds reduced between them and the slot sums, on shapes
-// of any kind (src/core/exdgemm_testing.cpp).
+// of any kind (src/core/exdgemm_testing.cpp). Ignored where the products
+// are fused (modular_fuses_a: op(B) of at most kFusedMaxCols columns),
+// which use no slots.
 void set_modular_slots(int slots);
 int modular_slots_override();
 }  // namespace testing

@@ -194,8 +194,8 @@ XN_HD ResidueSource residue_source(const Decoded &d, int low) {
 // at most |x| 2^-53 / m < 1 / m, and x - q m is exact in one FMA (an
 // integer of at most 8 bits). Exactly symmetric where |x| < 2^50 (x RN(1/m)
 // is then within 1/(8m) of x / m, which lies at least 1/(2m) from any half
-// for odd m: q is its nearest integer); otherwise |r| <= m/2 + 1, which a
-// second remainder settles.
+// for odd m: q is its nearest integer); otherwise |r| < m/2 + 2^53 d with
+// d = |m RN(1/m) - 1|, still at most 127 (one_remainder_fits_int8).
 XN_HD double symmetric_remainder(double x, int l, const ModularTables &U) {
   constexpr double kRound = 0x1.8p52;  // adding it rounds |y| < 2^51 to an integer
   const double q = fma_exact(x, U.inv_m[l], kRound) - kRound;
@@ -477,6 +477,12 @@ static_assert(make_crt_basis(kMaxModuli, make_modular_tables()).limbs <= kMaxLim
 template <int... Ls>
 struct ModuliVariantList {};
 using ModuliVariants = ModuliVariantList<16, 24, 32, kMaxModuli>;
+template <int... Ls>
+constexpr bool is_moduli_variant_in(int v, ModuliVariantList<Ls...>) {
+  return ((Ls == v) || ...);
+}
+// Whether v is one of the compiled moduli counts.
+constexpr bool is_moduli_variant(int v) { return is_moduli_variant_in(v, ModuliVariants{}); }
 template <int LMax>
 inline constexpr int kLimbsFor = make_crt_basis(LMax, make_modular_tables()).limbs;
 
