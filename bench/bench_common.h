@@ -85,8 +85,10 @@ struct CaseSpec {
   // the host from the same inputs (CaseResult::cpu), and xn?ngemm on fresh
   // uniform [0,1) inputs at the same depth (CaseResult::nn).
   bool leaf_train = false, cpu_baseline = false, ngemm_u01 = false;
-  // GPU runner only: beta of the timed calls (the accuracy call is C = AB).
+  // GPU runner only: beta and alpha of the timed calls (the accuracy call is
+  // C = AB).
   double timed_beta = 0;
+  double timed_alpha = 1;
 };
 
 // Errors of one result against the double-double reference.

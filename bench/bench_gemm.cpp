@@ -340,6 +340,7 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"ex_k_chunks", opt_int(info && r.ex.engine == 2, r.ex.k_chunks)},
       {"ex_k_slots", opt_int(info && r.ex.engine == 2, r.ex.k_slots)},
       {"ex_fused_a", opt_int(info && r.ex.engine == 2, r.ex.fused_a)},
+      {"timed_alpha", number(c.timed_alpha)},
   };
 }
 
@@ -429,6 +430,7 @@ CaseSpec base_spec(const GemmOptions &o) {
   c.cpu_baseline = o.cpu_baseline;
   c.ngemm_u01 = o.ngemm_u01;
   c.timed_beta = o.timed_beta;
+  c.timed_alpha = o.timed_alpha;
   return c;
 }
 
@@ -453,6 +455,7 @@ std::vector<Section> gemm_sections(const GemmOptions &o, bool gpu) {
         if (!gpu) {
           c.leaf_train = c.cpu_baseline = c.ngemm_u01 = false;
           c.timed_beta = 0;
+          c.timed_alpha = 1;
         }
         c.prec = p;
         c.m = sh.m;
@@ -653,11 +656,12 @@ void print_settings(const GemmOptions &o, const Runner &runner,
         "maxI, meanI = max, mean of |c - I| over the checked entries; ref_maxI = max "
         "|ref - I|, the exact product of the rounded A and B against I\n");
   const bool gpu_only =
-      o.leaf_train || o.cpu_baseline || o.ngemm_u01 || o.timed_beta != 0;
+      o.leaf_train || o.cpu_baseline || o.ngemm_u01 || o.timed_beta != 0 ||
+      o.timed_alpha != 1;
   if (gpu_only && !gpu)
     std::printf(
-        "note: --leaf-train, --cpu-baseline, --ngemm-u01 and --timed-beta are GPU "
-        "options: ignored on the CPU\n");
+        "note: --leaf-train, --cpu-baseline, --ngemm-u01, --timed-alpha and --timed-beta "
+        "are GPU options: ignored on the CPU\n");
   if (gpu && o.leaf_train)
     std::printf(
         "leaf train: after a case that ran L > 0 levels, 7^L back-to-back cuBLAS GEMMs "
@@ -668,11 +672,11 @@ void print_settings(const GemmOptions &o, const Runner &runner,
         "cpu baseline: OpenBLAS cblas_?gemm on the host from the same inputs (%d "
         "threads), errors only\n",
         host_blas_threads());
-  if (gpu && o.timed_beta != 0)
+  if (gpu && (o.timed_beta != 0 || o.timed_alpha != 1))
     std::printf(
-        "timed calls: C = A B + %g C, ours and the baseline (the accuracy call: C = A "
-        "B)\n",
-        o.timed_beta);
+        "timed calls: C = %g A B + %g C, ours and the baseline (the accuracy call: C = "
+        "A B)\n",
+        o.timed_alpha, o.timed_beta);
   if (gpu && o.ngemm_u01)
     std::printf(
         "ngemm-u01: xn?ngemm at the same depth on fresh uniform [0,1) inputs, with "

@@ -47,6 +47,7 @@ struct GemmOptions : CommonOptions {
   // GPU only: --leaf-train, --cpu-baseline, --ngemm-u01 (CaseSpec).
   bool leaf_train = false, cpu_baseline = false, ngemm_u01 = false;
   double timed_beta = 0;  // --timed-beta (CaseSpec)
+  double timed_alpha = 1;  // --timed-alpha (CaseSpec)
 };
 
 // Runs the cases; returns the process exit status (0 every case ran or was

@@ -539,17 +539,18 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
                  dsi, dsj, S, dhi2, dlo2, &ref2_hi, &ref2_lo);
   }
 
-  // The accuracy calls compute C = A B; the timed ones C = A B + beta C with
-  // --timed-beta's beta (default 0).
-  const T one = T(1), zero = T(0), timed_beta = T(c.timed_beta);
-  auto call_with = [&](bool ours, const T *beta) {
-    return gemm_call<T>(rt, ours, handle_, opa, opb, im, in, ik, &one, A.as<T>(), lda,
+  // The accuracy calls compute C = A B; the timed ones C = alpha A B + beta C
+  // with --timed-alpha's alpha (default 1) and --timed-beta's beta (default 0).
+  const T one = T(1), zero = T(0), timed_alpha = T(c.timed_alpha),
+          timed_beta = T(c.timed_beta);
+  auto call_with = [&](bool ours, const T *alpha, const T *beta) {
+    return gemm_call<T>(rt, ours, handle_, opa, opb, im, in, ik, alpha, A.as<T>(), lda,
                         B.as<T>(), ldb, beta, C.as<T>(), ldc);
   };
-  auto call_ours = [&] { return call_with(true, &zero); };
-  auto call_base = [&] { return call_with(false, &zero); };
-  auto timed_ours = [&] { return call_with(true, &timed_beta); };
-  auto timed_base = [&] { return call_with(false, &timed_beta); };
+  auto call_ours = [&] { return call_with(true, &one, &zero); };
+  auto call_base = [&] { return call_with(false, &one, &zero); };
+  auto timed_ours = [&] { return call_with(true, &timed_alpha, &timed_beta); };
+  auto timed_base = [&] { return call_with(false, &timed_alpha, &timed_beta); };
   const char *ours_name = gemm_name(rt, true, is_d),
              *base_name = gemm_name(rt, false, is_d);
   const Probe probe{dsi.as<long long>(),

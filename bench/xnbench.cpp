@@ -99,6 +99,8 @@ gemm options:
                            depth on fresh uniform [0,1) inputs (nn_* fields)
   --timed-beta X           GPU: the timed calls (ours and the baseline) compute
                            C = A B + X C (default 0; the accuracy call is C = A B)
+  --timed-alpha X          GPU: the timed calls compute C = X A B + beta C
+                           (default 1; with --timed-beta for both)
   --ref-samples N|all      entries compared with the reference when the product
                            is large (default 512; small products: all entries)
   --ex-budget BYTES        exdgemm: XN_OPT_EXDGEMM_WORKSPACE_LIMIT (suffix K, M
@@ -337,6 +339,8 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
       o->ngemm_u01 = true;
     } else if (key == "--timed-beta") {
       o->timed_beta = parse_finite(a.value(), "timed-beta");
+    } else if (key == "--timed-alpha") {
+      o->timed_alpha = parse_finite(a.value(), "timed-alpha");
     } else if (key == "--ref-samples") {
       o->ref_samples = parse_count_or_all(a.value(), "ref-samples");
     } else if (key == "--cpu-leaf") {
@@ -389,10 +393,12 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
       usage_error("--check-nonneg is an option of ngemm");
     if (o->ngemm_u01 && !is_fast_gemm(o->routine))
       usage_error("--ngemm-u01 goes with --routine strassen or winograd");
-    if ((o->leaf_train || o->cpu_baseline || o->ngemm_u01 || o->timed_beta != 0) &&
+    if ((o->leaf_train || o->cpu_baseline || o->ngemm_u01 || o->timed_beta != 0 ||
+         o->timed_alpha != 1) &&
         (o->device == "cpu" || o->cpu_leaf == CpuLeafKind::Preload))
       usage_error(
-          "--leaf-train, --cpu-baseline, --ngemm-u01 and --timed-beta are GPU options");
+          "--leaf-train, --cpu-baseline, --ngemm-u01, --timed-alpha and --timed-beta are "
+          "GPU options");
   }
 }
 
