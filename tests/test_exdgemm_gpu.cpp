@@ -18,6 +18,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,6 +45,16 @@ struct Case {
   int m, n, k, lda, ldb, ldc;
   double alpha, beta;
 };
+
+// C's starting values: NaN where beta = 0 (it must not be read), else
+// random within its m x n part.
+std::vector<double> make_c(int m, int n, int ldc, double beta, std::mt19937_64 &rng) {
+  std::vector<double> c(std::size_t(ldc) * n, std::numeric_limits<double>::quiet_NaN());
+  if (beta != 0.0)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) c[std::size_t(i + j * ldc)] = xn_test::u53(rng) - 0.5;
+  return c;
+}
 
 class GpuExdgemm : public ::testing::Test {
  protected:
@@ -109,6 +120,30 @@ class GpuExdgemm : public ::testing::Test {
     EXPECT_EQ(bad, 0) << what;
   }
 
+  // One call on the modular engine (chunk and block options as given; the
+  // engine stays forced until the test resets it) on fresh (u - 0.5)
+  // exp(phi randn) inputs of c's shape: the CPU's bits checked, the inputs,
+  // the result and the report returned for the caller's checks.
+  struct ModularRun {
+    std::vector<double> a, b, c0, got;
+    xnExdgemmInfo_t info{};
+  };
+  ModularRun run_modular(const Case &c, double phi, int chunk, int block, bool device_scalars,
+                         std::mt19937_64 &rng, const std::string &what) {
+    ModularRun r;
+    xn_test::ex_fill(ExKind::Phi, phi, c.ta, c.tb, c.m, c.n, c.k, r.a, c.lda, r.b, c.ldb,
+                     rng);
+    r.c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    EXPECT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, chunk), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, block), CUBLAS_STATUS_SUCCESS);
+    r.got = run(c, r.a, r.b, r.c0, device_scalars);
+    EXPECT_EQ(xnGetLastExdgemmInfo(h_, &r.info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(r.info.engine, 2) << what;
+    EXPECT_TRUE(xn_test::same_bits(r.got, cpu(c, r.a, r.b, r.c0))) << what;
+    return r;
+  }
+
   cublasHandle_t h_ = nullptr;
 };
 
@@ -131,14 +166,6 @@ std::vector<double> int_extremes(int m, int n, int k, bool random_signs, std::mt
       want[std::size_t(i + j * m)] = double(sum);
     }
   return want;
-}
-
-std::vector<double> make_c(int m, int n, int ldc, double beta, std::mt19937_64 &rng) {
-  std::vector<double> c(std::size_t(ldc) * n, std::numeric_limits<double>::quiet_NaN());
-  if (beta != 0.0)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) c[std::size_t(i + j * ldc)] = xn_test::u53(rng) - 0.5;
-  return c;
 }
 
 TEST_F(GpuExdgemm, FamiliesAndTransposesMatchOracleAndCpuBitwise) {
@@ -269,23 +296,13 @@ TEST_F(GpuExdgemm, LongAndSkinnyKStayOnTheModularEngine) {
     c.lda = (c.ta ? c.k : c.m) + 3;
     c.ldb = (c.tb ? c.n : c.k) + 1;
     c.ldc = c.m + 2;
-    std::vector<double> a, b;
-    const double phi = index % 2;
-    xn_test::ex_fill(ExKind::Phi, phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
-    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, sh.chunk), CUBLAS_STATUS_SUCCESS);
-    const std::vector<double> got = run(c, a, b, c0, index % 2 == 1);
-    xnExdgemmInfo_t info{};
-    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
-    EXPECT_EQ(info.engine, 2) << sh.what;
-    EXPECT_GE(info.k_chunks, sh.min_chunks) << sh.what;
+    const ModularRun r = run_modular(c, index % 2, sh.chunk, 0, index % 2 == 1, rng, sh.what);
+    EXPECT_GE(r.info.k_chunks, sh.min_chunks) << sh.what;
     if (sh.split) {
-      EXPECT_GT(info.k_slots, 1) << sh.what;
+      EXPECT_GT(r.info.k_slots, 1) << sh.what;
     }
-    EXPECT_LE(info.k_slots, info.k_chunks) << sh.what;
-    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << sh.what;
-    if (sh.oracle) check_oracle(c, a, b, c0, got, sh.what);
+    EXPECT_LE(r.info.k_slots, r.info.k_chunks) << sh.what;
+    if (sh.oracle) check_oracle(c, r.a, r.b, r.c0, r.got, sh.what);
     ++index;
   }
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
@@ -332,16 +349,9 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
     c.lda = (c.ta ? c.k : c.m) + (index % 2 ? 5 : 0);
     c.ldb = (c.tb ? c.n : c.k) + (index % 2 ? 0 : 3);
     c.ldc = c.m + 1;
-    std::vector<double> a, b;
-    xn_test::ex_fill(ExKind::Phi, sh.phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
-    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, sh.chunk), CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, sh.block), CUBLAS_STATUS_SUCCESS);
-    const std::vector<double> got = run(c, a, b, c0, index % 2 == 1);
-    xnExdgemmInfo_t info{};
-    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
-    EXPECT_EQ(info.engine, 2) << sh.what;
+    const ModularRun r =
+        run_modular(c, sh.phi, sh.chunk, sh.block, index % 2 == 1, rng, sh.what);
+    const xnExdgemmInfo_t &info = r.info;
     EXPECT_EQ(info.fused_a, sh.fused ? 1 : 0) << sh.what << ", " << info.moduli << " moduli";
     if (sh.fused && sh.phi > 0) {
       EXPECT_GT(info.moduli, 16) << sh.what << ": the 24-moduli kernels ran";
@@ -352,8 +362,7 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
     if (sh.block > 0) {
       EXPECT_GT(info.blocks, 1) << sh.what;
     }
-    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << sh.what;
-    if (c.k <= 5000) check_oracle(c, a, b, c0, got, sh.what);
+    if (c.k <= 5000) check_oracle(c, r.a, r.b, r.c0, r.got, sh.what);
     ++index;
   }
   xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
@@ -398,16 +407,9 @@ TEST_F(GpuExdgemm, SkinnyNSmallShapesKeepTheCpuBits) {
     c.lda = (c.ta ? c.k : c.m) + 1;
     c.ldb = (c.tb ? c.n : c.k) + 2;
     c.ldc = c.m + 3;
-    std::vector<double> a, b;
-    xn_test::ex_fill(ExKind::Phi, sh.phi, c.ta, c.tb, c.m, c.n, c.k, a, c.lda, b, c.ldb, rng);
-    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, sh.chunk), CUBLAS_STATUS_SUCCESS);
-    const std::vector<double> got = run(c, a, b, c0);
-    xnExdgemmInfo_t info{};
-    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
-    EXPECT_EQ(info.fused_a, 1) << "shape " << index << ", " << info.moduli << " moduli";
-    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << "shape " << index;
+    const std::string what = "shape " + std::to_string(index);
+    const ModularRun r = run_modular(c, sh.phi, sh.chunk, 0, false, rng, what);
+    EXPECT_EQ(r.info.fused_a, 1) << what << ", " << r.info.moduli << " moduli";
     ++index;
   }
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
