@@ -251,6 +251,24 @@ __device__ __forceinline__ std::uint32_t run_residues(const exact::ResidueSource
   return pack_bytes(r);
 }
 
+// A run's kResidueRun entries of row `row` from position p, all loaded
+// before any is decoded: positions past the end read the last column (and
+// count as zero in run_sources). With the bounds test around each load,
+// each sat behind its entry's branches and waited out its own DRAM latency.
+__device__ __forceinline__ void load_run(const ExView &X, std::int64_t row, std::int64_t p,
+                                         double (&x)[kResidueRun]) {
+  XN_UNROLL
+  for (int t = 0; t < kResidueRun; ++t) x[t] = load(X, row, min(p + t, X.cols - 1));
+}
+
+__device__ __forceinline__ void run_sources(const double (&x)[kResidueRun], std::int64_t p,
+                                            std::int64_t cols, int low,
+                                            exact::ResidueSource (&src)[kResidueRun]) {
+  XN_UNROLL
+  for (int t = 0; t < kResidueRun; ++t)
+    src[t] = exact::residue_source(p + t < cols ? exact::decode(x[t]) : Decoded{}, low);
+}
+
 __device__ __forceinline__ bool run_unshifted(const exact::ResidueSource (&src)[kResidueRun]) {
   int any = 0;
   XN_UNROLL
@@ -270,11 +288,10 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t stride = nr * chunk / kResidueRun;  // words from one modulus to the next
   for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
     const int low = info[r0 + i].low;
+    double x[kResidueRun];
+    load_run(X, r0 + i, p, x);
     exact::ResidueSource src[kResidueRun];
-    XN_UNROLL
-    for (int t = 0; t < kResidueRun; ++t)
-      src[t] = exact::residue_source(
-          p + t < X.cols ? exact::decode(load(X, r0 + i, p + t)) : Decoded{}, low);
+    run_sources(x, p, X.cols, low, src);
     auto *o = reinterpret_cast<std::uint32_t *>(out + (c * L * nr + i) * chunk + q);
     const bool unshifted = run_unshifted(src);
     XN_UNROLL
@@ -332,13 +349,18 @@ __global__ void __launch_bounds__(kFusedThreads)
     }
     __syncthreads();
     if (!row) continue;
+    // One step ahead: the next run's loads are in flight while this one's
+    // residues are made.
+    double next[kResidueRun];
+    load_run(X, r0 + i, c * chunk + t0, next);
     for (int w = 0; w < tw; ++w) {
       const std::int64_t p = c * chunk + t0 + std::int64_t(w) * kResidueRun;
-      exact::ResidueSource src[kResidueRun];
+      double x[kResidueRun];
       XN_UNROLL
-      for (int t = 0; t < kResidueRun; ++t)
-        src[t] = exact::residue_source(
-            p + t < X.cols ? exact::decode(load(X, r0 + i, p + t)) : Decoded{}, low);
+      for (int t = 0; t < kResidueRun; ++t) x[t] = next[t];
+      if (w + 1 < tw) load_run(X, r0 + i, p + kResidueRun, next);
+      exact::ResidueSource src[kResidueRun];
+      run_sources(x, p, X.cols, low, src);
       const bool unshifted = run_unshifted(src);
       XN_UNROLL
       for (int l = 0; l < LMax; ++l) {
