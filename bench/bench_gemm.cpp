@@ -4,6 +4,7 @@
 // records they share, printed and written by the reporter (report.h).
 #include "bench_gemm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -172,11 +173,12 @@ double int8_best_fraction(const CaseSpec &c, const CaseResult &r) {
 }
 
 // The modular engine's pieces of k and how many ran side by side; "f":
-// op(A)'s residues made inside the products (fused_a).
+// op(A)'s residues made inside the products, "ff": both operands'
+// (fused_operands).
 std::string k_split_cell(const CaseResult &r) {
   if (!r.has_ex || r.ex.engine != 2) return "-";
   return std::to_string(r.ex.k_chunks) + "/" + std::to_string(r.ex.k_slots) +
-         (r.ex.fused_a ? "f" : "");
+         std::string(std::size_t(std::max(r.ex.fused_operands, 0)), 'f');
 }
 
 // The slice engine's cost model: ex_ms / (prods * dgemm_ms) with the
@@ -339,7 +341,7 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"int8_best_fraction", number(int8_best_fraction(c, r))},
       {"ex_k_chunks", opt_int(info && r.ex.engine == 2, r.ex.k_chunks)},
       {"ex_k_slots", opt_int(info && r.ex.engine == 2, r.ex.k_slots)},
-      {"ex_fused_a", opt_int(info && r.ex.engine == 2, r.ex.fused_a)},
+      {"ex_fused_operands", opt_int(info && r.ex.engine == 2, r.ex.fused_operands)},
       {"timed_alpha", number(c.timed_alpha)},
   };
 }

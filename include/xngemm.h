@@ -278,11 +278,13 @@ typedef struct {
   int k_slots;            /**< modular engine: of those, how many were
                                multiplied side by side (k split for
                                parallelism) before their sum */
-  int fused_a;            /**< modular engine: 1 if op(A)'s residues were
-                               made inside the integer products and never
-                               stored (op(B) of at most 4 columns, up to 24
-                               moduli: op(A)'s L residues per entry are
-                               neither written nor read back), else 0 */
+  int fused_operands;     /**< modular engine: the operands whose residues
+                               were made inside the integer products and
+                               never stored (their L residues per entry
+                               neither written nor read back): 0 none,
+                               1 op(A)'s (op(B) of at most 4 columns, up
+                               to 24 moduli), 2 both (blocks of C of at
+                               most 64 x 64) */
 } xnExdgemmInfo_t;
 
 /** Report of the last xnExdgemm on the handle; handle NULL: the calling

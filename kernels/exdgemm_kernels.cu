@@ -251,28 +251,57 @@ __device__ __forceinline__ std::uint32_t run_residues(const exact::ResidueSource
   return pack_bytes(r);
 }
 
-// A run's kResidueRun entries of row `row` from position p, all loaded
-// before any is decoded: positions past the end read the last column (and
-// count as zero in run_sources). With the bounds test around each load,
-// each sat behind its entry's branches and waited out its own DRAM latency.
-__device__ __forceinline__ void load_run(const ExView &X, std::int64_t row, std::int64_t p,
+// One row of X (op(A), or op(B)^T) as a pointer and the step between
+// consecutive positions, made once per row: the kernels' loads then cost a
+// multiply-add each, not the 64-bit index arithmetic of both layouts (the
+// fused tiles spent about 15 instructions an entry on it).
+struct RowReader {
+  const double *p;
+  std::int64_t step;
+};
+__device__ __forceinline__ RowReader row_reader(const ExView &X, std::int64_t row) {
+  return X.trans ? RowReader{X.p + row * X.ld, 1} : RowReader{X.p + row, X.ld};
+}
+
+// A run's kResidueRun entries from position p, all loaded before any is
+// decoded (with a bounds test around each load, each sat behind its
+// entry's branches and waited out its own DRAM latency); in a run that
+// crosses `cols`, positions past it read the last one (run_sources counts
+// them as zero).
+__device__ __forceinline__ void load_run(const RowReader &r, std::int64_t p, std::int64_t cols,
                                          double (&x)[kResidueRun]) {
-  XN_UNROLL
-  for (int t = 0; t < kResidueRun; ++t) x[t] = load(X, row, min(p + t, X.cols - 1));
+  if (p + kResidueRun <= cols) {
+    const double *q = r.p + p * r.step;
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t) x[t] = q[t * r.step];
+  } else {
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t) x[t] = r.p[min(p + t, cols - 1) * r.step];
+  }
 }
 
-__device__ __forceinline__ void run_sources(const double (&x)[kResidueRun], std::int64_t p,
-                                            std::int64_t cols, int low,
+// A run's residue sources (positions from `cols` on count as zero) in a
+// row whose lowest bit is `low` (scale = exact::row_scale(low)); returns
+// whether none is shifted. The entries are decoded only where the shortcut
+// (exact::unshifted_value: one multiply and a compare) fails for one of
+// them: at phi = 0 it never does.
+__device__ __forceinline__ bool run_sources(const double (&x)[kResidueRun], std::int64_t p,
+                                            std::int64_t cols, int low, double scale,
                                             exact::ResidueSource (&src)[kResidueRun]) {
+  bool fast = true;
   XN_UNROLL
-  for (int t = 0; t < kResidueRun; ++t)
-    src[t] = exact::residue_source(p + t < cols ? exact::decode(x[t]) : Decoded{}, low);
-}
-
-__device__ __forceinline__ bool run_unshifted(const exact::ResidueSource (&src)[kResidueRun]) {
+  for (int t = 0; t < kResidueRun; ++t) {
+    double v;
+    fast &= exact::unshifted_value(p + t < cols ? x[t] : 0.0, scale, &v);
+    src[t] = exact::ResidueSource{v, 0};
+  }
+  if (fast) return true;
   int any = 0;
   XN_UNROLL
-  for (int t = 0; t < kResidueRun; ++t) any |= src[t].shift;
+  for (int t = 0; t < kResidueRun; ++t) {
+    src[t] = exact::residue_source(p + t < cols ? exact::decode(x[t]) : Decoded{}, low);
+    any |= src[t].shift;
+  }
   return any == 0;
 }
 
@@ -289,11 +318,10 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
     const int low = info[r0 + i].low;
     double x[kResidueRun];
-    load_run(X, r0 + i, p, x);
+    load_run(row_reader(X, r0 + i), p, X.cols, x);
     exact::ResidueSource src[kResidueRun];
-    run_sources(x, p, X.cols, low, src);
+    const bool unshifted = run_sources(x, p, X.cols, low, exact::row_scale(low), src);
     auto *o = reinterpret_cast<std::uint32_t *>(out + (c * L * nr + i) * chunk + q);
-    const bool unshifted = run_unshifted(src);
     XN_UNROLL
     for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
       if (l >= L) break;
@@ -334,6 +362,8 @@ __global__ void __launch_bounds__(kFusedThreads)
   const std::int64_t words = chunk / kResidueRun;  // one row of op(B)'s residues
   const std::uint32_t *b = rb + c * L * rb_rows * words;  // chunk c, modulus 0, row 0
   const int low = row ? info[r0 + i].low : 0;
+  const double scale = exact::row_scale(low);
+  const RowReader reader = row_reader(X, row ? r0 + i : r0);
   int acc[LMax][NB];
   XN_UNROLL
   for (int l = 0; l < LMax; ++l)
@@ -352,16 +382,15 @@ __global__ void __launch_bounds__(kFusedThreads)
     // One step ahead: the next run's loads are in flight while this one's
     // residues are made.
     double next[kResidueRun];
-    load_run(X, r0 + i, c * chunk + t0, next);
+    load_run(reader, c * chunk + t0, X.cols, next);
     for (int w = 0; w < tw; ++w) {
       const std::int64_t p = c * chunk + t0 + std::int64_t(w) * kResidueRun;
       double x[kResidueRun];
       XN_UNROLL
       for (int t = 0; t < kResidueRun; ++t) x[t] = next[t];
-      if (w + 1 < tw) load_run(X, r0 + i, p + kResidueRun, next);
+      if (w + 1 < tw) load_run(reader, p + kResidueRun, X.cols, next);
       exact::ResidueSource src[kResidueRun];
-      run_sources(x, p, X.cols, low, src);
-      const bool unshifted = run_unshifted(src);
+      const bool unshifted = run_sources(x, p, X.cols, low, scale, src);
       XN_UNROLL
       for (int l = 0; l < LMax; ++l) {
         if (l >= L) break;
@@ -380,6 +409,185 @@ __global__ void __launch_bounds__(kFusedThreads)
     for (int j = 0; j < NB; ++j)
       atomicAdd(P + l * pstride + i + j * nr, exact::symmetric_residue(acc[l][j], l, c_modular));
   }
+}
+
+// Small m and n (launch_ex_modular_tile_products; docs/design.md, "Small m
+// and n"): neither operand's residues are stored. A block owns a tile of
+// kExTileRows x kExTileRows of P, kExTileModuli moduli of it and slot s
+// (blockIdx.y); per step of kTileK positions its threads load both
+// operands' runs (each thread one run of each, read one step ahead),
+// write their residues for the block's moduli to shared memory, and each
+// warp multiplies one modulus's residues for a quarter of the tile's rows
+// on the INT8 tensor cores (mma.sync m16n8k32: 8 fragments, 32 int32 sums
+// a thread; with two runs and 64 sums a thread, 256 threads, it needed 200
+// registers, or spilled at 128). Splitting the moduli over blocks, not the tile, makes each
+// residue once: the doubles are read by every moduli group (from L2 when
+// the groups of one piece of k run together), the FP64 work of the residues
+// is not repeated. A stored residue costs L bytes written and read again
+// per entry of each operand; the 64 x 64 x 131072 product spent 2/3 of its
+// time on them and on the INT8 products reading them back (docs/performance.md).
+constexpr int kTileThreads = 512;
+constexpr int kTileK = 32;  // positions a step: the k of one mma
+// Bytes between two rows of a residue plane: 12 words, so that the
+// fragment reads (8 rows x 4 words a warp) and the N-layout stores (8 rows x
+// 4 runs) fall in 32 different banks.
+constexpr int kTileRowBytes = kTileK + 16;
+constexpr int kTileRunsPerRow = kTileK / kResidueRun;
+constexpr int kTilePlaneBytes = kExTileRows * kTileRowBytes;
+static_assert(kExTileRows * kTileRunsPerRow == kTileThreads &&
+                  kTileThreads / 32 == 4 * kExTileModuli && kExTileRows == 64,
+              "the kernel's mapping: a run of each operand a thread, four warps (16 rows "
+              "each) a modulus");
+
+// The row and run (of kTileRunsPerRow a row) of a tile's u-th run: where
+// X's rows run along its stored fast dimension (!trans), a warp takes 8
+// rows by 4 runs (each load instruction: 4 pieces of 64 contiguous bytes);
+// where they are stored contiguously, 4 rows by 8 runs (256 bytes a row).
+__device__ __forceinline__ void tile_run_of(bool trans, int u, int &row, int &run) {
+  if (trans) {
+    row = u / kTileRunsPerRow;
+    run = u % kTileRunsPerRow;
+  } else {
+    row = u % 8 + 8 * ((u / 32) % 8);
+    run = (u / 8) % 4 + 4 * (u / 256);
+  }
+}
+
+// d += A_frag B_frag for a 16 x 8 piece of the tile over kTileK positions:
+// `a` at row 0 of the 16 rows of op(A)'s plane, `b` at row 0 of the 8 rows
+// of op(B)^T's; g = lane / 4, t = lane % 4 (the PTX ISA's fragment layout
+// of mma.m16n8k32 .s8: rows g and g + 8, 4 bytes at k = 4t and 16 + 4t).
+// Before sm_80 (no INT8 mma.sync) the same sums by __dp4a.
+__device__ __forceinline__ void tile_mma(int (&d)[4], const unsigned char *a,
+                                         const unsigned char *b, int g, int t) {
+  const auto word = [](const unsigned char *plane, int row, int k) {
+    return *reinterpret_cast<const std::uint32_t *>(plane + row * kTileRowBytes + k);
+  };
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  const std::uint32_t a0 = word(a, g, 4 * t), a1 = word(a, g + 8, 4 * t),
+                      a2 = word(a, g, 16 + 4 * t), a3 = word(a, g + 8, 16 + 4 * t);
+  const std::uint32_t b0 = word(b, g, 4 * t), b1 = word(b, g, 16 + 4 * t);
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  XN_UNROLL
+  for (int c = 0; c < 4; ++c) {
+    const int row = g + 8 * (c >> 1), col = 2 * t + (c & 1);
+    XN_UNROLL
+    for (int k = 0; k < kTileK; k += 4)
+      d[c] = __dp4a(int(word(a, row, k)), int(word(b, col, k)), d[c]);
+  }
+#endif
+}
+
+__global__ void __launch_bounds__(kTileThreads, 1)
+    modular_tile_products_kernel(ExView X, const VectorInfo *info_x, std::int64_t i0,
+                                 std::int64_t bm, ExView Y, const VectorInfo *info_y,
+                                 std::int64_t j0, std::int64_t bn, int L, std::int64_t chunk,
+                                 int chunks, std::int32_t *P, std::int64_t pstride) {
+  __shared__ __align__(16) unsigned char planes[2][kExTileModuli][kTilePlaneBytes];
+  const int groups = (L + kExTileModuli - 1) / kExTileModuli;
+  const int tiles_i = int((bm + kExTileRows - 1) / kExTileRows);
+  const int group = int(blockIdx.x) % groups, tile = int(blockIdx.x) / groups;
+  const std::int64_t ti = tile % tiles_i * std::int64_t(kExTileRows),
+                     tj = tile / tiles_i * std::int64_t(kExTileRows);
+  const int l0 = group * kExTileModuli;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+  // This thread's run of op(A)'s rows (X, r = 0) and of op(B)^T's (Y, r = 1).
+  int row[2], run[2], low[2];
+  double scale[2];
+  bool inside[2];
+  RowReader reader[2];
+  XN_UNROLL
+  for (int r = 0; r < 2; ++r) {
+    tile_run_of(r == 0 ? X.trans : Y.trans, int(threadIdx.x), row[r], run[r]);
+    const std::int64_t first = r == 0 ? i0 : j0, offset = r == 0 ? ti : tj;
+    inside[r] = offset + row[r] < (r == 0 ? bm : bn);
+    const std::int64_t grow = inside[r] ? first + offset + row[r] : first;
+    reader[r] = row_reader(r == 0 ? X : Y, grow);
+    low[r] = (r == 0 ? info_x : info_y)[grow].low;
+    scale[r] = exact::row_scale(low[r]);
+  }
+
+  // The warp's modulus (l0 + ml) and 16 of the tile's rows.
+  const int ml = warp % kExTileModuli, quarter = warp / kExTileModuli;
+  const bool multiplies = l0 + ml < L;
+  const int g = lane / 4, t = lane % 4;
+  int acc[8][4];
+  XN_UNROLL
+  for (int b = 0; b < 8; ++b)
+    XN_UNROLL
+    for (int e = 0; e < 4; ++e) acc[b][e] = 0;
+
+  // Rows outside the block (a partial tile): zero residues, written once;
+  // their threads neither load nor compute (a warp's runs share 4 or 8 rows,
+  // so whole warps idle rather than diverge).
+  XN_UNROLL
+  for (int r = 0; r < 2; ++r) {
+    if (inside[r]) continue;
+    XN_UNROLL
+    for (int s = 0; s < kExTileModuli; ++s)
+      *reinterpret_cast<std::uint32_t *>(
+          &planes[r][s][row[r] * kTileRowBytes + kResidueRun * run[r]]) = 0;
+  }
+
+  const std::int64_t k = X.cols;
+  for (int c = int(blockIdx.y); c < chunks; c += int(gridDim.y)) {
+    const std::int64_t q0 = std::int64_t(c) * chunk, q1 = min(k, q0 + chunk);
+    double x[2][kResidueRun];
+    XN_UNROLL
+    for (int r = 0; r < 2; ++r)
+      if (inside[r]) load_run(reader[r], q0 + kResidueRun * run[r], k, x[r]);
+    for (std::int64_t p0 = q0; p0 < q1; p0 += kTileK) {
+      __syncthreads();  // the previous step's planes are consumed
+      XN_UNROLL
+      for (int r = 0; r < 2; ++r) {
+        if (!inside[r]) continue;
+        const std::int64_t p = p0 + kResidueRun * run[r];
+        exact::ResidueSource src[kResidueRun];
+        // Positions past this chunk count as zero.
+        const bool unshifted = run_sources(x[r], p, q1, low[r], scale[r], src);
+        if (p0 + kTileK < q1) load_run(reader[r], p + kTileK, k, x[r]);
+        unsigned char *o = &planes[r][0][row[r] * kTileRowBytes + kResidueRun * run[r]];
+        XN_UNROLL
+        for (int s = 0; s < kExTileModuli; ++s)
+          if (l0 + s < L)
+            *reinterpret_cast<std::uint32_t *>(o + s * kTilePlaneBytes) =
+                run_residues(src, unshifted, l0 + s);
+      }
+      __syncthreads();
+      if (multiplies) {
+        const unsigned char *pa = planes[0][ml] + 16 * quarter * kTileRowBytes;
+        XN_UNROLL
+        for (int b = 0; b < 8; ++b)
+          tile_mma(acc[b], pa, planes[1][ml] + 8 * b * kTileRowBytes, g, t);
+      }
+    }
+    // At most 2^17 positions a chunk: |sum| <= 2^17 127^2 < 2^31. Reduced
+    // before the next chunk of the same slot.
+    if (multiplies && c + int(gridDim.y) < chunks) {
+      XN_UNROLL
+      for (int b = 0; b < 8; ++b)
+        XN_UNROLL
+        for (int e = 0; e < 4; ++e)
+          acc[b][e] = exact::symmetric_residue(acc[b][e], l0 + ml, c_modular);
+    }
+  }
+  if (!multiplies) return;
+  std::int32_t *out = P + (std::int64_t(blockIdx.y) * L + l0 + ml) * pstride;
+  XN_UNROLL
+  for (int b = 0; b < 8; ++b)
+    XN_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const std::int64_t i = ti + 16 * quarter + g + 8 * (e >> 1);
+      const std::int64_t j = tj + 8 * b + 2 * t + (e & 1);
+      if (i < bm && j < bn)
+        out[i + j * bm] = exact::symmetric_residue(acc[b][e], l0 + ml, c_modular);
+    }
 }
 
 // Thread per entry, blockIdx.y the modulus: reads its own column of slots,
@@ -629,6 +837,27 @@ cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X, const Vec
       }
     }
   });
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
+                                            const VectorInfo *info_x, std::int64_t i0,
+                                            std::int64_t bm, ExView Y, const VectorInfo *info_y,
+                                            std::int64_t j0, std::int64_t bn, int L,
+                                            std::int64_t chunk, int chunks, int slots,
+                                            std::int32_t *P, std::int64_t pstride) {
+  if (bm <= 0 || bn <= 0 || L <= 0) return cudaSuccess;
+  if (L > exact::kMaxModuli || chunk <= 0 || chunk > exact::kInt32ChunkK || chunks < 1 ||
+      slots < 1 || slots > chunks || slots > 65535 ||
+      std::int64_t(chunks - 1) * chunk >= X.cols || X.cols != Y.cols)
+    return cudaErrorInvalidValue;
+  const std::int64_t tiles =
+      ((bm + kExTileRows - 1) / kExTileRows) * ((bn + kExTileRows - 1) / kExTileRows);
+  const std::int64_t groups = (L + kExTileModuli - 1) / kExTileModuli;
+  if (tiles * groups > INT_MAX) return cudaErrorInvalidValue;
+  const dim3 grid(unsigned(tiles * groups), unsigned(slots));
+  modular_tile_products_kernel<<<grid, kTileThreads, 0, s>>>(X, info_x, i0, bm, Y, info_y, j0,
+                                                             bn, L, chunk, chunks, P, pstride);
   return cudaGetLastError();
 }
 

@@ -90,6 +90,24 @@ cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X,
                                              std::int64_t chunk, int chunks, std::int32_t *P,
                                              std::int64_t pstride, int sm_count);
 
+// Small m and n: both operands' residues made on the fly (never stored)
+// and multiplied on the INT8 tensor cores, a block per tile of
+// kExTileRows x kExTileRows of P (rows i0.. of op(A) = X rows, rows j0.. of
+// op(B)^T = Y rows), kExTileModuli moduli and slot s (blockIdx.y): slot s
+// takes the chunks c = s, s + slots, ... of k (each at most 2^17
+// positions: int32 exact), P[(s L + l) pstride + i + j bm] = a symmetric
+// residue of sum_p (X_ip mod m_l)(Y_jp mod m_l) over them, for every i <
+// bm, j < bn, l < L (any L). The slots are folded afterwards
+// (launch_ex_modular_fold_slots).
+inline constexpr int kExTileRows = 64, kExTileModuli = 4;
+cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
+                                            const exact::VectorInfo *info_x, std::int64_t i0,
+                                            std::int64_t bm, ExView Y,
+                                            const exact::VectorInfo *info_y, std::int64_t j0,
+                                            std::int64_t bn, int L, std::int64_t chunk,
+                                            int chunks, int slots, std::int32_t *P,
+                                            std::int64_t pstride);
+
 // Between two rounds of chunks: every product P[(s L + l) pstride + e]
 // (s < slots, e < entries) to its symmetric residue modulo m_l.
 cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,

@@ -19,10 +19,11 @@ set_tests_properties(gpu_exdgemm_under_emulation_env PROPERTIES LABELS gpu
   ENVIRONMENT "CUBLAS_EMULATE_DOUBLE_PRECISION=1;CUBLAS_EMULATION_STRATEGY=eager;CUBLAS_FIXEDPOINT_EMULATION_MANTISSA_BIT_COUNT=8;XN_EXDGEMM_ENGINE=1")
 # The suite under compute-sanitizer: memcheck on small cases of both engines
 # (phase times, pointer modes, streams, small blocks and budgets, allocation
-# failure, bad arguments, the fused products of skinny n); racecheck on the
-# kernels that share memory within a block (the exponent scan of few rows,
-# the fused products staging op(B)'s residues), through the small skinny
-# shapes.
+# failure, bad arguments, the fused products of skinny n and the fused
+# tiles of small m and n); racecheck on the kernels that share memory
+# within a block (the exponent scan of few rows, the fused products staging
+# op(B)'s residues, the tiles' residue planes), through the small skinny
+# and small m and n shapes.
 xn_add_sanitizer_tests(gpu_exdgemm_sanitizer test_exdgemm_gpu
-  MEMCHECK "GpuExdgemm.PhaseTimes*:GpuExdgemm.PointerModes*:GpuExdgemm.AllocationFailure*:GpuExdgemm.SkinnyNSmall*"
-  RACECHECK "GpuExdgemm.SkinnyNSmall*")
+  MEMCHECK "GpuExdgemm.PhaseTimes*:GpuExdgemm.PointerModes*:GpuExdgemm.AllocationFailure*:GpuExdgemm.SkinnyNSmall*:GpuExdgemm.SmallMAndNSmall*"
+  RACECHECK "GpuExdgemm.SkinnyNSmall*:GpuExdgemm.SmallMAndNSmall*")

@@ -518,10 +518,12 @@ TEST(Exdgemm, PhaseTimesCoverEveryPhaseAndChangeNoBit) {
 // The modular engine's driver stops at the first failed step: a failed
 // residue or product step never reaches the sums (which would write C from
 // products never made). A recording backend fails each step in turn, with
-// op(A)'s residues stored (FusedCols = 0) or made inside the products.
-template <int FusedCols>
+// both operands' residues stored (FusedCols = TileRows = 0), op(A)'s made
+// inside the products (FusedCols = 8) or both operands' (TileRows = 8).
+template <int FusedCols, int TileRows = 0>
 struct FailingModularBackend {
   static constexpr int kFusedMaxCols = FusedCols, kFusedMaxModuli = FusedCols ? 48 : 0;
+  static constexpr int kTileMaxRows = TileRows;
   int fail_at = -1;  // the step (0-based, in call order) that fails
   int steps = 0, sums = 0, fused = 0;
   std::vector<char> ws = std::vector<char>(1 << 20);
@@ -529,6 +531,7 @@ struct FailingModularBackend {
   std::size_t product_bytes() const { return 4; }
   xn::index_t modular_max_chunk() const { return 4; }  // k = 8: two rounds
   int modular_slots(xn::index_t, xn::index_t, int) const { return 1; }
+  int modular_tile_slots(xn::index_t, xn::index_t, int) const { return 2; }
   void *body_space(std::size_t bytes) { return bytes <= ws.size() ? ws.data() : nullptr; }
   void *head_address() { return ws.data(); }
   xn::Status wait() { return xn::Status::Ok; }
@@ -551,6 +554,14 @@ struct FailingModularBackend {
     ++fused;
     return step();
   }
+  xn::Status modular_tile_products(xn::MatView<const double>, const xn::exact::VectorInfo *,
+                                   xn::index_t, xn::index_t, xn::MatView<const double>,
+                                   const xn::exact::VectorInfo *, xn::index_t, xn::index_t,
+                                   int, const xn::ex_detail::ModularSplit &, void *,
+                                   xn::index_t) {
+    ++fused;
+    return step();
+  }
   xn::Status modular_reduce(void *, int, int, xn::index_t, xn::index_t) { return step(); }
   xn::Status modular_fold_slots(void *, int, int, xn::index_t, xn::index_t) {
     return step();
@@ -565,10 +576,12 @@ struct FailingModularBackend {
   }
 };
 
-// Runs the modular driver over FailingModularBackend<FusedCols> failing at
-// step `fail_at` (8 x 8 x 8, 3 moduli, k in two chunks of 4).
-template <int FusedCols>
-FailingModularBackend<FusedCols> run_failing(int fail_at, xn::Status *st, bool *fused) {
+// Runs the modular driver over FailingModularBackend<FusedCols, TileRows>
+// failing at step `fail_at` (8 x 8 x 8, 3 moduli, k in two chunks of 4);
+// *fused: the report's fused_operands.
+template <int FusedCols, int TileRows = 0>
+FailingModularBackend<FusedCols, TileRows> run_failing(int fail_at, xn::Status *st,
+                                                       int *fused) {
   static const std::vector<double> a(8 * 8, 1.0);
   const xn::MatView<const double> A{a.data(), 8, 8, 8, false};
   const xn::MatView<const double> Bt{a.data(), 8, 8, 8, true};
@@ -576,24 +589,24 @@ FailingModularBackend<FusedCols> run_failing(int fail_at, xn::Status *st, bool *
   const xn::MatView<double> C{cw.data(), 8, 8, 8, false};
   xn::ExdgemmLimits lim;
   lim.workspace_bytes = 1 << 20;
-  FailingModularBackend<FusedCols> be;
+  FailingModularBackend<FusedCols, TileRows> be;
   be.fail_at = fail_at;
   xn::ExdgemmReport info{};
-  xn::PhaseClock<FailingModularBackend<FusedCols>> clock(be, false, info.phase_ms);
-  *st = xn::modular_run(be, A, Bt, Bt, C, 3, 0, 1.0, 0.0, lim, clock, &info);
-  *fused = info.fused_a;
+  xn::PhaseClock<FailingModularBackend<FusedCols, TileRows>> clock(be, false, info.phase_ms);
+  *st = xn::modular_run(be, A, Bt, Bt, C, 3, true, 0, 1.0, 0.0, lim, clock, &info);
+  *fused = info.fused_operands;
   return be;
 }
 
 TEST(Exdgemm, AFailedModularStepStopsTheCall) {
   xn::Status st;
-  bool fused = false;
+  int fused = -1;
   // Steps of one block, k = 8 in two chunks of 4 (one slot): residues of
   // op(B), of op(A), the first chunk's products, the reduction, the second
   // chunk's products, sums.
   for (int fail_at = 0; fail_at < 6; ++fail_at) {
     const auto be = run_failing<0>(fail_at, &st, &fused);
-    EXPECT_FALSE(fused);
+    EXPECT_EQ(fused, 0);
     EXPECT_EQ(st, xn::Status::ExecutionFailed) << "step " << fail_at;
     EXPECT_EQ(be.steps, fail_at + 1) << "steps run after step " << fail_at << " failed";
     EXPECT_EQ(be.sums, fail_at == 5 ? 1 : 0) << "step " << fail_at;
@@ -603,12 +616,23 @@ TEST(Exdgemm, AFailedModularStepStopsTheCall) {
   // fused products over all of k, sums; nothing else (fail_at = 3: none fails).
   for (int fail_at = 0; fail_at < 4; ++fail_at) {
     const auto be = run_failing<8>(fail_at, &st, &fused);
-    EXPECT_TRUE(fused);
+    EXPECT_EQ(fused, 1);
     EXPECT_EQ(st, fail_at < 3 ? xn::Status::ExecutionFailed : xn::Status::Ok)
         << "fused, step " << fail_at;
     EXPECT_EQ(be.steps, std::min(fail_at + 1, 3)) << "fused: steps run, failing at " << fail_at;
     EXPECT_EQ(be.fused, fail_at >= 1 ? 1 : 0) << "fused, step " << fail_at;
     EXPECT_EQ(be.sums, fail_at >= 2 ? 1 : 0) << "fused, step " << fail_at;
+  }
+  // Both fused (8 x 8 <= kTileMaxRows): no residues stored; the tile
+  // products over two slots, their fold, sums.
+  for (int fail_at = 0; fail_at < 4; ++fail_at) {
+    const auto be = run_failing<0, 8>(fail_at, &st, &fused);
+    EXPECT_EQ(fused, 2);
+    EXPECT_EQ(st, fail_at < 3 ? xn::Status::ExecutionFailed : xn::Status::Ok)
+        << "tiles, step " << fail_at;
+    EXPECT_EQ(be.steps, std::min(fail_at + 1, 3)) << "tiles: steps run, failing at " << fail_at;
+    EXPECT_EQ(be.fused, 1) << "tiles, step " << fail_at;
+    EXPECT_EQ(be.sums, fail_at >= 2 ? 1 : 0) << "tiles, step " << fail_at;
   }
 }
 

@@ -310,7 +310,7 @@ TEST_F(GpuExdgemm, LongAndSkinnyKStayOnTheModularEngine) {
 }
 
 // Skinny n: op(B) of at most 4 columns and at most 24 moduli make op(A)'s
-// residues inside the products (fused_a), over every layout of op(A) and
+// residues inside the products (fused_operands 1), over every layout of op(A) and
 // op(B), k in one chunk, past 2^17 (several chunks), in forced short chunks
 // and shorter than one step, several row blocks (a forced block: row
 // offsets), padded leading dimensions, alpha and beta of every kind; just
@@ -328,7 +328,7 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
     int chunk;   // XN_OPT_EXDGEMM_K_CHUNK (0: automatic)
     int block;   // XN_OPT_EXDGEMM_BLOCK (0: automatic)
     double phi;  // of the inputs (u - 0.5) exp(phi randn)
-    bool fused;  // fused_a expected
+    bool fused;  // op(A)'s residues made inside the products (fused_operands 1)
     const char *what;
   };
   const Shape shapes[] = {
@@ -352,7 +352,7 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
     const ModularRun r =
         run_modular(c, sh.phi, sh.chunk, sh.block, index % 2 == 1, rng, sh.what);
     const xnExdgemmInfo_t &info = r.info;
-    EXPECT_EQ(info.fused_a, sh.fused ? 1 : 0) << sh.what << ", " << info.moduli << " moduli";
+    EXPECT_EQ(info.fused_operands, sh.fused ? 1 : 0) << sh.what << ", " << info.moduli << " moduli";
     if (sh.fused && sh.phi > 0) {
       EXPECT_GT(info.moduli, 16) << sh.what << ": the 24-moduli kernels ran";
     }
@@ -376,7 +376,7 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
     const std::vector<double> got = run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
     xnExdgemmInfo_t info{};
     ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
-    EXPECT_EQ(info.fused_a, 1);
+    EXPECT_EQ(info.fused_operands, 1);
     EXPECT_EQ(info.k_chunks, 3);
     EXPECT_TRUE(xn_test::same_bits(got, want)) << (random_signs ? "random signs" : "all 127");
   }
@@ -409,7 +409,136 @@ TEST_F(GpuExdgemm, SkinnyNSmallShapesKeepTheCpuBits) {
     c.ldc = c.m + 3;
     const std::string what = "shape " + std::to_string(index);
     const ModularRun r = run_modular(c, sh.phi, sh.chunk, 0, false, rng, what);
-    EXPECT_EQ(r.info.fused_a, 1) << what << ", " << r.info.moduli << " moduli";
+    EXPECT_EQ(r.info.fused_operands, 1) << what << ", " << r.info.moduli << " moduli";
+    ++index;
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
+}
+
+// Small m and n: blocks of C of at most 64 x 64, at least half full, whose
+// rows of op(A) and columns of op(B) span at most 53 bits, with k >= 2^15,
+// make both operands' residues inside the INT8 products (fused_operands 2:
+// the tile kernel, four moduli a block), over every layout of op(A) and
+// op(B), partial tiles, 15 to 17 moduli (the last group of four partly
+// past L), k from exactly 2^15 to past 2^17, forced short chunks, several
+// chunks a slot (forced slots: reduced between them), padded leading
+// dimensions, alpha and beta of every kind, device scalars. Just outside
+// (k = 2^15 - 1, 65 rows, a block under half a tile, wider rows at phi 1)
+// the stored residues run. The CPU's bits everywhere. Then narrow rows
+// whose 2^-low is no double (entries near 2^-1000: the kernel decodes
+// them), and the int32 sums at their bound: every entry +-127 at k = 3 2^17
+// in two slots (one of them two chunks), the exact product known.
+TEST_F(GpuExdgemm, SmallMAndNMakeBothResiduesInsideTheProducts) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  struct Shape {
+    bool ta, tb;
+    int m, n, k;
+    int chunk;   // XN_OPT_EXDGEMM_K_CHUNK (0: automatic)
+    int slots;   // forced slots (0: automatic)
+    double phi;  // of the inputs (u - 0.5) exp(phi randn)
+    int fused;   // fused_operands expected
+    const char *what;
+  };
+  const Shape shapes[] = {
+      {false, false, 64, 64, (1 << 17) + 33, 0, 0, 0, 2, "NN 64 x 64 past 2^17"},
+      {true, false, 32, 64, 40000, 0, 0, 0, 2, "TN 32 x 64: half a tile"},
+      {false, true, 64, 40, 1 << 15, 0, 0, 0, 2, "NT k = 2^15"},
+      {true, true, 64, 33, 40000, 48, 4, 0, 2, "TT chunks of 48 in 4 slots"},
+      {true, false, 50, 63, 40000, 4096, 3, 0, 2, "TN chunks of 4096 in 3 slots"},
+      {false, true, 64, 40, 70001, 0, 0, 0, 2, "NT 64 x 40 x 70001"},
+      {false, false, 64, 64, (1 << 15) - 1, 0, 0, 0, 0, "NN k = 2^15 - 1: stored residues"},
+      {false, false, 65, 64, 40000, 0, 0, 0, 0, "NN 65 rows: stored residues"},
+      {true, true, 32, 63, 40000, 0, 0, 0, 0, "TT 32 x 63, under half a tile: stored"},
+      {true, false, 64, 64, 40000, 0, 0, 1, 0, "TN phi 1 (wider rows): stored residues"},
+  };
+  std::uniform_real_distribution<double> ab(-3, 3);
+  int index = 0;
+  for (const Shape &sh : shapes) {
+    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, index % 4 == 1 ? 1.0 : ab(rng),
+           index % 3 == 2 ? 0.0 : ab(rng)};
+    c.lda = (c.ta ? c.k : c.m) + (index % 2 ? 5 : 0);
+    c.ldb = (c.tb ? c.n : c.k) + (index % 2 ? 0 : 3);
+    c.ldc = c.m + 1;
+    xn::testing::set_modular_slots(sh.slots);
+    const ModularRun r = run_modular(c, sh.phi, sh.chunk, 0, index % 2 == 1, rng, sh.what);
+    xn::testing::set_modular_slots(0);
+    const xnExdgemmInfo_t &info = r.info;
+    EXPECT_EQ(info.fused_operands, sh.fused) << sh.what << ", " << info.moduli << " moduli";
+    if (sh.slots > 0) {
+      EXPECT_EQ(info.k_slots, sh.slots) << sh.what;
+      EXPECT_GT(info.k_chunks, info.k_slots) << sh.what << ": several chunks a slot";
+    }
+    if (sh.fused == 2) {  // no residues allocated; k split over slots
+      EXPECT_LT(info.workspace_bytes, std::size_t(info.moduli) * (c.m + c.n) * c.k) << sh.what;
+      EXPECT_GT(info.k_slots, 1) << sh.what;
+    }
+    ++index;
+  }
+  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
+
+  // Narrow rows near 2^-1000 (lowest bits down to 2^-1053: no 2^-low).
+  {
+    Case c{false, true, 48, 45, 1 << 15, 48, 45, 49, 1.5, -0.5};
+    std::vector<double> a(std::size_t(c.lda) * c.k), b(std::size_t(c.ldb) * c.k);
+    for (double &x : a) x = std::ldexp(xn_test::u53(rng) - 0.5, -1000);
+    for (double &x : b) x = xn_test::u53(rng) - 0.5;
+    const std::vector<double> c0 = make_c(c.m, c.n, c.ldc, c.beta, rng);
+    const std::vector<double> got = run(c, a, b, c0);
+    xnExdgemmInfo_t info{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(info.fused_operands, 2) << "rows near 2^-1000";
+    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << "rows near 2^-1000";
+  }
+
+  const int m = 64, n = 40, k = 3 << 17;
+  xn::testing::set_modular_slots(2);
+  for (bool random_signs : {false, true}) {
+    Case c{true, false, m, n, k, k, k, m, 1.0, 0.0};
+    std::vector<double> a, b;
+    const std::vector<double> want = int_extremes(m, n, k, random_signs, rng, a, b);
+    const std::vector<double> got = run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
+    xnExdgemmInfo_t info{};
+    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(info.fused_operands, 2);
+    EXPECT_EQ(info.k_chunks, 3);
+    EXPECT_EQ(info.k_slots, 2);
+    EXPECT_TRUE(xn_test::same_bits(got, want)) << (random_signs ? "random signs" : "all 127");
+  }
+  xn::testing::set_modular_slots(0);
+  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+}
+
+// The fused tiles on the smallest shapes they take (the sanitizers'
+// subset: memcheck and racecheck, for the tile kernel's shared memory):
+// every orientation, partial tiles, several chunks a slot, the CPU's bits.
+TEST_F(GpuExdgemm, SmallMAndNSmallShapesKeepTheCpuBits) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  struct Shape {
+    bool ta, tb;
+    int m, n, k, chunk, slots;
+    double phi;
+  };
+  const Shape shapes[] = {{false, false, 64, 64, 1 << 15, 0, 0, 0},
+                          {true, false, 33, 64, 1 << 15, 0, 0, 0},
+                          {false, true, 64, 40, 1 << 15, 4096, 3, 0},
+                          {true, true, 64, 32, (1 << 15) + 3, 0, 0, 0}};
+  std::uniform_real_distribution<double> ab(-3, 3);
+  int index = 0;
+  for (const Shape &sh : shapes) {
+    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, ab(rng), index % 2 ? 0.0 : ab(rng)};
+    c.lda = (c.ta ? c.k : c.m) + 1;
+    c.ldb = (c.tb ? c.n : c.k) + 2;
+    c.ldc = c.m + 3;
+    const std::string what = "shape " + std::to_string(index);
+    xn::testing::set_modular_slots(sh.slots);
+    const ModularRun r = run_modular(c, sh.phi, sh.chunk, 0, false, rng, what);
+    xn::testing::set_modular_slots(0);
+    EXPECT_EQ(r.info.fused_operands, 2) << what << ", " << r.info.moduli << " moduli";
     ++index;
   }
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
@@ -808,18 +937,13 @@ TEST_F(GpuExdgemm, SuppliedWorkspaceServesEveryRoutine) {
   EXPECT_EQ(after.wide_entries, info.wide_entries);
   EXPECT_EQ(after.blocks, info.blocks);
 
-  // Room for the phase-1 arrays but not for the smallest block: the call
-  // fails after its synchronisation, with ALLOC_FAILED and C untouched; too
-  // small even for the phase-1 arrays: the same.
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, 64), CUBLAS_STATUS_SUCCESS);
-  std::size_t smallest = 0;
-  ASSERT_EQ(
-      xnGetExdgemmWorkspaceSize(h_, CUBLAS_OP_N, CUBLAS_OP_T, c.m, c.n, c.k, &smallest),
-      CUBLAS_STATUS_SUCCESS);
-  ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, 0), CUBLAS_STATUS_SUCCESS);
-  // (A quarter of the forced 64 x 64 blocking, which also holds all of
-  // op(B)'s slices, is below every 64-row blocking.)
-  for (std::size_t give : {smallest / 4, std::size_t(256)}) {
+  // Room for the phase-1 arrays but not for the smallest block of either
+  // engine (the modular engine's smallest, 64 x 64 fused tiles, holds at
+  // least L 64^2 int32 sums): the call fails after its synchronisation,
+  // with ALLOC_FAILED and C untouched; too small even for the phase-1
+  // arrays: the same.
+  const std::size_t head = xn::ex_detail::head_bytes(c.m, c.n);
+  for (std::size_t give : {head + 4096, std::size_t(256)}) {
     xnRelease(h_);
     ASSERT_EQ(xnSetWorkspace(h_, ws.get(), give), CUBLAS_STATUS_SUCCESS);
     DeviceBuffer<double> dA2, dB2, dC2;

@@ -230,7 +230,14 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
                             0x1.fffffffffffffp+1023,
                             -0x1.fffffffffffffp+1023,
                             0x1p-1022,
-                            0x1.8p-1060};
+                            0x1.8p-1060,
+                            0x1p52,
+                            0x1.fffffffffffffp52,
+                            -0x1p53,
+                            0x1.0000000000001p53,
+                            INFINITY,
+                            -INFINITY,
+                            NAN};
   for (int i = 0; i < 2000; ++i) {
     const double mant = double(rng() >> 11) * 0x1p-53 + 0.5;
     xs.push_back((rng() & 1 ? -1 : 1) * std::ldexp(mant, int(rng() % 2090) - 1070));
@@ -253,6 +260,16 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
         if (d.neg) mpz_neg(M.v, M.v);
       }
       const xn::exact::ResidueSource src = xn::exact::residue_source(d, low);
+      // The kernels' shortcut (one multiply by 2^-low) claims exactly the
+      // unshifted entries, with their source's value.
+      double v = 0;
+      const double scale = xn::exact::row_scale(low);
+      const bool claimed = d.finite && low >= -1023 && low <= 1022 && src.shift == 0;
+      ASSERT_EQ(xn::exact::unshifted_value(x, scale, &v), claimed)
+          << std::hexfloat << x << " low " << low;
+      if (claimed) {
+        ASSERT_EQ(v, src.v) << std::hexfloat << x << " low " << low;
+      }
       for (int l = 0; l < T.count; ++l) {
         const int r = xn::exact::modular_residue(d, low, l, T);
         ASSERT_LE(std::abs(r), 127);

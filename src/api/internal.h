@@ -62,7 +62,7 @@ inline xnExdgemmInfo_t to_public(const ExdgemmReport &r) {
   i.moduli = r.moduli;
   i.k_chunks = r.k_chunks;
   i.k_slots = r.k_slots;
-  i.fused_a = r.fused_a ? 1 : 0;
+  i.fused_operands = r.fused_operands;
   static_assert(sizeof i.phase_ms / sizeof i.phase_ms[0] == kExPhaseCount,
                 "xnExdgemmInfo_t.phase_ms holds one entry per phase");
   for (int ph = 0; ph < kExPhaseCount; ++ph) i.phase_ms[ph] = r.phase_ms[ph];

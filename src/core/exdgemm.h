@@ -58,12 +58,17 @@ enum class ExEngine : int { Auto = 0, Slices = 1, Modular = 2 };
 // products, sums (reconstruction and rounding).
 enum ExPhase : int { kExExponents, kExConversion, kExProducts, kExSums, kExPhaseCount };
 
+// Whose residues the modular engine's integer products make themselves,
+// never stored: none, op(A)'s (skinny n), or both operands' (small m and
+// n). The value is the report's fused_operands.
+enum class ModularFusion : int { None = 0, A = 1, Both = 2 };
+
 // What a call did (xnGetLastExdgemmInfo; the fields are documented there).
 struct ExdgemmReport {
   int engine = 0;  // ExEngine that ran (Slices or Modular); 0 before any product
   int moduli = 0;  // modular engine: moduli, i.e. integer products of the full shape
   int k_chunks = 0, k_slots = 0;  // modular engine: ModularSplit's chunks and slots
-  bool fused_a = false;  // modular engine: op(A)'s residues made inside the products
+  int fused_operands = 0;  // modular engine: int(ModularFusion) of the products
   // The widest row of op(A) plus the widest column of op(B), in bits (their
   // spans, top - low + 1), as the exponent scan found them; 0 before it.
   int span_bits = 0;
@@ -231,21 +236,24 @@ struct ModularSplit {
 };
 
 // Shortest chunk worth a slot of its own: shorter ones cost more in the
-// products' prologue and the sums' extra reads than they gain.
-constexpr index_t kMinSplitChunk = 1024;
+// products' prologue and the sums' extra reads than they gain. The fused
+// tiles (ModularFusion::Both) start a slot for a few steps of 32
+// positions: 64 x 64 x 4096 on 4 slots of 1024 kept 16 blocks busy on an
+// H100's 132 multiprocessors.
+constexpr index_t kMinSplitChunk = 1024, kMinTileChunk = 128;
 
 // The split of k for a block: chunks no longer than max_chunk (or
 // `force_chunk` when > 0), at least `want_slots` of them where k allows
-// chunks of kMinSplitChunk, evenly long.
+// chunks of min_chunk, evenly long.
 inline ModularSplit modular_split(index_t k, index_t max_chunk, int want_slots,
-                                  index_t force_chunk) {
+                                  index_t force_chunk, index_t min_chunk = kMinSplitChunk) {
   ModularSplit sp;
   const index_t longest =
       force_chunk > 0 ? std::min(round_up(force_chunk, 16), max_chunk) : max_chunk;
   index_t chunks = (k + longest - 1) / longest;
   if (force_chunk <= 0)
     chunks = std::max(chunks, std::min<index_t>(std::max(want_slots, 1),
-                                                std::max<index_t>(1, k / kMinSplitChunk)));
+                                                std::max<index_t>(1, k / min_chunk)));
   sp.chunk = std::min(longest, round_up((k + chunks - 1) / chunks, 16));
   sp.chunks = int((k + sp.chunk - 1) / sp.chunk);
   sp.slots = std::max(1, std::min(sp.chunks, std::max(want_slots, 1)));
@@ -257,14 +265,18 @@ inline ModularSplit modular_split(index_t k, index_t max_chunk, int want_slots,
 inline index_t product_stride(index_t bm, index_t bn) { return round_up(bm * bn, 64); }
 
 // The modular engine's body: residues of a block's rows of op(A) (none
-// where the products make them, fused_a), of op(B)'s columns (a block's,
-// or all n once), and the slots' L products each.
+// where the products make them), of op(B)'s columns (a block's, or all n
+// once; none where the products make them), and the slots' L products each.
 inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n,
                                       const ModularSplit &sp, int L,
-                                      std::size_t residue_bytes,
-                                      std::size_t product_bytes, bool b_once, bool fused_a) {
-  const index_t a = fused_a ? 0 : round_up(sp.residue_bytes(bm, L, residue_bytes), 256);
-  const index_t b = round_up(sp.residue_bytes(b_once ? n : bn, L, residue_bytes), 256);
+                                      std::size_t residue_bytes, std::size_t product_bytes,
+                                      bool b_once, ModularFusion fusion) {
+  const index_t a = fusion != ModularFusion::None
+                        ? 0
+                        : round_up(sp.residue_bytes(bm, L, residue_bytes), 256);
+  const index_t b = fusion == ModularFusion::Both
+                        ? 0
+                        : round_up(sp.residue_bytes(b_once ? n : bn, L, residue_bytes), 256);
   const index_t p =
       round_up(index_t(sp.slots) * L * product_stride(bm, bn) * index_t(product_bytes), 256);
   return std::size_t(a + b + p);
@@ -336,7 +348,16 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 //       from A (never stored), times rb_l^T over all of k, into slot 0
 //       (any integers congruent to the products): op(A) read once where
 //       op(B) has at most kFusedMaxCols columns and L <= kFusedMaxModuli
-//       (modular_fuses_a)
+//       (ModularFusion::A)
+//   kTileMaxRows, and where kTileMaxRows > 0:
+//   modular_tile_slots(bm, bn, L)      slots that would fill the device
+//                                      with a bm x bn block's fused tiles
+//   modular_tile_products(A, ia, i0, bm, Bt, ib, j0, bn, L, split, P, pstride)
+//       for each slot s: P_(s L + l) = a symmetric residue of the product
+//       of rows i0..i0+bm of op(A) and j0..j0+bn of op(B)^T modulo m_l
+//       over the split's chunks s, s + slots, ..., both operands' residues
+//       made on the fly (never stored), where bm and bn are at most
+//       kTileMaxRows (ModularFusion::Both)
 //   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, pstride,
 //                     cap_bits, log2_k, P, alpha, beta, wide)
 //       the entries of the block from their L products, except those
@@ -349,51 +370,85 @@ namespace testing {
 // (ex_detail::ModularSplit); 0 (default) = each backend's own choice (the
 // CPU: one; the GPU: by the block's tiles). Process-wide, for tests of the
 // placement, the rounds reduced between them and the slot sums, on shapes
-// of any kind (src/core/exdgemm_testing.cpp). Ignored where the products
-// are fused (modular_fuses_a: op(B) of at most kFusedMaxCols columns),
-// which use no slots.
+// of any kind (src/core/exdgemm_testing.cpp). Ignored where op(A)'s
+// residues are made inside the products (ModularFusion::A: op(B) of at
+// most kFusedMaxCols columns), which use no slots.
 void set_modular_slots(int slots);
 int modular_slots_override();
 }  // namespace testing
 
-// Whether the backend makes op(A)'s residues inside the products for blocks
-// of C of bn columns (skinny n: the int8 residues of op(A), L bytes per
-// entry written and read again, would cost more memory traffic than its
-// doubles; docs/design.md, "Skinny n"). Blocks narrower than 64 columns
-// span all of n, so every block of a call decides alike.
+// Which residues the backend's products make themselves for blocks of C of
+// bm x bn (the int8 residues of an operand, L bytes per entry written and
+// read again, cost more memory traffic than its doubles where the other
+// side of the product is small; docs/design.md, "Skinny n" and "Small m
+// and n"): op(A)'s where op(B) has at most kFusedMaxCols columns; both
+// where `tiles` allows it (tiles_allowed) and the block fills at least half
+// of one tile of kTileMaxRows x kTileMaxRows. Decided once per call, on its
+// full block (edge blocks are smaller).
 template <class Backend>
-constexpr bool modular_fuses_a(index_t bn, int L) {
-  return bn <= Backend::kFusedMaxCols && L <= Backend::kFusedMaxModuli;
+constexpr ModularFusion modular_fusion(index_t bm, index_t bn, int L, bool tiles) {
+  if (bn <= Backend::kFusedMaxCols && L <= Backend::kFusedMaxModuli) return ModularFusion::A;
+  if (tiles && bm <= Backend::kTileMaxRows && bn <= Backend::kTileMaxRows &&
+      2 * bm * bn >= index_t(Backend::kTileMaxRows) * Backend::kTileMaxRows)
+    return ModularFusion::Both;
+  return ModularFusion::None;
+}
+
+// Whether a call may take the fused tiles: every row of op(A) and column of
+// op(B) spans at most kUnshiftedSpan bits (their entries' residues come
+// from one multiply each; the tiles, which make each residue in every
+// group of moduli, would repeat the decoding of wider data) and k is at
+// least kTileMinK. The tiles' time per step does not shrink with the
+// block's rows, so against the stored residues they win on long k and
+// full tiles only: on an H100, 64 x 64 by 18 % at k = 2^17, 4 % at 2^15,
+// and lose 3 % at 2^14; at k = 2^17, 64 x 32 and 64 x 48 by 7-12 %, 48 x 48
+// by 3 %, 48 x 33 and 32 x 32 lose 8-13 % (docs/performance.md).
+constexpr int kUnshiftedSpan = 53;
+constexpr index_t kTileMinK = index_t(1) << 15;
+inline bool tiles_allowed(int span_a, int span_b, index_t k) {
+  return span_a <= kUnshiftedSpan && span_b <= kUnshiftedSpan && k >= kTileMinK;
 }
 
 template <class Backend>
 ex_detail::ModularSplit modular_split_for(const Backend &be, index_t k, index_t bm,
-                                          index_t bn, int L, const ExdgemmLimits &lim) {
-  // Fused products spread k over the device themselves: no slots.
+                                          index_t bn, int L, bool tiles,
+                                          const ExdgemmLimits &lim) {
+  // op(A)'s fused products spread k over the device themselves: no slots.
+  const ModularFusion fusion = modular_fusion<Backend>(bm, bn, L, tiles);
   const int forced = testing::modular_slots_override();
-  const int slots = modular_fuses_a<Backend>(bn, L) ? 1
-                    : forced > 0                    ? forced
-                                                    : be.modular_slots(bm, bn, L);
-  return ex_detail::modular_split(k, be.modular_max_chunk(), slots, lim.force_chunk);
+  int slots = 1;
+  if (fusion != ModularFusion::A) {
+    if (forced > 0)
+      slots = forced;
+    else if constexpr (Backend::kTileMaxRows > 0)
+      slots = fusion == ModularFusion::Both ? be.modular_tile_slots(bm, bn, L)
+                                            : be.modular_slots(bm, bn, L);
+    else
+      slots = be.modular_slots(bm, bn, L);
+  }
+  return ex_detail::modular_split(
+      k, be.modular_max_chunk(), slots, lim.force_chunk,
+      fusion == ModularFusion::Both ? ex_detail::kMinTileChunk : ex_detail::kMinSplitChunk);
 }
 
 // The modular engine's blocking of an m x n x k product within `budget`.
 template <class Backend>
 ex_detail::Blocking modular_blocking(const Backend &be, index_t m, index_t n, index_t k,
-                                     int L, std::size_t head, std::size_t budget,
+                                     int L, bool tiles, std::size_t head, std::size_t budget,
                                      const ExdgemmLimits &lim) {
   return ex_detail::choose_block(
       m, n, head, budget, lim.force_block, [&](index_t bm, index_t bn, bool once) {
-        return ex_detail::modular_body_bytes(bm, bn, n, modular_split_for(be, k, bm, bn, L, lim),
-                                             L, be.residue_bytes(), be.product_bytes(),
-                                             once, modular_fuses_a<Backend>(bn, L));
+        return ex_detail::modular_body_bytes(
+            bm, bn, n, modular_split_for(be, k, bm, bn, L, tiles, lim), L,
+            be.residue_bytes(), be.product_bytes(), once,
+            modular_fusion<Backend>(bm, bn, L, tiles));
       });
 }
 
 template <class Backend>
 Status modular_run(Backend &be, MatView<const double> A, MatView<const double> Bt,
-                   MatView<const double> B, MatView<double> C, int L, std::size_t head,
-                   double alpha, double beta, const ExdgemmLimits &lim,
+                   MatView<const double> B, MatView<double> C, int L, bool tiles,
+                   std::size_t head, double alpha, double beta, const ExdgemmLimits &lim,
                    PhaseClock<Backend> &clock, ExdgemmReport *info) {
   using namespace ex_detail;
   const index_t m = C.rows, n = C.cols, k = A.cols;
@@ -402,25 +457,29 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   char *body = nullptr;
   const Status got = claim_blocking(
       be, head, lim,
-      [&](std::size_t budget) { return modular_blocking(be, m, n, k, L, head, budget, lim); },
+      [&](std::size_t budget) {
+        return modular_blocking(be, m, n, k, L, tiles, head, budget, lim);
+      },
       &blk, &body);
   if (got != Status::Ok) return got;
   // One split for every block: the full block's (edge blocks are smaller,
   // and their products fit its space).
-  const ModularSplit sp = modular_split_for(be, k, blk.bm, blk.bn, L, lim);
+  const ModularSplit sp = modular_split_for(be, k, blk.bm, blk.bn, L, tiles, lim);
   const index_t pstride = product_stride(blk.bm, blk.bn);
   const auto *ia = static_cast<const exact::VectorInfo *>(be.head_address());
   const exact::VectorInfo *ib = ia + m;
-  const bool fused_a = modular_fuses_a<Backend>(blk.bn, L);
+  const ModularFusion fusion = modular_fusion<Backend>(blk.bm, blk.bn, L, tiles);
+  const bool stores_a = fusion == ModularFusion::None, stores_b = fusion != ModularFusion::Both;
   char *ra = body;
-  char *rbs = ra + (fused_a ? 0 : round_up(sp.residue_bytes(blk.bm, L, rb), 256));
-  char *P = rbs + round_up(sp.residue_bytes(blk.b_once ? n : blk.bn, L, rb), 256);
+  char *rbs = ra + (stores_a ? round_up(sp.residue_bytes(blk.bm, L, rb), 256) : 0);
+  char *P = rbs + (stores_b ? round_up(sp.residue_bytes(blk.b_once ? n : blk.bn, L, rb), 256)
+                            : 0);
   const int cap_bits = exact::modular_capacity_bits(L), log2_k = ceil_log2(k);
   info->engine = int(ExEngine::Modular);
   info->moduli = L;
   info->k_chunks = sp.chunks;
   info->k_slots = sp.slots;
-  info->fused_a = fused_a;
+  info->fused_operands = int(fusion);
   info->block_rows = int(blk.bm);
   info->block_cols = int(blk.bn);
   info->workspace_bytes = blk.bytes;
@@ -433,12 +492,12 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   auto then = [&s](auto &&step) {
     if (s == Status::Ok) s = step();
   };
-  if (blk.b_once && L > 0)
+  if (blk.b_once && L > 0 && stores_b)
     then([&] { return be.modular_residues(Bt, ib, 0, n, L, sp, rbs); });
   std::int64_t blocks = 0;
   for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
     const index_t bm = std::min(blk.bm, m - i0);
-    if (L > 0 && !fused_a) then([&] { return be.modular_residues(A, ia, i0, bm, L, sp, ra); });
+    if (L > 0 && stores_a) then([&] { return be.modular_residues(A, ia, i0, bm, L, sp, ra); });
     for (index_t j0 = 0; j0 < n && s == Status::Ok; j0 += blk.bn) {
       const index_t bn = std::min(blk.bn, n - j0);
       const index_t rb_rows = blk.b_once ? n : bn;
@@ -446,18 +505,25 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
       if (L > 0) {
         if (blk.b_once)
           rbj = rbs + j0 * sp.chunk * index_t(rb);  // row j0 of each (chunk, modulus)
-        else
+        else if (stores_b)
           then([&] { return be.modular_residues(Bt, ib, j0, bn, L, sp, rbs); });
         then([&] { return clock.lap(kExConversion); });
         if constexpr (Backend::kFusedMaxCols > 0) {
-          if (fused_a)
+          if (fusion == ModularFusion::A)
             then([&] {
               return be.modular_fused_products(A, ia, i0, bm, rbj, rb_rows, bn, L, sp, P,
                                                pstride);
             });
         }
+        if constexpr (Backend::kTileMaxRows > 0) {
+          if (fusion == ModularFusion::Both)
+            then([&] {
+              return be.modular_tile_products(A, ia, i0, bm, Bt, ib, j0, bn, L, sp, P,
+                                              pstride);
+            });
+        }
         // Rounds of up to `slots` chunks, each one batched product.
-        for (int c0 = 0; c0 < sp.chunks && !fused_a; c0 += sp.slots) {
+        for (int c0 = 0; c0 < sp.chunks && fusion == ModularFusion::None; c0 += sp.slots) {
           const int count = std::min(sp.slots, sp.chunks - c0) * L;
           if (c0 > 0)
             then([&] { return be.modular_reduce(P, L, sp.slots, pstride, bm * bn); });
@@ -470,7 +536,7 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
         }
         // k split for parallelism: the slots folded into the first, so the
         // reconstruction reads one product per modulus.
-        if (sp.slots > 1 && !fused_a)
+        if (sp.slots > 1 && fusion != ModularFusion::A)
           then([&] { return be.modular_fold_slots(P, L, sp.slots, pstride, bm * bn); });
         then([&] { return clock.lap(kExProducts); });
       }
@@ -568,7 +634,8 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
       // Its workspace is allocated before C is touched: if no block of it
       // fits the budget, the slice engine (smaller blocks) runs instead.
       const Status ms =
-          modular_run(be, A, Bt, B, C, L, head, alpha, beta, lim, clock, info);
+          modular_run(be, A, Bt, B, C, L, tiles_allowed(span_a, span_b, k), head, alpha,
+                      beta, lim, clock, info);
       if (ms != Status::AllocFailed) return ms;  // (info untouched on AllocFailed)
     }
   }
@@ -748,7 +815,7 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
     int L = wanted > 0 ? wanted : exact::kMaxModuli;
     Blocking blk;
     for (; L > 0; --L) {
-      blk = modular_blocking(be, m, n, k, L, head, lim.workspace_bytes, lim);
+      blk = modular_blocking(be, m, n, k, L, false, head, lim.workspace_bytes, lim);
       if (blk.bm > 0 && blk.bytes <= lim.workspace_bytes) break;
     }
     if (L == 0) return Status::NotSupported;
@@ -764,7 +831,8 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
     Status s = be.scan_rows(A, info_a);
     if (s == Status::Ok) s = be.scan_rows(Bt, info_a + m);
     if (s != Status::Ok) return s;
-    return modular_run(be, A, Bt, B, C, L, head, be.host_alpha(), be.host_beta(), lim,
+    // (The spans are not known here: no fused tiles, tiles_allowed.)
+    return modular_run(be, A, Bt, B, C, L, false, head, be.host_alpha(), be.host_beta(), lim,
                        clock, info);
   }
 }

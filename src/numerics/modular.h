@@ -187,6 +187,26 @@ XN_HD ResidueSource residue_source(const Decoded &d, int low) {
   return {d.neg ? -v : v, shift > 0 ? shift : 0};
 }
 
+// The same source without decoding the entry, where it is unshifted:
+// with scale = row_scale(low) = 2^-low, v = x scale is exact (x = mant
+// 2^q with q >= low: v = mant 2^(q - low), an integer) and |v| < 2^53
+// exactly when residue_source's shift is 0 (a normal x with q > low has
+// mant >= 2^52, so |v| >= 2^53; a subnormal x has q = -1074 <= low), v
+// then being its source's v. A shifted, infinite or NaN entry, or a row
+// whose 2^-low is no normal double (scale NaN), gives false: the kernels
+// take residue_source then. One multiply and a compare per entry, not a
+// decode (the fused tiles of small m and n spent more instructions on
+// decoding than on the residues).
+XN_HD double row_scale(int low) {
+  const int biased = 1023 - low;  // of 2^-low
+  if (biased < 1 || biased > 2046) return wide_detail::bits_to_double(0x7ff8000000000000ull);
+  return wide_detail::bits_to_double(std::uint64_t(biased) << 52);
+}
+XN_HD bool unshifted_value(double x, double scale, double *v) {
+  *v = x * scale;
+  return *v < 0x1p53 && *v > -0x1p53;  // false for NaN
+}
+
 // The symmetric remainder of the integer-valued double x, |x| < 2^53,
 // modulo m_l, in [-(m_l - 1)/2, (m_l - 1)/2] (so |r| <= 127), on the FP64
 // units: q = RN(x RN(1/m) + 1.5 2^52) - 1.5 2^52 is the integer nearest

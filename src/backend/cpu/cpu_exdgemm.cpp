@@ -24,8 +24,9 @@ class CpuExBackend {
   // as doubles: every dot product is an integer below k 127^2 < 2^53, so
   // exact in any order. One such product costs about one slice product.
   static constexpr bool kHasModular = true;
-  // The CPU stores op(A)'s residues (its products read them many times).
-  static constexpr int kFusedMaxCols = 0, kFusedMaxModuli = 0;
+  // The CPU stores both operands' residues (its products read them many
+  // times).
+  static constexpr int kFusedMaxCols = 0, kFusedMaxModuli = 0, kTileMaxRows = 0;
   std::size_t residue_bytes() const { return sizeof(double); }
   std::size_t product_bytes() const { return sizeof(double); }
   // Any chunk of k below 2^38 keeps every partial sum (|r| <= 127 carried,

@@ -31,6 +31,10 @@ class CudaExBackend {
   // 24 moduli: the products' L x 4 int32 sums stay in registers
   // (launch_ex_modular_fused_products).
   static constexpr int kFusedMaxCols = kExFusedMaxCols, kFusedMaxModuli = kExFusedMaxModuli;
+  // Both operands' residues inside the products for blocks of C of at most
+  // one tile of kExTileRows x kExTileRows, any L
+  // (launch_ex_modular_tile_products).
+  static constexpr int kTileMaxRows = kExTileRows;
   std::size_t residue_bytes() const { return 1; }
   std::size_t product_bytes() const { return 4; }
   index_t modular_max_chunk() const { return exact::kInt32ChunkK; }
@@ -43,6 +47,18 @@ class CudaExBackend {
     const index_t want = kTilesPerSm * std::max(st_.sm_count, 1);
     const index_t have = std::max<index_t>(1, tiles(bm, bn) * std::max(L, 1));
     return int(std::min<index_t>(kMaxSlots, std::max<index_t>(1, (want + have - 1) / have)));
+  }
+
+  // The fused tiles: a block of 16 warps per multiprocessor (its 122
+  // registers a thread allow one), each a tile, kExTileModuli moduli and a
+  // slot: slots enough for one such wave.
+  int modular_tile_slots(index_t bm, index_t bn, int L) const {
+    const index_t per_slot = ((bm + kExTileRows - 1) / kExTileRows) *
+                             ((bn + kExTileRows - 1) / kExTileRows) *
+                             ((std::max(L, 1) + kExTileModuli - 1) / kExTileModuli);
+    const index_t want = std::max(st_.sm_count, 1);
+    return int(std::min<index_t>(kMaxSlots,
+                                 std::max<index_t>(1, (want + per_slot - 1) / per_slot)));
   }
 
   CudaExBackend(cublasHandle_t h, cudaStream_t s, HandleState &st, bool dev_scalars,
@@ -248,6 +264,17 @@ class CudaExBackend {
         s_, view(A), info, i0, bm, static_cast<const std::int8_t *>(rb), rb_rows, bn, L,
         sp.chunk, sp.chunks, static_cast<std::int32_t *>(P), pstride,
         std::max(st_.sm_count, 1)));
+  }
+
+  // Each slot's L products of the block, both operands' residues made here
+  // from A and op(B) (small m and n): P's slots then folded by the driver.
+  Status modular_tile_products(MatView<const double> A, const exact::VectorInfo *ia,
+                               index_t i0, index_t bm, MatView<const double> Bt,
+                               const exact::VectorInfo *ib, index_t j0, index_t bn, int L,
+                               const ex_detail::ModularSplit &sp, void *P, index_t pstride) {
+    return ok(launch_ex_modular_tile_products(s_, view(A), ia, i0, bm, view(Bt), ib, j0, bn,
+                                              L, sp.chunk, sp.chunks, sp.slots,
+                                              static_cast<std::int32_t *>(P), pstride));
   }
 
   Status modular_fold_slots(void *P, int L, int slots, index_t pstride, index_t entries) {
