@@ -56,6 +56,9 @@ std::vector<double> make_c(int m, int n, int ldc, double beta, std::mt19937_64 &
   return c;
 }
 
+std::vector<double> int_extremes(int m, int n, int k, bool random_signs, std::mt19937_64 &rng,
+                                 std::vector<double> &a, std::vector<double> &b);
+
 class GpuExdgemm : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -142,6 +145,51 @@ class GpuExdgemm : public ::testing::Test {
     EXPECT_EQ(r.info.engine, 2) << what;
     EXPECT_TRUE(xn_test::same_bits(r.got, cpu(c, r.a, r.b, r.c0))) << what;
     return r;
+  }
+
+  // The sanitizers' subsets of a fused path: each shape once on the
+  // modular engine (padded leading dimensions, beta = 0 every other shape,
+  // forced chunk and slots), the CPU's bits (run_modular) and the report's
+  // fused_operands; the options reset after.
+  struct SmallShape {
+    bool ta, tb;
+    int m, n, k, chunk, slots;
+    double phi;
+  };
+  void run_small_shapes(const std::vector<SmallShape> &shapes, int fused,
+                        std::mt19937_64 &rng) {
+    std::uniform_real_distribution<double> ab(-3, 3);
+    int index = 0;
+    for (const SmallShape &sh : shapes) {
+      Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, ab(rng), index % 2 ? 0.0 : ab(rng)};
+      c.lda = (c.ta ? c.k : c.m) + 1;
+      c.ldb = (c.tb ? c.n : c.k) + 2;
+      c.ldc = c.m + 3;
+      const std::string what = "shape " + std::to_string(index);
+      xn::testing::set_modular_slots(sh.slots);
+      const ModularRun r = run_modular(c, sh.phi, sh.chunk, 0, false, rng, what);
+      xn::testing::set_modular_slots(0);
+      EXPECT_EQ(r.info.fused_operands, fused) << what << ", " << r.info.moduli << " moduli";
+      ++index;
+    }
+    xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
+    xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
+  }
+
+  // int_extremes (op(A) = T, op(B) = N, every entry +-127) under the
+  // options and slots in force: the exact product's bits in a NaN-poisoned
+  // C; the report returned for the caller's checks.
+  xnExdgemmInfo_t run_int_extremes(int m, int n, int k, bool random_signs,
+                                   std::mt19937_64 &rng) {
+    Case c{true, false, m, n, k, k, k, m, 1.0, 0.0};
+    std::vector<double> a, b;
+    const std::vector<double> want = int_extremes(m, n, k, random_signs, rng, a, b);
+    const std::vector<double> got = run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
+    xnExdgemmInfo_t info{};
+    EXPECT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    EXPECT_TRUE(xn_test::same_bits(got, want))
+        << m << " x " << n << " x " << k << (random_signs ? ", random signs" : ", all 127");
+    return info;
   }
 
   cublasHandle_t h_ = nullptr;
@@ -368,17 +416,10 @@ TEST_F(GpuExdgemm, SkinnyNMakesTheResiduesOfAInsideTheProducts) {
   xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
   xnSetOption(h_, XN_OPT_EXDGEMM_BLOCK, 0);
 
-  const int m = 130, n = 4, k = 3 << 17;
   for (bool random_signs : {false, true}) {
-    Case c{true, false, m, n, k, k, k, m, 1.0, 0.0};
-    std::vector<double> a, b;
-    const std::vector<double> want = int_extremes(m, n, k, random_signs, rng, a, b);
-    const std::vector<double> got = run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
-    xnExdgemmInfo_t info{};
-    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    const xnExdgemmInfo_t info = run_int_extremes(130, 4, 3 << 17, random_signs, rng);
     EXPECT_EQ(info.fused_operands, 1);
     EXPECT_EQ(info.k_chunks, 3);
-    EXPECT_TRUE(xn_test::same_bits(got, want)) << (random_signs ? "random signs" : "all 127");
   }
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
 }
@@ -391,29 +432,10 @@ TEST_F(GpuExdgemm, SkinnyNSmallShapesKeepTheCpuBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE(xn_test::describe_seed(seed));
-  struct Shape {
-    bool ta, tb;
-    int m, n, k, chunk;
-    double phi;
-  };
-  const Shape shapes[] = {{false, false, 300, 3, 700, 0, 0},
-                          {true, false, 130, 4, 1000, 0, 1},
-                          {false, true, 40, 1, 333, 48, 1},
-                          {true, true, 70, 2, 999, 0, 0}};
-  std::uniform_real_distribution<double> ab(-3, 3);
-  int index = 0;
-  for (const Shape &sh : shapes) {
-    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, ab(rng), index % 2 ? 0.0 : ab(rng)};
-    c.lda = (c.ta ? c.k : c.m) + 1;
-    c.ldb = (c.tb ? c.n : c.k) + 2;
-    c.ldc = c.m + 3;
-    const std::string what = "shape " + std::to_string(index);
-    const ModularRun r = run_modular(c, sh.phi, sh.chunk, 0, false, rng, what);
-    EXPECT_EQ(r.info.fused_operands, 1) << what << ", " << r.info.moduli << " moduli";
-    ++index;
-  }
-  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
-  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
+  run_small_shapes({{false, false, 300, 3, 700, 0, 0, 0},
+                    {true, false, 130, 4, 1000, 0, 0, 1},
+                    {false, true, 40, 1, 333, 48, 0, 1},
+                    {true, true, 70, 2, 999, 0, 0, 0}}, 1, rng);
 }
 
 // Small m and n: blocks of C of at most 64 x 64, at least half full, whose
@@ -493,19 +515,12 @@ TEST_F(GpuExdgemm, SmallMAndNMakeBothResiduesInsideTheProducts) {
     EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << "rows near 2^-1000";
   }
 
-  const int m = 64, n = 40, k = 3 << 17;
   xn::testing::set_modular_slots(2);
   for (bool random_signs : {false, true}) {
-    Case c{true, false, m, n, k, k, k, m, 1.0, 0.0};
-    std::vector<double> a, b;
-    const std::vector<double> want = int_extremes(m, n, k, random_signs, rng, a, b);
-    const std::vector<double> got = run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
-    xnExdgemmInfo_t info{};
-    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+    const xnExdgemmInfo_t info = run_int_extremes(64, 40, 3 << 17, random_signs, rng);
     EXPECT_EQ(info.fused_operands, 2);
     EXPECT_EQ(info.k_chunks, 3);
     EXPECT_EQ(info.k_slots, 2);
-    EXPECT_TRUE(xn_test::same_bits(got, want)) << (random_signs ? "random signs" : "all 127");
   }
   xn::testing::set_modular_slots(0);
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
@@ -518,31 +533,10 @@ TEST_F(GpuExdgemm, SmallMAndNSmallShapesKeepTheCpuBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE(xn_test::describe_seed(seed));
-  struct Shape {
-    bool ta, tb;
-    int m, n, k, chunk, slots;
-    double phi;
-  };
-  const Shape shapes[] = {{false, false, 64, 64, 1 << 15, 0, 0, 0},
-                          {true, false, 33, 64, 1 << 15, 0, 0, 0},
-                          {false, true, 64, 40, 1 << 15, 4096, 3, 0},
-                          {true, true, 64, 32, (1 << 15) + 3, 0, 0, 0}};
-  std::uniform_real_distribution<double> ab(-3, 3);
-  int index = 0;
-  for (const Shape &sh : shapes) {
-    Case c{sh.ta, sh.tb, sh.m, sh.n, sh.k, 0, 0, 0, ab(rng), index % 2 ? 0.0 : ab(rng)};
-    c.lda = (c.ta ? c.k : c.m) + 1;
-    c.ldb = (c.tb ? c.n : c.k) + 2;
-    c.ldc = c.m + 3;
-    const std::string what = "shape " + std::to_string(index);
-    xn::testing::set_modular_slots(sh.slots);
-    const ModularRun r = run_modular(c, sh.phi, sh.chunk, 0, false, rng, what);
-    xn::testing::set_modular_slots(0);
-    EXPECT_EQ(r.info.fused_operands, 2) << what << ", " << r.info.moduli << " moduli";
-    ++index;
-  }
-  xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
-  xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0);
+  run_small_shapes({{false, false, 64, 64, 1 << 15, 0, 0, 0},
+                    {true, false, 33, 64, 1 << 15, 0, 0, 0},
+                    {false, true, 64, 40, 1 << 15, 4096, 3, 0},
+                    {true, true, 64, 32, (1 << 15) + 3, 0, 0, 0}}, 2, rng);
 }
 
 // The int32 accumulation at its bound: entries of magnitude 127 (residues
@@ -563,22 +557,14 @@ TEST_F(GpuExdgemm, ChunksAtTheInt32BoundKeepTheExactProduct) {
   for (int slots : {1, 3}) {
     for (bool random_signs : {false, true}) {
       const int kk = slots == 1 ? k : 4 << 17;
-      Case c{true, false, m, n, kk, kk, kk, m, 1.0, 0.0};
-      std::vector<double> a, b;
-      const std::vector<double> want = int_extremes(m, n, kk, random_signs, rng, a, b);
       ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
       ASSERT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0), CUBLAS_STATUS_SUCCESS);
       xn::testing::set_modular_slots(slots);
-      const std::vector<double> got =
-          run(c, a, b, std::vector<double>(std::size_t(m) * n, NAN));
+      const xnExdgemmInfo_t info = run_int_extremes(m, n, kk, random_signs, rng);
       xn::testing::set_modular_slots(0);
-      xnExdgemmInfo_t info{};
-      ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
       EXPECT_EQ(info.engine, 2);
       EXPECT_EQ(info.k_chunks, kk >> 17);
       EXPECT_EQ(info.k_slots, slots);
-      EXPECT_TRUE(xn_test::same_bits(got, want))
-          << "slots " << slots << (random_signs ? ", random signs" : ", all 127");
     }
   }
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
