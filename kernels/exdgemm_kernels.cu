@@ -24,10 +24,27 @@ __device__ __forceinline__ double load(const ExView &X, std::int64_t i, std::int
   return X.trans ? X.p[j + i * X.ld] : X.p[i + j * X.ld];
 }
 
-__global__ void init_info_kernel(VectorInfo *info, std::int64_t n) {
-  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i < n) exact::vector_info_init(info[i]);
+// A block's summary of one row, merged into the row's with integer atomics
+// (max/min/or are order-independent: the result is deterministic).
+__device__ __forceinline__ void publish_info(const VectorInfo &v, VectorInfo &dst) {
+  if (v.top != exact::kNoTop) {
+    atomicMax(&dst.top, v.top);
+    atomicMin(&dst.low, v.low);
+  }
+  if (v.nonfinite) atomicOr(&dst.nonfinite, 1u);
+  if (v.signs) atomicOr(&dst.signs, v.signs);
 }
+
+// One operand's exponent scan within scan_operands_kernel: its view, its
+// summaries, and its grid (blocks[0] x blocks[1], flattened).
+struct ScanJob {
+  ExView X;
+  VectorInfo *info;
+  std::int64_t chunk;
+  int groups;        // fast rows only: chunks of the same rows a block takes
+  unsigned grid_x;   // blocks across the rows
+  unsigned blocks;   // grid_x times the blocks along the columns
+};
 
 // Rows of X run along the stored fast dimension (X.trans == false): blocks
 // of kThreads / groups rows (a warp's 32 rows read coalesced) by `groups`
@@ -40,23 +57,14 @@ __global__ void init_info_kernel(VectorInfo *info, std::int64_t n) {
 // blocks of 32 rows by 8 on an earlier build). Many rows
 // take one group (256 rows a block: 390 us for 4097 x 30001, against 468 in
 // blocks of 32 rows by 8 chunks).
-__device__ __forceinline__ void publish_info(const VectorInfo &v, VectorInfo &dst) {
-  if (v.top != exact::kNoTop) {
-    atomicMax(&dst.top, v.top);
-    atomicMin(&dst.low, v.low);
-  }
-  if (v.nonfinite) atomicOr(&dst.nonfinite, 1u);
-  if (v.signs) atomicOr(&dst.signs, v.signs);
-}
-
-__global__ void __launch_bounds__(kThreads)
-    scan_rows_fast_kernel(ExView X, VectorInfo *info, std::int64_t chunk, int groups) {
-  __shared__ VectorInfo part[kThreads];
-  const int rows = kThreads / groups;
+__device__ __forceinline__ void scan_fast_block(const ScanJob &job, unsigned bx, unsigned by,
+                                VectorInfo *part) {
+  const ExView &X = job.X;
+  const int rows = kThreads / job.groups;
   const int r = threadIdx.x % rows, g = threadIdx.x / rows;
-  const std::int64_t i = blockIdx.x * std::int64_t(rows) + r;
-  const std::int64_t j0 = (blockIdx.y * std::int64_t(groups) + g) * chunk;
-  const std::int64_t j1 = min(X.cols, j0 + chunk);
+  const std::int64_t i = bx * std::int64_t(rows) + r;
+  const std::int64_t j0 = (by * std::int64_t(job.groups) + g) * job.chunk;
+  const std::int64_t j1 = min(X.cols, j0 + job.chunk);
   VectorInfo v;
   exact::vector_info_init(v);
   if (i < X.rows) {
@@ -64,29 +72,29 @@ __global__ void __launch_bounds__(kThreads)
     for (std::int64_t j = j0; j < j1; ++j)
       exact::vector_info_add(v, exact::decode(X.p[i + j * X.ld]));
   }
-  if (groups > 1) {
+  if (job.groups > 1) {
     part[threadIdx.x] = v;
     __syncthreads();
     if (g != 0) return;
-    for (int h = 1; h < groups; ++h) exact::vector_info_merge(v, part[h * rows + r]);
+    for (int h = 1; h < job.groups; ++h) exact::vector_info_merge(v, part[h * rows + r]);
   }
-  if (i < X.rows) publish_info(v, info[i]);
+  if (i < X.rows) publish_info(v, job.info[i]);
 }
 
 // Rows of X are stored contiguously (X.trans == true): one warp per row and
 // chunk of `chunk` columns (long rows of skinny operands are read by many
-// warps at once), combined with integer atomics as in the kernel above.
-__global__ void __launch_bounds__(kThreads)
-    scan_rows_contig_kernel(ExView X, VectorInfo *info, std::int64_t chunk) {
-  const std::int64_t i = blockIdx.x * std::int64_t(kThreads / 32) + threadIdx.x / 32;
+// warps at once), combined with integer atomics as above.
+__device__ __forceinline__ void scan_contig_block(const ScanJob &job, unsigned bx, unsigned by) {
+  const ExView &X = job.X;
+  const std::int64_t i = bx * std::int64_t(kThreads / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x & 31;
   if (i >= X.rows) return;
   VectorInfo v;
   exact::vector_info_init(v);
   const double *row = X.p + i * X.ld;
-  const std::int64_t j1 = min(X.cols, (blockIdx.y + 1) * chunk);
+  const std::int64_t j1 = min(X.cols, (by + 1) * job.chunk);
 #pragma unroll 4
-  for (std::int64_t j = blockIdx.y * chunk + lane; j < j1; j += 32)
+  for (std::int64_t j = by * job.chunk + lane; j < j1; j += 32)
     exact::vector_info_add(v, exact::decode(row[j]));
   for (int o = 16; o > 0; o >>= 1) {
     v.top = max(v.top, __shfl_xor_sync(0xffffffffu, v.top, o));
@@ -94,7 +102,40 @@ __global__ void __launch_bounds__(kThreads)
     v.nonfinite |= __shfl_xor_sync(0xffffffffu, v.nonfinite, o);
     v.signs |= __shfl_xor_sync(0xffffffffu, v.signs, o);
   }
-  if (lane == 0) publish_info(v, info[i]);
+  if (lane == 0) publish_info(v, job.info[i]);
+}
+
+// Both operands' scans in one launch, op(A)'s blocks first: for small
+// products of long k the two scans are each too short to fill the memory
+// system, and one after the other they cost two drains (64 x 64 x 131072 on
+// an H100: 45 + 32 us apart).
+// Full occupancy (8 blocks a multiprocessor, as the two kernels it replaced
+// had): the scans wait on memory, not on arithmetic.
+__global__ void __launch_bounds__(kThreads, 8)
+    scan_operands_kernel(ScanJob first, ScanJob second) {
+  __shared__ VectorInfo part[kThreads];
+  // Each job's parameters read where they are (no reference chosen at run
+  // time: that copies both to the stack).
+  auto run = [&](const ScanJob &job, unsigned b) {
+    const unsigned bx = b % job.grid_x, by = b / job.grid_x;
+    if (job.X.trans)
+      scan_contig_block(job, bx, by);
+    else
+      scan_fast_block(job, bx, by, part);
+  };
+  if (blockIdx.x < first.blocks)
+    run(first, blockIdx.x);
+  else
+    run(second, blockIdx.x - first.blocks);
+}
+
+__global__ void init_info_pair_kernel(VectorInfo *a, std::int64_t na, VectorInfo *b,
+                                      std::int64_t nb) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < na)
+    exact::vector_info_init(a[i]);
+  else if (i < na + nb)
+    exact::vector_info_init(b[i - na]);
 }
 
 __global__ void zero_kernel(std::uint64_t *p, std::int64_t n) {
@@ -578,15 +619,24 @@ __global__ void __launch_bounds__(kTileThreads, 1)
     }
   }
   if (!multiplies) return;
-  std::int32_t *out = P + (std::int64_t(blockIdx.y) * L + l0 + ml) * pstride;
+  // The slots fold here: each adds its symmetric residue (|r| <= 127) into
+  // the zeroed first slot; at most 65535 slots keep the sum within int32,
+  // and integer addition in any order gives the same bits.
+  std::int32_t *out = P + std::int64_t(l0 + ml) * pstride;
+  const bool one_slot = gridDim.y == 1;
   XN_UNROLL
   for (int b = 0; b < 8; ++b)
     XN_UNROLL
     for (int e = 0; e < 4; ++e) {
       const std::int64_t i = ti + 16 * quarter + g + 8 * (e >> 1);
       const std::int64_t j = tj + 8 * b + 2 * t + (e & 1);
-      if (i < bm && j < bn)
-        out[i + j * bm] = exact::symmetric_residue(acc[b][e], l0 + ml, c_modular);
+      if (i < bm && j < bn) {
+        const int r = exact::symmetric_residue(acc[b][e], l0 + ml, c_modular);
+        if (one_slot)
+          out[i + j * bm] = r;
+        else
+          atomicAdd(&out[i + j * bm], r);
+      }
     }
 }
 
@@ -711,27 +761,45 @@ std::int64_t contig_chunk(std::int64_t rows, std::int64_t cols) {
 
 }  // namespace
 
-cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, VectorInfo *info) {
-  if (X.rows <= 0) return cudaSuccess;
-  init_info_kernel<<<blocks_for(X.rows, kThreads), kThreads, 0, s>>>(info, X.rows);
-  if (X.cols <= 0) return cudaGetLastError();
+namespace {
+
+// The grid of one operand's scan (rows along the stored fast dimension, or
+// stored contiguously).
+ScanJob scan_job(ExView X, VectorInfo *info) {
+  ScanJob job{X, info, 0, 1, 0, 0};
+  if (X.rows <= 0 || X.cols <= 0) return job;  // no blocks
+  std::int64_t grid_y;
   if (!X.trans) {
-    const std::int64_t chunk = scan_chunk(X.rows, X.cols);
+    job.chunk = scan_chunk(X.rows, X.cols);
     // Rows a block: the rows rounded up to a warp, at most kThreads; the
     // rest of the block takes further chunks of the same rows.
     const int rows = int(std::min<std::int64_t>(kThreads, (X.rows + 31) / 32 * 32));
     int groups = kThreads / rows;
     while (kThreads % (groups * 32) != 0 || (kThreads / groups) < rows) --groups;
-    const int block_rows = kThreads / groups;
-    const dim3 grid(blocks_for(X.rows, block_rows),
-                    unsigned((X.cols + chunk * groups - 1) / (chunk * groups)));
-    scan_rows_fast_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk, groups);
+    job.groups = groups;
+    job.grid_x = blocks_for(X.rows, kThreads / groups);
+    grid_y = (X.cols + job.chunk * groups - 1) / (job.chunk * groups);
   } else {
-    const std::int64_t chunk = contig_chunk(X.rows, X.cols);
-    const dim3 grid(blocks_for(X.rows, kThreads / 32),
-                    unsigned((X.cols + chunk - 1) / chunk));
-    scan_rows_contig_kernel<<<grid, kThreads, 0, s>>>(X, info, chunk);
+    job.chunk = contig_chunk(X.rows, X.cols);
+    job.grid_x = blocks_for(X.rows, kThreads / 32);
+    grid_y = (X.cols + job.chunk - 1) / job.chunk;
   }
+  job.blocks = unsigned(job.grid_x * grid_y);
+  return job;
+}
+
+}  // namespace
+
+cudaError_t launch_ex_scan_operands(cudaStream_t s, ExView A, VectorInfo *info_a, ExView Bt,
+                                    VectorInfo *info_b) {
+  const std::int64_t na = std::max<std::int64_t>(A.rows, 0),
+                     nb = std::max<std::int64_t>(Bt.rows, 0);
+  if (na + nb == 0) return cudaSuccess;
+  init_info_pair_kernel<<<blocks_for(na + nb, kThreads), kThreads, 0, s>>>(info_a, na, info_b,
+                                                                          nb);
+  const ScanJob first = scan_job(A, info_a), second = scan_job(Bt, info_b);
+  const std::uint64_t blocks = std::uint64_t(first.blocks) + second.blocks;
+  if (blocks > 0) scan_operands_kernel<<<unsigned(blocks), kThreads, 0, s>>>(first, second);
   return cudaGetLastError();
 }
 
@@ -855,6 +923,10 @@ cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
       ((bm + kExTileRows - 1) / kExTileRows) * ((bn + kExTileRows - 1) / kExTileRows);
   const std::int64_t groups = (L + kExTileModuli - 1) / kExTileModuli;
   if (tiles * groups > INT_MAX) return cudaErrorInvalidValue;
+  if (slots > 1) {  // the slots' sums accumulate into P
+    const cudaError_t e = cudaMemsetAsync(P, 0, sizeof(std::int32_t) * L * pstride, s);
+    if (e != cudaSuccess) return e;
+  }
   const dim3 grid(unsigned(tiles * groups), unsigned(slots));
   modular_tile_products_kernel<<<grid, kTileThreads, 0, s>>>(X, info_x, i0, bm, Y, info_y, j0,
                                                              bn, L, chunk, chunks, P, pstride);

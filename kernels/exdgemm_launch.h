@@ -24,8 +24,10 @@ struct ExView {
   bool trans;
 };
 
-// info[i] = exponent summary of row i of X.
-cudaError_t launch_ex_scan_rows(cudaStream_t s, ExView X, exact::VectorInfo *info);
+// info_a[i] = exponent summary of row i of A, info_b[j] of row j of Bt (the
+// columns of op(B)); both operands in one launch.
+cudaError_t launch_ex_scan_operands(cudaStream_t s, ExView A, exact::VectorInfo *info_a,
+                                    ExView Bt, exact::VectorInfo *info_b);
 
 // masks[g * kMaskWords ..] = nonzero slices of rows [64 g, 64 g + 64) of X.
 cudaError_t launch_ex_mark_rows(cudaStream_t s, ExView X, const exact::VectorInfo *info,

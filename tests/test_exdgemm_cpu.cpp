@@ -524,6 +524,7 @@ template <int FusedCols, int TileRows = 0>
 struct FailingModularBackend {
   static constexpr int kFusedMaxCols = FusedCols, kFusedMaxModuli = FusedCols ? 48 : 0;
   static constexpr int kTileMaxRows = TileRows;
+  static constexpr xn::index_t kModularBlockCap = 0;
   int fail_at = -1;  // the step (0-based, in call order) that fails
   int steps = 0, sums = 0, fused = 0;
   std::vector<char> ws = std::vector<char>(1 << 20);
@@ -624,15 +625,15 @@ TEST(Exdgemm, AFailedModularStepStopsTheCall) {
     EXPECT_EQ(be.sums, fail_at >= 2 ? 1 : 0) << "fused, step " << fail_at;
   }
   // Both fused (8 x 8 <= kTileMaxRows): no residues stored; the tile
-  // products over two slots, their fold, sums.
-  for (int fail_at = 0; fail_at < 4; ++fail_at) {
+  // products over two slots (folded inside them), sums.
+  for (int fail_at = 0; fail_at < 3; ++fail_at) {
     const auto be = run_failing<0, 8>(fail_at, &st, &fused);
     EXPECT_EQ(fused, 2);
-    EXPECT_EQ(st, fail_at < 3 ? xn::Status::ExecutionFailed : xn::Status::Ok)
+    EXPECT_EQ(st, fail_at < 2 ? xn::Status::ExecutionFailed : xn::Status::Ok)
         << "tiles, step " << fail_at;
-    EXPECT_EQ(be.steps, std::min(fail_at + 1, 3)) << "tiles: steps run, failing at " << fail_at;
+    EXPECT_EQ(be.steps, std::min(fail_at + 1, 2)) << "tiles: steps run, failing at " << fail_at;
     EXPECT_EQ(be.fused, 1) << "tiles, step " << fail_at;
-    EXPECT_EQ(be.sums, fail_at >= 2 ? 1 : 0) << "tiles, step " << fail_at;
+    EXPECT_EQ(be.sums, fail_at >= 1 ? 1 : 0) << "tiles, step " << fail_at;
   }
 }
 
@@ -753,6 +754,32 @@ TEST(ExdgemmWorkspace, QueryCoversWellScaledDataInOneBlock) {
                                       int(c.n), int(c.k), &capped),
             CUBLAS_STATUS_SUCCESS);
   EXPECT_GT(capped, 1u) << "the smallest block's need, not the budget";
+}
+
+// A backend's block cap (CudaExBackend::kModularBlockCap: cuBLAS's INT8
+// products are slower beyond 8192 x 8192) bounds the block where both m and
+// n exceed it, whatever the budget; a dimension at or below it keeps the
+// budget's block.
+TEST(ExdgemmBlocking, BlockCapAppliesWhereBothDimensionsExceedIt) {
+  const auto body = [](xn::index_t bm, xn::index_t bn, bool) {
+    return std::size_t(bm) * std::size_t(bn);
+  };
+  const std::size_t any = SIZE_MAX / 2;
+  auto b = xn::ex_detail::choose_block(16384, 16384, 0, any, 0, body, 8192);
+  EXPECT_EQ(b.bm, 8192);
+  EXPECT_EQ(b.bn, 8192);
+  b = xn::ex_detail::choose_block(16384, 16384, 0, any, 0, body);
+  EXPECT_EQ(b.bm, 16384) << "no cap: the budget's block";
+  b = xn::ex_detail::choose_block(12000, 9000, 0, any, 0, body, 8192);
+  EXPECT_EQ(b.bm, 8192);
+  EXPECT_EQ(b.bn, 8192);
+  b = xn::ex_detail::choose_block(32768, 4096, 0, any, 0, body, 8192);
+  EXPECT_EQ(b.bm, 32768) << "one dimension within the cap: not capped";
+  EXPECT_EQ(b.bn, 4096);
+  b = xn::ex_detail::choose_block(16384, 16384, 0, std::size_t(4096) * 4096, 0, body, 8192);
+  EXPECT_EQ(b.bm, 4096) << "the budget still rules below the cap";
+  b = xn::ex_detail::choose_block(16384, 16384, 0, any, 12288, body, 8192);
+  EXPECT_EQ(b.bm, 12288) << "a forced block (XN_OPT_EXDGEMM_BLOCK) is kept";
 }
 
 // The public host API (no GPU here, or XN_DEVICE=cpu): both layouts, Fortran.

@@ -2,8 +2,8 @@
 // backend (docs/design.md, "exdgemm"). The backends supply these phases,
 // each a pass of the shared __host__ __device__ numerics in src/numerics/:
 //
-//   scan_rows        per row of a view: highest/lowest set bit, non-finite
-//                    flag, signs
+//   scan_operands    per row of op(A) and of op(B)^T: highest/lowest set
+//                    bit, non-finite flag, signs
 //   fetch_summaries  the exponent summaries (and alpha/beta) to the host:
 //                    the call's synchronisation, needed because the moduli
 //                    (or slice counts) decide how many and how large the
@@ -169,10 +169,11 @@ inline std::size_t body_bytes(index_t bm, index_t bn, index_t n, index_t k, int 
 // Largest square-ish block (multiple of kGroupRows, or the whole dimension)
 // whose head and body fit the budget; body(bm, bn, once) gives the body's
 // bytes (SIZE_MAX: that shape is impossible), once = op(B)'s part made once
-// for all blocks.
+// for all blocks. cap > 0: where both m and n exceed it, no block edge
+// does (the backend's products run slower beyond it).
 template <class Body>
 Blocking choose_block(index_t m, index_t n, std::size_t head, std::size_t budget,
-                      index_t force, Body &&body) {
+                      index_t force, Body &&body, index_t cap = 0) {
   Blocking best;
   auto fits = [&](index_t bm, index_t bn, bool once, Blocking *out) {
     const std::size_t b = body(bm, bn, once);
@@ -190,7 +191,8 @@ Blocking choose_block(index_t m, index_t n, std::size_t head, std::size_t budget
     }
     return best;
   }
-  const index_t top = round_up(std::max(m, n), kGroupRows);
+  index_t top = round_up(std::max(m, n), kGroupRows);
+  if (cap > 0 && m > cap && n > cap) top = std::min(top, round_up(cap, kGroupRows));
   for (index_t b = top; b >= kGroupRows;
        b = b > 2 * kGroupRows ? round_up(b / 2, kGroupRows) : b - kGroupRows) {
     const index_t bm = std::min(m, b), bn = std::min(n, b);
@@ -277,8 +279,10 @@ inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n,
   const index_t b = fusion == ModularFusion::Both
                         ? 0
                         : round_up(sp.residue_bytes(b_once ? n : bn, L, residue_bytes), 256);
+  // The fused tiles fold their slots as they finish: one product per modulus.
+  const index_t slots = fusion == ModularFusion::Both ? 1 : sp.slots;
   const index_t p =
-      round_up(index_t(sp.slots) * L * product_stride(bm, bn) * index_t(product_bytes), 256);
+      round_up(slots * L * product_stride(bm, bn) * index_t(product_bytes), 256);
   return std::size_t(a + b + p);
 }
 
@@ -353,11 +357,11 @@ Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
 //   modular_tile_slots(bm, bn, L)      slots that would fill the device
 //                                      with a bm x bn block's fused tiles
 //   modular_tile_products(A, ia, i0, bm, Bt, ib, j0, bn, L, split, P, pstride)
-//       for each slot s: P_(s L + l) = a symmetric residue of the product
-//       of rows i0..i0+bm of op(A) and j0..j0+bn of op(B)^T modulo m_l
-//       over the split's chunks s, s + slots, ..., both operands' residues
-//       made on the fly (never stored), where bm and bn are at most
-//       kTileMaxRows (ModularFusion::Both)
+//       P_l = an integer congruent modulo m_l to the product of rows
+//       i0..i0+bm of op(A) and j0..j0+bn of op(B)^T (|P_l| < 2^31), its
+//       slots (the split's chunks s, s + slots, ...) already folded, both
+//       operands' residues made on the fly (never stored), where bm and bn
+//       are at most kTileMaxRows (ModularFusion::Both)
 //   modular_sum_block(A, B, C, ia, ib, i0, bm, j0, bn, L, pstride,
 //                     cap_bits, log2_k, P, alpha, beta, wide)
 //       the entries of the block from their L products, except those
@@ -442,7 +446,8 @@ ex_detail::Blocking modular_blocking(const Backend &be, index_t m, index_t n, in
             bm, bn, n, modular_split_for(be, k, bm, bn, L, tiles, lim), L,
             be.residue_bytes(), be.product_bytes(), once,
             modular_fusion<Backend>(bm, bn, L, tiles));
-      });
+      },
+      Backend::kModularBlockCap);
 }
 
 template <class Backend>
@@ -535,8 +540,9 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
           });
         }
         // k split for parallelism: the slots folded into the first, so the
-        // reconstruction reads one product per modulus.
-        if (sp.slots > 1 && fusion != ModularFusion::A)
+        // reconstruction reads one product per modulus (the fused tiles fold
+        // their own).
+        if (sp.slots > 1 && fusion == ModularFusion::None)
           then([&] { return be.modular_fold_slots(P, L, sp.slots, pstride, bm * bn); });
         then([&] { return clock.lap(kExProducts); });
       }
@@ -586,8 +592,7 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   if (!ws) return Status::AllocFailed;
   place_head(ws);
   Status s = clock.start();
-  if (s == Status::Ok) s = be.scan_rows(A, info_a);
-  if (s == Status::Ok) s = be.scan_rows(Bt, info_b);
+  if (s == Status::Ok) s = be.scan_operands(A, info_a, Bt, info_b);
   std::vector<exact::VectorInfo> ha(static_cast<std::size_t>(m)),
       hb(static_cast<std::size_t>(n));
   double alpha = 0, beta = 0;
@@ -828,8 +833,7 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
     char *ws = static_cast<char *>(be.head_space(head));
     if (!ws) return Status::NotSupported;
     auto *info_a = reinterpret_cast<exact::VectorInfo *>(ws);
-    Status s = be.scan_rows(A, info_a);
-    if (s == Status::Ok) s = be.scan_rows(Bt, info_a + m);
+    Status s = be.scan_operands(A, info_a, Bt, info_a + m);
     if (s != Status::Ok) return s;
     // (The spans are not known here: no fused tiles, tiles_allowed.)
     return modular_run(be, A, Bt, B, C, L, false, head, be.host_alpha(), be.host_beta(), lim,

@@ -27,6 +27,7 @@ class CpuExBackend {
   // The CPU stores both operands' residues (its products read them many
   // times).
   static constexpr int kFusedMaxCols = 0, kFusedMaxModuli = 0, kTileMaxRows = 0;
+  static constexpr index_t kModularBlockCap = 0;  // blocks from the budget alone
   std::size_t residue_bytes() const { return sizeof(double); }
   std::size_t product_bytes() const { return sizeof(double); }
   // Any chunk of k below 2^38 keeps every partial sum (|r| <= 127 carried,
@@ -48,11 +49,10 @@ class CpuExBackend {
   double host_beta() const { return beta_; }
   Status wait() const { return Status::Ok; }  // synchronous: every phase is done
 
-  Status scan_rows(MatView<const double> X, VectorInfo *info) {
-    for (index_t i = 0; i < X.rows; ++i) exact::vector_info_init(info[i]);
-    for (index_t j = 0; j < X.cols; ++j)
-      for (index_t i = 0; i < X.rows; ++i)
-        exact::vector_info_add(info[i], exact::decode(*X.at(i, j)));
+  Status scan_operands(MatView<const double> A, VectorInfo *info_a, MatView<const double> Bt,
+                       VectorInfo *info_b) {
+    scan_rows(A, info_a);
+    scan_rows(Bt, info_b);
     return Status::Ok;
   }
 
@@ -234,6 +234,13 @@ class CpuExBackend {
                             beta, c, scratch_.data(), cap, &wide);
     return wide;
   }
+  static void scan_rows(MatView<const double> X, VectorInfo *info) {
+    for (index_t i = 0; i < X.rows; ++i) exact::vector_info_init(info[i]);
+    for (index_t j = 0; j < X.cols; ++j)
+      for (index_t i = 0; i < X.rows; ++i)
+        exact::vector_info_add(info[i], exact::decode(*X.at(i, j)));
+  }
+
   static void *grow(std::vector<double> &v, std::size_t bytes) {
     try {
       // At least one element: a request of 0 bytes still gets a valid pointer.

@@ -35,6 +35,13 @@ class CudaExBackend {
   // one tile of kExTileRows x kExTileRows, any L
   // (launch_ex_modular_tile_products).
   static constexpr int kTileMaxRows = kExTileRows;
+  // Blocks of C of at most 8192 x 8192 where both dimensions are larger:
+  // cuBLAS's INT8 GEMM runs 8192 x 8192 x 16384-65536 at 1,390-1,640 TOPS
+  // on an H100 but 16384 x 16384 x 16384-131072 at 680-790 (issue 33's
+  // measurements); a 16384^3 call on an H200 (whose budget held one
+  // block) ran its products at 1,242 TOPS against 1,491 in 8192 blocks on
+  // an H100 (docs/performance.md).
+  static constexpr index_t kModularBlockCap = 8192;
   std::size_t residue_bytes() const { return 1; }
   std::size_t product_bytes() const { return 4; }
   index_t modular_max_chunk() const { return exact::kInt32ChunkK; }
@@ -99,8 +106,9 @@ class CudaExBackend {
   // Phase boundaries of XN_OPT_EXDGEMM_PHASE_TIMES only.
   Status wait() { return ok(cudaStreamSynchronize(s_)); }
 
-  Status scan_rows(MatView<const double> X, exact::VectorInfo *info) {
-    return ok(launch_ex_scan_rows(s_, view(X), info));
+  Status scan_operands(MatView<const double> A, exact::VectorInfo *info_a,
+                       MatView<const double> Bt, exact::VectorInfo *info_b) {
+    return ok(launch_ex_scan_operands(s_, view(A), info_a, view(Bt), info_b));
   }
   Status mark_rows(MatView<const double> X, const exact::VectorInfo *info, int w,
                    std::uint64_t *masks) {
