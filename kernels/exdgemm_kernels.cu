@@ -668,7 +668,8 @@ constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 // every entry that round_fast decides (nearly all: finite data, results in
 // the normal range) with only the limbs in registers, and marks it done by
 // overwriting its first product with kEntryDone, a value no product takes
-// (|p| <= 2^17 127^2 + 127 < 2^31 - 2^24, folded residues |r| <= 127).
+// (|p| <= 2^17 127^2 + 127 < 2^31 - 2^24; folded residues, |r| <= 127
+// slots at most 127 x 65535).
 // The second takes the entries left (zeros, results outside the normal
 // range, Inf and NaN, c outside X's window, a captured plan's entries
 // beyond its moduli) through the general rounding, exact_entry, with its
@@ -740,8 +741,9 @@ constexpr std::int64_t kScanThreads = std::int64_t(1) << 18;
 
 // Columns per thread in the exponent scan of rows along the fast
 // dimension: kColChunk, fewer for operands of few rows (64 x 131072 in
-// 4096 chunks of 32, not 512 chunks of 256 on 64 threads each), more if
-// gridDim.y would exceed its limit.
+// 4096 chunks of 32, not 512 chunks of 256 on 64 threads each), more where
+// a block row would take over 65535 pieces (the flattened grid then stays
+// far below gridDim.x's limit).
 std::int64_t scan_chunk(std::int64_t rows, std::int64_t cols) {
   constexpr std::int64_t kMinChunk = 16;
   const std::int64_t fill = std::max(kMinChunk, rows * cols / kScanThreads);
@@ -751,8 +753,8 @@ std::int64_t scan_chunk(std::int64_t rows, std::int64_t cols) {
 // Columns per warp in the scan of contiguous rows: kContigChunk for wide
 // operands (few atomics), down to kMinContigChunk for operands of few rows
 // (the columns of a 131072 x 64 op(B) in 1024-column pieces by 8192 warps,
-// not 8192-column pieces by 1024), more if gridDim.y would exceed its
-// limit.
+// not 8192-column pieces by 1024), more where a block row would take over
+// 65535 pieces.
 std::int64_t contig_chunk(std::int64_t rows, std::int64_t cols) {
   constexpr std::int64_t kContigChunk = 8192, kMinContigChunk = 512;
   const std::int64_t fill = std::max(kMinContigChunk, rows * cols / (kScanThreads / 32));
@@ -784,6 +786,8 @@ ScanJob scan_job(ExView X, VectorInfo *info) {
     job.grid_x = blocks_for(X.rows, kThreads / 32);
     grid_y = (X.cols + job.chunk - 1) / job.chunk;
   }
+  // At least 4096 entries a block: no operand that fits in memory comes
+  // near gridDim.x's limit (2^31 - 1), both operands' blocks together.
   job.blocks = unsigned(job.grid_x * grid_y);
   return job;
 }

@@ -97,10 +97,10 @@ cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X,
 // kExTileRows x kExTileRows of P (rows i0.. of op(A) = X rows, rows j0.. of
 // op(B)^T = Y rows), kExTileModuli moduli and slot s (blockIdx.y): slot s
 // takes the chunks c = s, s + slots, ... of k (each at most 2^17
-// positions: int32 exact), P[(s L + l) pstride + i + j bm] = a symmetric
-// residue of sum_p (X_ip mod m_l)(Y_jp mod m_l) over them, for every i <
-// bm, j < bn, l < L (any L). The slots are folded afterwards
-// (launch_ex_modular_fold_slots).
+// positions: int32 exact) and adds a symmetric residue of sum_p (X_ip mod
+// m_l)(Y_jp mod m_l) over them into P[l pstride + i + j bm], for every i <
+// bm, j < bn, l < L (any L): the slots fold inside the launch (P, L pstride
+// int32 values, is zeroed first where slots > 1; |P| <= 127 slots).
 inline constexpr int kExTileRows = 64, kExTileModuli = 4;
 cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
                                             const exact::VectorInfo *info_x, std::int64_t i0,

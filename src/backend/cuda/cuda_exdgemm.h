@@ -274,8 +274,8 @@ class CudaExBackend {
         std::max(st_.sm_count, 1)));
   }
 
-  // Each slot's L products of the block, both operands' residues made here
-  // from A and op(B) (small m and n): P's slots then folded by the driver.
+  // The block's L products, both operands' residues made here from A and
+  // op(B) (small m and n), the slots folded as they finish.
   Status modular_tile_products(MatView<const double> A, const exact::VectorInfo *ia,
                                index_t i0, index_t bm, MatView<const double> Bt,
                                const exact::VectorInfo *ib, index_t j0, index_t bn, int L,
