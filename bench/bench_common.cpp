@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <set>
+#include <string>
 
 #include "bench_random.h"
 #include "core/plan.h"
@@ -64,6 +67,21 @@ xnOption_t min_size_option(Routine r, bool is_double) {
   if (r == Routine::Winograd)
     return is_double ? XN_OPT_WINOGRAD_MIN_SIZE_D : XN_OPT_WINOGRAD_MIN_SIZE_S;
   return is_double ? XN_OPT_MIN_SIZE_D : XN_OPT_MIN_SIZE_S;
+}
+
+std::string depth_source_letter(int source) {
+  static const char *letters[] = {"o", "b", "s", "c"};
+  return source >= 0 && source < 4 ? letters[source] : "-";
+}
+
+std::string depth_source_name(int source) {
+  static const char *names[] = {"options", "built-in", "scaled", "calibrated"};
+  return source >= 0 && source < 4 ? names[source] : "";
+}
+
+void depth_model_seen(const char *text) {
+  static std::set<std::string> seen;
+  if (seen.insert(text).second) std::printf("depth model: %s\n", text);
 }
 
 bool leaf_for_levels(std::int64_t m, std::int64_t n, std::int64_t k, int levels,

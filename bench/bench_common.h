@@ -52,6 +52,13 @@ xnOption_t min_size_option(Routine r, bool is_double);
 // A leaf size with which choose_levels(m, n, k, leaf, levels, 0) is exactly
 // `levels`: ceil(min(m, n, k) / 2^levels), made smaller where that falls
 // short (odd sizes). False when no leaf gives that depth.
+// xnParameterSource_t as the table shows it ("o", "b", "s", "c"; "-" for
+// -1) and as the records name it ("options", "built-in", ...).
+std::string depth_source_letter(int source);
+std::string depth_source_name(int source);
+// Prints "depth model: <text>" the first time each model is seen.
+void depth_model_seen(const char *text);
+
 bool leaf_for_levels(std::int64_t m, std::int64_t n, std::int64_t k, int levels,
                      std::int64_t *leaf);
 
@@ -125,6 +132,12 @@ struct CaseResult {
   double t_base_train = kNaN;
   ErrStats ours, base;
   int levels = -1;               // recursion levels our routine ran with
+  // xnGetLastGemmInfo: the depth planned, where it came from
+  // (xnParameterSource_t; -1: not known, e.g. on the CPU) and the model's
+  // predicted speedup at it (0: no model).
+  int planned_levels = -1;
+  int depth_source = -1;
+  double predicted_speedup = 0;
   std::int64_t leaf = -1;        // leaf size in effect for this precision
   std::int64_t max_levels = -1;  // XN_OPT_MAX_LEVELS in effect
   std::uint64_t ws_bytes = 0;    // workspace the call needs at `levels`

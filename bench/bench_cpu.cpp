@@ -249,7 +249,7 @@ void CpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     opt = xn::default_options();
     r->leaf = opt.leaf_for(algo.kind, is_d);
     r->max_levels = opt.max_levels;
-    int levels = xn::planned_levels(algo, opt, is_d, m, n, k);
+    int levels = xn::planned_levels(algo, opt, nullptr, is_d, beta_nonzero, m, n, k);
     const xn::TempOrientation o = xn::temp_orientation(opt, is_d, c.ta, c.tb);
     bool pack = false;
     levels = xn::choose_workspace(

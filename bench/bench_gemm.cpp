@@ -87,7 +87,7 @@ struct GemmColumns {
 
 TableLayout gemm_table(const GemmColumns &g) {
   std::string cols =
-      "prec:-4 trans:-5 m x n x k:-18 lvl:3 ws_MiB:9 ours_ms:10 base_ms:10 ours_TF:8 "
+      "prec:-4 trans:-5 m x n x k:-18 lvl:3 src:3 pred:6 ws_MiB:9 ours_ms:10 base_ms:10 ours_TF:8 "
       "base_TF:8 speedup:7 | ";
   cols += g.fast ? "ours_maxnorm:12 ours_meannorm:13 ours_maxabs:11 | base_maxnorm:12 "
                    "base_meannorm:13 base_maxabs:11 | err_ratio:9 ref:5"
@@ -111,7 +111,9 @@ std::vector<std::string> gemm_cells(const CaseSpec &c, const CaseResult &r,
   if (!ran_row(r)) return v;
   auto e = [](double x) { return num(x, "%.2e"); };
   v.insert(v.end(),
-           {std::to_string(r.levels), num(double(r.ws_bytes) / double(1 << 20), "%.1f"),
+           {std::to_string(r.levels), depth_source_letter(r.depth_source),
+            r.predicted_speedup > 0 ? num(r.predicted_speedup, "%.3f") : "-",
+            num(double(r.ws_bytes) / double(1 << 20), "%.1f"),
             num(r.t_ours * 1e3, "%.4g"), num(r.t_base * 1e3, "%.4g"),
             num(tflops(c, r.t_ours), "%.4g"), num(tflops(c, r.t_base), "%.4g"),
             num(r.t_base / r.t_ours, "%.3fx")});
@@ -251,6 +253,10 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"status", text(r.status)},
       {"message", text(r.message)},
       {"levels", opt_int(ran && ng, r.levels)},
+      {"planned_levels", opt_int(ran && ng && r.planned_levels >= 0, r.planned_levels)},
+      {"depth_source", opt_text(ran && ng && r.depth_source >= 0,
+                                depth_source_name(r.depth_source))},
+      {"predicted_speedup", number(ran && ng ? r.predicted_speedup : 0)},
       {"leaf", opt_int(ng && r.leaf > 0, r.leaf)},
       {"max_levels", opt_int(ng && r.max_levels >= 0, r.max_levels)},
       {"ws_bytes", opt_int(ran, (long long)r.ws_bytes)},

@@ -633,6 +633,12 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     int used = 0;
     XNB_CUBLAS(xnGetLastLevels(handle_, &used));
     r.levels = used;
+    xnGemmInfo_t info;
+    XNB_CUBLAS(xnGetLastGemmInfo(handle_, &info));
+    r.planned_levels = info.planned_levels;
+    r.depth_source = int(info.source);
+    r.predicted_speedup = info.predicted_speedup;
+    if (info.model[0]) depth_model_seen(info.model);
     // What the call used: plan.h's size of the whole call at that depth, with
     // the packed quadrant of op(B) when the workspace held covers it (the
     // library gives the packed quadrant up before a level: plan.h

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_calibrate.h"
 #include "bench_gemm.h"
 #include "bench_symv.h"
 #include "bench_util.h"
@@ -33,6 +34,10 @@ usage:
   xnbench gemm [options]    time and check a list of GEMM cases, print a table
   xnbench exdgemm [options] the same as: xnbench gemm --routine exdgemm
   xnbench symv [options]    xnDsymv/xnSsymv vs cublasDsymv/cublasSsymv (GPU only)
+  xnbench calibrate [--no-measure]
+                            measure this GPU for the recursive GEMMs' depth model
+                            (xnCalibrate: about 30 s), cache it, print its rates and the
+                            depths the built-in model and the calibration choose
   xnbench demo [options]    a short comparison (under a minute on a 2-core CPU)
   xnbench --help | --version
 
@@ -119,7 +124,11 @@ gemm options:
   --no-baseline            run our routine only
   --quiet                  no progress lines on stderr
 
-Columns: shape (m x n x k), trans, prec; lvl = recursion levels run; ws_MiB =
+Columns: shape (m x n x k), trans, prec; lvl = recursion levels run; src =
+where the depth came from (o = the options' leaf size, b = the built-in model
+of the device, s = a model scaled from another card, c = this device's
+calibration; xnGetLastGemmInfo); pred = the model's predicted speedup at the
+planned depth over one vendor GEMM; ws_MiB =
 workspace; ours_ms / base_ms = median time per call; ours_TF / base_TF =
 2mnk / time in TFLOP/s; speedup = base_ms / ours_ms; maxrel / meanrel =
 max / mean of |c - ref| / |ref| (ref != 0), maxabs = max |c - ref| over the
@@ -417,6 +426,7 @@ int main(int argc, char **argv) {
     std::printf("xnbench %s\n", version_str().c_str());
     return 0;
   }
+  if (command == "calibrate") return run_calibrate(argc, argv);  // bench_calibrate.cpp
   if (command == "symv") {  // its own options and runner (bench_symv.cu)
     SymvOptions s;
     parse_symv_args(argc, argv, &s);

@@ -351,10 +351,12 @@ cublasStatus_t xnSetSymvWorkspace(cublasHandle_t handle, void *ptr, size_t bytes
  */
 typedef enum {
   /** Leaf size of xnSngemm (xn?gemmStrassen and xn?gemmWinograd have their
-   *  own, below): one more level of recursion is taken
-   *  while, after it, the two largest dimensions of the sub-product are at
-   *  least this and the smallest at least half of it (XN_LEAF_S). Very small
-   *  leaves (tens) lose the accuracy advantage: keep it in the thousands. */
+   *  own, below). -1 (default): the depth is the one the device's model
+   *  predicts fastest (xnCalibrate, xnGetLastGemmInfo). N >= 1: one more
+   *  level of recursion is taken while, after it, the two largest
+   *  dimensions of the sub-product are at least N and the smallest at least
+   *  N/2 (XN_LEAF_S). Very small leaves (tens) lose the accuracy advantage:
+   *  keep it in the thousands. */
   XN_OPT_LEAF_SIZE_S = 0,
   /** Leaf size for double precision (XN_LEAF_D). */
   XN_OPT_LEAF_SIZE_D = 1,
@@ -384,8 +386,9 @@ typedef enum {
   /** The same for double precision (XN_KCHAIN_D). */
   XN_OPT_LEAF_KCHAIN_D = 6,
   /** No recursion at all for products with m*n*k below this value cubed
-   *  (cuBLAS is called as is): the crossover, for sizes where the first
-   *  level's leaves would be shapes cuBLAS runs slowly. Single precision
+   *  (cuBLAS is called as is): a crossover of the user's own, on top of the
+   *  model or the leaf size. -1 (default) = none (with a leaf size set and
+   *  no model, on the CPU: 14336 single, 0 double). Single precision
    *  (XN_MIN_SIZE_S). */
   XN_OPT_MIN_SIZE_S = 7,
   /** The same for double precision (XN_MIN_SIZE_D). */
@@ -486,7 +489,12 @@ typedef enum {
    *  chosen per call: k is cut where the products' exact range ends, and
    *  also where the blocks of C alone cannot fill the device (skinny
    *  shapes). For tests and tuning; every value gives the same bits. */
-  XN_OPT_EXDGEMM_K_CHUNK = 26
+  XN_OPT_EXDGEMM_K_CHUNK = 26,
+  /** The recursive GEMMs' depth model (XN_DEVICE_CALIBRATION): 1 (default) =
+   *  this device's calibration (xnCalibrate) where the cache holds a valid
+   *  one, else the library's built-in model for the device; 0 = the
+   *  built-in model. */
+  XN_OPT_DEVICE_CALIBRATION = 27
 } xnOption_t;
 
 /**
@@ -584,6 +592,65 @@ cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count);
  * forms, on the GPU or the CPU (-1 before any).
  */
 cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels);
+
+/** Where the parameters of a recursive GEMM's depth came from. */
+typedef enum {
+  /** The options: a leaf size (XN_OPT_LEAF_SIZE_* and the routines' own)
+   *  was set, or the backend has no model (the CPU). */
+  XN_PARAMETERS_FROM_OPTIONS = 0,
+  /** The library's built-in model for this kind of device. */
+  XN_PARAMETERS_BUILT_IN = 1,
+  /** No built-in model matches the device: the nearest one, scaled by the
+   *  device's multiprocessors and clock (a first guess: run xnCalibrate). */
+  XN_PARAMETERS_SCALED = 2,
+  /** This device's calibration (xnCalibrate), from the cache. */
+  XN_PARAMETERS_CALIBRATED = 3
+} xnParameterSource_t;
+
+/** What the last recursive GEMM on a handle did and why (xnGetLastGemmInfo). */
+typedef struct {
+  int levels;          /**< recursion levels run (as xnGetLastLevels); -1 before any */
+  int planned_levels;  /**< the depth chosen before the non-negative check's
+                            scales or a workspace limit lowered it */
+  xnParameterSource_t source; /**< where planned_levels came from */
+  double predicted_speedup;   /**< with a model: its predicted time of the
+                                   classical product over its time at
+                                   planned_levels (1 at depth 0); else 0 */
+  char model[128];     /**< the model's origin ("NVIDIA Hopper, 132 SMs
+                            (measured on an H100 SXM)", "calibrated on this
+                            device (...)"), or "" */
+} xnGemmInfo_t;
+
+/**
+ * The last recursive GEMM (xnSngemm/xnDngemm, xn?gemmStrassen,
+ * xn?gemmWinograd) on this handle: depth run and planned, and where the
+ * depth came from. Handle NULL: the calling thread's last host call of
+ * those routines (sngemm_, cblas_dstgemm, ...). Before any call: levels
+ * -1, the rest zero.
+ */
+cublasStatus_t xnGetLastGemmInfo(cublasHandle_t handle, xnGemmInfo_t *info);
+
+/**
+ * Measure the device of `handle` for the recursive GEMMs' depth model:
+ * cuBLAS SGEMM and DGEMM rates at sizes 1024..8192 (step 128), as the
+ * recursion's leaves run them, and the device's copy bandwidth. Runs on the
+ * handle's stream, takes about 30 s and 1.5 GiB of device memory for the
+ * call, and waits for its results. The result is used at once by every
+ * handle of the process on this device (while XN_OPT_DEVICE_CALIBRATION is 1)
+ * and written to the cache (XN_CACHE_DIR, default
+ * $XDG_CACHE_HOME/xngemm or $HOME/.cache/xngemm), one file per device,
+ * keyed by the device's UUID, the driver, cuBLAS and xNGEMM versions;
+ * later processes read it at their first call on the device. A file that
+ * is stale or damaged is ignored with one line on stderr. Not needed on
+ * the cards the library has a built-in model for (H100 SXM, H200); for
+ * other cards it replaces a first guess (XN_PARAMETERS_SCALED). Never call
+ * it inside a stream capture. Returns CUBLAS_STATUS_ALLOC_FAILED when the
+ * memory cannot be had, CUBLAS_STATUS_EXECUTION_FAILED when a measurement
+ * fails (nothing is installed then), CUBLAS_STATUS_NOT_INITIALIZED for a
+ * NULL handle. A cache file that cannot be written is said on stderr; the
+ * calibration is still used in this process.
+ */
+cublasStatus_t xnCalibrate(cublasHandle_t handle);
 
 /**
  * Release the state xNGEMM attached to the handle (workspace, counters).

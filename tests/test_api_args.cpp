@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/args.h"
+#include "backend/cuda/device_model_cuda.h"
 #include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/schedule.h"
@@ -451,6 +452,9 @@ TEST(ApiArgs, FastGemmWorkspaceQueryArguments) {
 TEST(ApiArgs, FastGemmWorkspaceQueryMatchesThePlanner) {
   const DefaultOptionsScope defaults;
   const xn::Options o = xn::default_options();
+  // The query plans with the current device's model (none without a GPU).
+  const std::shared_ptr<const xn::DepthModel> model =
+      xn::device_depth_model(o.device_calibration != 0);
   struct Shape {
     int m, n, k;
   };
@@ -475,7 +479,7 @@ TEST(ApiArgs, FastGemmWorkspaceQueryMatchesThePlanner) {
                         kOk);
               const bool nz = beta_is_zero == 0;
               const xn::index_t want = xn::planned_workspace_elems(
-                  algo, o, is_double, nz, s.m, s.n, s.k, ta == T, tb == T);
+                  algo, o, model.get(), is_double, nz, s.m, s.n, s.k, ta == T, tb == T);
               const std::string what =
                   std::string(algo.name) + " " + prec + " ta=" + std::to_string(ta) +
                   " tb=" + std::to_string(tb) + " " + std::to_string(s.m) + "x" +
@@ -484,16 +488,17 @@ TEST(ApiArgs, FastGemmWorkspaceQueryMatchesThePlanner) {
               EXPECT_EQ(bytes, size_t(want) * elem) << what;
               if (s.m != s.n || s.n != s.k || s.m < 8192) continue;
               const double n2 = double(s.n) * s.n;
-              const int levels = xn::planned_levels(algo, o, is_double, s.m, s.n, s.k);
+              const int levels =
+                  xn::planned_levels(algo, o, model.get(), is_double, nz, s.m, s.n, s.k);
               const xn::TempOrientation to =
                   xn::temp_orientation(o, is_double, ta == T, tb == T);
               const double packed = double(xn::packed_b_elems(
                   algo, nz, s.m, s.n, s.k, levels, to.a_layout, tb == T, to.t_normal));
               EXPECT_LE(packed, n2 / 4) << what;
               EXPECT_LE(double(want) - packed, 2.0 / 3 * n2) << what;
-              // Below the crossover (single precision's default, 14336, at
-              // 8192) the call is the classical product: no workspace.
-              if (s.n < o.min_size_for(algo.kind, is_double)) {
+              // A call the plan does not recurse (single precision at 8192
+              // under the CPU's rule) needs no workspace.
+              if (levels == 0) {
                 EXPECT_EQ(bytes, 0u) << what;
               } else {
                 EXPECT_GT(bytes, 0u) << what;

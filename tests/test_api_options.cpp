@@ -294,19 +294,23 @@ TEST(EnvironmentValidator, NumbersAndWords) {
 TEST(EnvironmentValidator, BadOptionValuesAreSaidOnce) {
   ASSERT_EQ(setenv("XN_LEAF_D", "4o96", 1), 0);
   std::string err = stderr_of([] {
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(xn::options_from_environment().leaf_d, 4096);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(xn::options_from_environment().leaf_d, -1);
   });
-  EXPECT_EQ(err, "xngemm: XN_LEAF_D=4o96 is not an integer: using 4096\n");
+  EXPECT_EQ(err, "xngemm: XN_LEAF_D=4o96 is not an integer: using -1\n");
+  // In range, but no leaf size (-1 is the model, N >= 1 a leaf).
+  ASSERT_EQ(setenv("XN_LEAF_D", "0", 1), 0);
+  err = stderr_of([] { EXPECT_EQ(xn::options_from_environment().leaf_d, -1); });
+  EXPECT_EQ(err, "xngemm: XN_LEAF_D=0 is not an accepted value: using -1\n");
   ASSERT_EQ(setenv("XN_LEAF_D", "-3", 1), 0);
   ASSERT_EQ(setenv("XN_MAX_LEVELS", "31", 1), 0);
   err = stderr_of([] {
     const xn::Options o = xn::options_from_environment();
-    EXPECT_EQ(o.leaf_d, 4096);
+    EXPECT_EQ(o.leaf_d, -1);
     EXPECT_EQ(o.max_levels, 6);
     xn::options_from_environment();
   });
   EXPECT_EQ(err,
-            "xngemm: XN_LEAF_D=-3 is out of range (at least 1): using 4096\n"
+            "xngemm: XN_LEAF_D=-3 is out of range (at least -1): using -1\n"
             "xngemm: XN_MAX_LEVELS=31 is out of range (0 to 30): using 6\n");
   // In range but refused by the row's own check (no such SYMV variant).
   ASSERT_EQ(setenv("XN_SYMV_VARIANT", "1", 1), 0);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/device_model_cuda.h"
 #include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/plan.h"
@@ -1318,8 +1319,9 @@ class DefaultsGuard {
 template <class T>
 void check_host(const FastAlgo &a, Problem<T> &p, const std::string &what,
                 const std::vector<T> &C) {
-  const int levels = xn::planned_levels(a.algorithm(), xn::default_options(),
-                                        is_double<T>(), p.c.m, p.c.n, p.c.k);
+  const int levels = xn::planned_levels(
+      a.algorithm(), xn::default_options(), xn::device_depth_model(true).get(),
+      is_double<T>(), p.c.beta != 0, p.c.m, p.c.n, p.c.k);
   ASSERT_GT(levels, 0) << what;
   check_oracle(a, levels, p, C, what + " " + p.describe());
 }

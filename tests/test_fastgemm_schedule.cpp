@@ -355,11 +355,11 @@ TEST(FastGemmPlan, DefaultOptionsKeepTheBoundForEveryTransposePair) {
         for (bool tb : {false, true}) {
           const double nn = double(n) * n;
           EXPECT_LE(
-              double(xn::planned_workspace_elems(*a, opt, true, false, n, n, n, ta, tb)),
+              double(xn::planned_workspace_elems(*a, opt, nullptr, true, false, n, n, n, ta, tb)),
               2 * nn / 3)
               << a->name << " " << n << " " << ta << tb;
           EXPECT_LE(
-              double(xn::planned_workspace_elems(*a, opt, true, true, n, n, n, ta, tb)),
+              double(xn::planned_workspace_elems(*a, opt, nullptr, true, true, n, n, n, ta, tb)),
               2 * nn / 3)
               << a->name << " " << n << " " << ta << tb;
         }

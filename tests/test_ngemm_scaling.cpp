@@ -524,7 +524,7 @@ TEST(NgemmScaling, ReportAndFallback) {
         xn::MatView<const double>{p.A.data(), p.m, p.k, p.lda, false},
         xn::MatView<const double>{p.B.data(), p.k, p.n, p.ldb, false},
         xn::MatView<double>{C.data(), p.m, p.n, p.ldc, false}, xn::ScalarKind::Zero,
-        false, opt, -1, report);
+        false, opt, nullptr, -1, report);
   };
   const int planned = xn::choose_levels(128, 128, 128, 16, 4);
   xn::GemmReport report;

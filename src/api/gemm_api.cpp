@@ -36,8 +36,10 @@ cublasStatus_t device_recursive_gemm(const GemmAlgorithm &algo, cublasHandle_t h
             hooks, algo, MatView<const T>{A, m, k, lda, is_trans(op_of(transa))},
             MatView<const T>{B, k, n, ldb, is_trans(op_of(transb))},
             MatView<T>{C, m, n, ldc, false}, dev ? ScalarKind::User : kind_of(*beta),
-            !dev && *alpha == T(0), st.opt, -1, &report);
+            !dev && *alpha == T(0), st.opt, handle_depth_model(st), -1, &report);
         st.last_levels = report.levels;
+        st.last_report = report;
+        st.has_last_report = true;
         if (report.fell_back) ++st.nonneg_fallbacks;
         return to_cublas(guard.finish(s));
       });

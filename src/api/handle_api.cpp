@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 #include "api/args.h"
 #include "api/internal.h"
 #include "backend/cuda/call_guard.h"
+#include "backend/cuda/device_model_cuda.h"
 #include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/plan.h"
@@ -50,7 +53,10 @@ cublasStatus_t recursive_gemm_workspace(cublasHandle_t handle, const GemmAlgorit
   if (cs == CUBLAS_STATUS_SUCCESS) cs = options_of(handle, &o);
   if (cs != CUBLAS_STATUS_SUCCESS) return cs;
   const bool is_double = precision == 'd';
-  *bytes = std::size_t(planned_workspace_elems(algo, o, is_double, beta_nonzero, m, n, k,
+  const std::shared_ptr<const DepthModel> model =
+      device_depth_model(o.device_calibration != 0);
+  *bytes = std::size_t(planned_workspace_elems(algo, o, model.get(), is_double, beta_nonzero,
+                                               m, n, k,
                                                is_trans(op_of(transa)),
                                                is_trans(op_of(transb)))) *
            (is_double ? sizeof(double) : sizeof(float));
@@ -117,6 +123,50 @@ cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels) {
   const StateLock lock(handle, false);
   *levels = lock.state() ? lock.state()->last_levels : -1;
   return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // extern "C"
+
+namespace xn {
+
+xnGemmInfo_t gemm_info_of(const GemmReport &report, const DepthModel *model, int levels) {
+  xnGemmInfo_t info{};
+  info.levels = levels < -1 ? report.levels : levels;
+  info.planned_levels = report.planned;
+  info.source = xnParameterSource_t(int(report.source));
+  info.predicted_speedup = report.predicted_speedup;
+  if (model && report.source != ModelSource::Options)
+    std::snprintf(info.model, sizeof info.model, "%s", model->description.c_str());
+  return info;
+}
+
+}  // namespace xn
+
+extern "C" {
+
+cublasStatus_t xnGetLastGemmInfo(cublasHandle_t handle, xnGemmInfo_t *info) {
+  if (!info) return CUBLAS_STATUS_INVALID_VALUE;
+  if (!handle) {
+    *info = host_last_gemm_info();
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  const StateLock lock(handle, false);
+  const HandleState *st = lock.state();
+  *info = st && st->has_last_report
+              ? gemm_info_of(st->last_report, st->model.get())
+              : gemm_info_of(GemmReport{}, nullptr, -1);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t xnCalibrate(cublasHandle_t handle) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  DepthModel model;
+  std::string path, problem;
+  const Status s = calibrate_current_device(handle, &model, &path, &problem);
+  if (s == Status::Ok && !problem.empty())
+    std::fprintf(stderr, "xNGEMM: the calibration is used in this process but not saved: %s\n",
+                 problem.c_str());
+  return to_cublas(s);
 }
 
 cublasStatus_t xnRelease(cublasHandle_t handle) {

@@ -119,6 +119,8 @@ thread_local bool t_host_failed = false;
 // The levels the calling thread's last recursive host GEMM ran
 // (xnGetLastLevels(NULL, ...)); -1 before any.
 thread_local int t_last_levels = -1;
+// Its xnGetLastGemmInfo(NULL, ...).
+thread_local xnGemmInfo_t t_last_info = {-1, 0, XN_PARAMETERS_FROM_OPTIONS, 0, ""};
 
 // Which routine a host call runs: a recursive GEMM (non-negative, Strassen,
 // Winograd) or (double only) the correctly rounded product.
@@ -190,7 +192,10 @@ bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, 
   if (routine != HostRoutine::Exdgemm) {
     st = device_recursive_gemm<T>(algorithm_of(routine), t_gpu.handle, opa, opb, m, n, k,
                                   &alpha, dA, ldda, dB, lddb, &beta, dC, std::max(1, m));
-    if (st == CUBLAS_STATUS_SUCCESS) xnGetLastLevels(t_gpu.handle, levels);
+    if (st == CUBLAS_STATUS_SUCCESS) {
+      xnGetLastLevels(t_gpu.handle, levels);
+      xnGetLastGemmInfo(t_gpu.handle, &t_last_info);
+    }
   }
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
@@ -214,7 +219,10 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   // The depth this call ran, for xnGetLastLevels(NULL, ...): 0 for an empty
   // C and the quick return, the device's on the GPU, the CPU's otherwise.
   const bool recursive = routine != HostRoutine::Exdgemm;
-  if (recursive) t_last_levels = 0;
+  if (recursive) {
+    t_last_levels = 0;
+    t_last_info = gemm_info_of(GemmReport{}, nullptr, 0);
+  }
   if (m == 0 || n == 0) return;
   const HostDevice where = host_device_from_environment();
   const bool big = 2.0 * m * n * k >= kGpuMinFlops;
@@ -249,10 +257,12 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
     }
   }
   bool fell_back = false;
+  GemmReport report;
   cpu_recursive_gemm<T>(algorithm_of(routine), ta, tb, m, n, k, alpha, A, lda, B, ldb,
                         beta, C, ldc, host_options(), -1, CpuLeaf::OpenBlas,
-                        &fell_back, nullptr, &levels);
+                        &fell_back, nullptr, &levels, &report);
   t_last_levels = levels;
+  t_last_info = gemm_info_of(report, nullptr);
   if (fell_back) ++g_host_fallbacks;
 }
 
@@ -291,6 +301,7 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
 int host_last_levels() { return t_last_levels; }
+xnGemmInfo_t host_last_gemm_info() { return t_last_info; }
 bool host_call_failed() { return t_host_failed; }
 
 void set_host_check_nonneg(bool on) { g_host_check_nonneg = on; }

@@ -9,7 +9,9 @@
 
 #include "api/args.h"
 #include "backend/cuda/call_guard.h"
+#include "core/device_model.h"
 #include "core/exdgemm.h"
+#include "core/gemm_driver.h"
 #include "core/schedule.h"
 #include "core/types.h"
 #include "numerics/elementwise.h"
@@ -111,6 +113,11 @@ std::uint64_t host_nonneg_fallbacks();
 // ?stgemm_, ?wigemm_ and their cblas_ forms) ran, on the GPU or the CPU;
 // -1 before any (xnGetLastLevels(NULL, ...)).
 int host_last_levels();
+// The calling thread's last recursive host GEMM (xnGetLastGemmInfo(NULL)).
+xnGemmInfo_t host_last_gemm_info();
+// The public form of a call's report; `levels` < -1 takes report.levels.
+xnGemmInfo_t gemm_info_of(const GemmReport &report, const DepthModel *model,
+                          int levels = -2);
 
 // Whether the calling thread's last host entry point could not run (C left
 // unchanged): CPU exdgemm within a workspace limit too small for one block.

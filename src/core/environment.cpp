@@ -27,6 +27,8 @@ constexpr EnvSetting kEnvironmentTable[] = {
    "interposer: 1 = at exit, print per routine how many calls were rerouted and how many passed through, why and to which library"},
   {EnvVar::NcclLibrary, "XN_NCCL_LIBRARY", EnvKind::Text, nullptr, 0, 0, "libnccl.so.2",
    "PDNGEMM, PSNGEMM, PEXDGEMM: the NCCL library loaded at run time (one that does not load is said once; MPI then moves the blocks)"},
+  {EnvVar::CacheDir, "XN_CACHE_DIR", EnvKind::Text, nullptr, 0, 0, "$XDG_CACHE_HOME/xngemm",
+   "where `xnCalibrate` (`xnbench calibrate`) keeps each device's measured rates (default `$XDG_CACHE_HOME/xngemm`, else `$HOME/.cache/xngemm`)"},
 };
 // clang-format on
 constexpr std::size_t kEnvironmentCount =

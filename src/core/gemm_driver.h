@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/device_model.h"
 #include "core/executor.h"
 #include "core/options.h"
 #include "core/plan.h"
@@ -55,6 +56,11 @@ struct GemmReport {
   // from scale_planned to levels (or less, for lack of workspace).
   bool scale_limited = false;
   int scale_planned = 0;
+  // How the depth was chosen (planned_depth) and, with a model, its
+  // prediction of the classical product's time over the planned depth's.
+  ModelSource source = ModelSource::Options;
+  int planned = 0;
+  double predicted_speedup = 0;
 };
 
 // What the non-negative scan reports besides the sign: block maxima of
@@ -82,21 +88,64 @@ inline TempOrientation temp_orientation(const Options &opt, bool is_double, bool
                           b_trans);
 }
 
-// The depth the options choose for an m x n x k call of `algo` (before any
-// workspace limit), and the elements of workspace it then uses: what the
-// workspace queries report (xnGetWorkspaceSize, xnGetFastGemmWorkspaceSize).
-inline int planned_levels(const GemmAlgorithm &algo, const Options &opt, bool is_double,
-                          index_t m, index_t n, index_t k) {
-  return choose_levels(m, n, k, opt.leaf_for(algo.kind, is_double), int(opt.max_levels),
-                       opt.min_size_for(algo.kind, is_double));
+// The leaf-size rule of backends without a depth model (the CPU): the
+// values the GPU defaults were before the model (tuned on an H200): leaves
+// of 2048 (single) and 4096 (double), no single-precision recursion below
+// 14336.
+constexpr index_t kRuleLeaf[2] = {2048, 4096};        // [single, double]
+constexpr index_t kRuleMinSize[2] = {14336, 0};
+
+// The depth of an m x n x k call of `algo` (before any workspace limit),
+// and where it came from (*source). In order:
+//  - a crossover option >= 0 (XN_OPT_MIN_SIZE_*): no recursion below it;
+//  - a leaf-size option >= 1: the leaf-size rule (plan.h, choose_levels);
+//  - else the device's model, where the backend has one (`model`, see
+//    core/device_model.h): the depth it predicts fastest;
+//  - else the leaf-size rule with kRuleLeaf and kRuleMinSize.
+// `beta_nonzero`: which table the top level runs (the model counts its
+// passes).
+inline DepthPrediction planned_depth(const GemmAlgorithm &algo, const Options &opt,
+                                     const DepthModel *model, bool is_double,
+                                     bool beta_nonzero, index_t m, index_t n, index_t k,
+                                     ModelSource *source) {
+  const std::int64_t leaf = opt.leaf_for(algo.kind, is_double);
+  const std::int64_t min_size = opt.min_size_for(algo.kind, is_double);
+  const int max_levels = int(opt.max_levels);
+  DepthPrediction p;
+  *source = ModelSource::Options;
+  if (leaf >= 1) {
+    p.levels = choose_levels(m, n, k, leaf, max_levels, min_size > 0 ? min_size : 0);
+    return p;
+  }
+  if (min_size > 0 && double(m) * double(n) * double(k) <
+                          double(min_size) * double(min_size) * double(min_size))
+    return p;
+  if (model && model->usable()) {
+    *source = model->source;
+    return predict_depth(*model, algo, is_double, beta_nonzero, m, n, k, max_levels,
+                         opt.kchain_for(algo.kind, is_double));
+  }
+  p.levels = choose_levels(m, n, k, kRuleLeaf[is_double], max_levels,
+                           min_size >= 0 ? min_size : kRuleMinSize[is_double]);
+  return p;
 }
+inline int planned_levels(const GemmAlgorithm &algo, const Options &opt,
+                          const DepthModel *model, bool is_double, bool beta_nonzero,
+                          index_t m, index_t n, index_t k) {
+  ModelSource source;
+  return planned_depth(algo, opt, model, is_double, beta_nonzero, m, n, k, &source).levels;
+}
+// The elements of workspace the planned depth uses: what the workspace
+// queries report (xnGetWorkspaceSize, xnGetFastGemmWorkspaceSize).
 inline index_t planned_workspace_elems(const GemmAlgorithm &algo, const Options &opt,
-                                       bool is_double, bool beta_nonzero, index_t m,
-                                       index_t n, index_t k, bool a_trans, bool b_trans) {
+                                       const DepthModel *model, bool is_double,
+                                       bool beta_nonzero, index_t m, index_t n, index_t k,
+                                       bool a_trans, bool b_trans) {
   const TempOrientation o = temp_orientation(opt, is_double, a_trans, b_trans);
-  return call_workspace_elems(algo, beta_nonzero, m, n, k,
-                              planned_levels(algo, opt, is_double, m, n, k), o.a_layout,
-                              b_trans, o.t_normal);
+  return call_workspace_elems(
+      algo, beta_nonzero, m, n, k,
+      planned_levels(algo, opt, model, is_double, beta_nonzero, m, n, k), o.a_layout,
+      b_trans, o.t_normal);
 }
 
 // One call C = alpha op(A) op(B) + beta C of the recursive algorithm
@@ -104,11 +153,13 @@ inline index_t planned_workspace_elems(const GemmAlgorithm &algo, const Options 
 // check only for the algorithm that has that contract).
 // `beta` is what is known of beta on the host (User when it is only known
 // on the device); `alpha_zero` whether alpha is known to be 0. `levels` < 0
-// lets the options choose the depth (tests force one).
+// lets the options and the device's model (`model`, nullptr for none)
+// choose the depth (tests force one).
 template <class T, class Hooks>
 Status gemm_driver(Hooks &hooks, const GemmAlgorithm &algo, MatView<const T> A,
                    MatView<const T> B, MatView<T> C, ScalarKind beta, bool alpha_zero,
-                   const Options &opt, int levels, GemmReport *report) {
+                   const Options &opt, const DepthModel *model, int levels,
+                   GemmReport *report) {
   *report = GemmReport{};
   const index_t m = C.rows, n = C.cols, k = A.cols;
   if (m == 0 || n == 0) return Status::Ok;
@@ -116,7 +167,14 @@ Status gemm_driver(Hooks &hooks, const GemmAlgorithm &algo, MatView<const T> A,
   // BLAS quick return: alpha == 0 or k == 0 only scales C (A, B unread).
   const bool quick = k == 0 || alpha_zero;
   if (quick) levels = 0;
-  if (levels < 0) levels = planned_levels(algo, opt, is_double, m, n, k);
+  if (levels < 0) {
+    const DepthPrediction p = planned_depth(algo, opt, model, is_double,
+                                            beta != ScalarKind::Zero, m, n, k,
+                                            &report->source);
+    levels = p.levels;
+    if (p.ms_at_levels > 0) report->predicted_speedup = p.ms_at_zero / p.ms_at_levels;
+  }
+  report->planned = levels;
   const bool check_nonneg = algo.nonneg_contract && opt.check_nonneg;
 
   // Below the crossover, and for the quick return, the call is exactly one

@@ -13,22 +13,23 @@ namespace {
 constexpr std::int64_t kInt31 = std::int64_t(1) << 31;
 constexpr std::int64_t kMaxI64 = INT64_MAX;
 
+// A leaf size: -1 (the device's model chooses the depth) or at least 1.
+bool is_leaf_size(std::int64_t v) { return v == -1 || v >= 1; }
+
 bool is_compiled_symv_variant(std::int64_t v) {
   return v == 0 || symv_variant_compiled(int(v));
 }
 
 // clang-format off
-// Defaults tuned on the H200 (docs/performance.md):
-// - leaf sizes and k-chains: single precision's elementwise passes move half
-//   the bytes, so one more level pays; chaining k at 1024 / 2048 makes the
-//   result at least 5x more accurate than cuBLAS from n = 16384 for 1-2 %
-//   of the time;
-// - crossover: single precision with one or two levels (n = 7168..13312)
-//   ran 0.97-1.09x cuBLAS; from 14336 up, 1.04-1.36x.
+// Depth: leaf sizes and crossovers default to -1, the depth from the
+// device's model (core/device_model.h; docs/design.md, "Parameters from the
+// device"); a value >= 0 is the user's rule and overrides it. Leaf k-chains:
+// chaining k at 1024 / 2048 makes the result at least 5x more accurate than
+// cuBLAS from n = 16384 for 1-2 % of the time (H200, docs/performance.md).
 constexpr OptionSpec kOptionTable[] = {
-  {0, "XN_OPT_LEAF_SIZE_S", "XN_LEAF_S", &Options::leaf_s, 1, kMaxI64, 2048, nullptr,
-   "recursion continues while the two largest dimensions stay at least this (the smallest at least half); single precision"},
-  {1, "XN_OPT_LEAF_SIZE_D", "XN_LEAF_D", &Options::leaf_d, 1, kMaxI64, 4096, nullptr,
+  {0, "XN_OPT_LEAF_SIZE_S", "XN_LEAF_S", &Options::leaf_s, -1, kMaxI64, -1, is_leaf_size,
+   "-1 = the depth from the device's model (measured rates of the leaf GEMM and of memory); N >= 1: recursion continues while the two largest dimensions stay at least N (the smallest at least N/2); single precision"},
+  {1, "XN_OPT_LEAF_SIZE_D", "XN_LEAF_D", &Options::leaf_d, -1, kMaxI64, -1, is_leaf_size,
    "the same for double precision"},
   {2, "XN_OPT_MAX_LEVELS", "XN_MAX_LEVELS", &Options::max_levels, 0, 30, 6, nullptr,
    "cap on the recursion depth (0 = plain cuBLAS)"},
@@ -40,9 +41,9 @@ constexpr OptionSpec kOptionTable[] = {
    "longest k a leaf GEMM sums in one chain (longer leaves are split along k: more accurate, 1-2 % slower); single precision"},
   {6, "XN_OPT_LEAF_KCHAIN_D", "XN_KCHAIN_D", &Options::kchain_d, 0, kMaxI64, 2048, nullptr,
    "the same for double precision"},
-  {7, "XN_OPT_MIN_SIZE_S", "XN_MIN_SIZE_S", &Options::min_size_s, 0, kInt31, 14336, nullptr,
-   "no recursion for (m n k)^(1/3) below this: the call is exactly cuBLAS; single precision"},
-  {8, "XN_OPT_MIN_SIZE_D", "XN_MIN_SIZE_D", &Options::min_size_d, 0, kInt31, 0, nullptr,
+  {7, "XN_OPT_MIN_SIZE_S", "XN_MIN_SIZE_S", &Options::min_size_s, -1, kInt31, -1, nullptr,
+   "no recursion for (m n k)^(1/3) below this: the call is exactly cuBLAS (-1 = none of its own: the model, or the leaf size, decides); single precision"},
+  {8, "XN_OPT_MIN_SIZE_D", "XN_MIN_SIZE_D", &Options::min_size_d, -1, kInt31, -1, nullptr,
    "the same for double precision"},
   {9, "XN_OPT_EXDGEMM_WORKSPACE_LIMIT", "XN_EXDGEMM_WORKSPACE_LIMIT", &Options::exdgemm_workspace_limit, 0, kMaxI64, 0, nullptr,
    "xnExdgemm: workspace budget in bytes (0 = a supplied workspace, else a quarter of the free device memory; 1 GiB on the CPU)"},
@@ -52,21 +53,21 @@ constexpr OptionSpec kOptionTable[] = {
    "with transb != N, store the B-side temporaries non-transposed and pack op(B)'s quadrants: -1 = double with the A side non-transposed (transa = N, or XN_OPT_PACK_TRANS_A), 0 = never, 1 = always"},
   {12, "XN_OPT_SYMV_VARIANT", "XN_SYMV_VARIANT", &Options::symv_variant, 0, kSymvMaxVariantId, 0, is_compiled_symv_variant,
    "xnSsymv/xnDsymv kernel variant (0 = the tuned default; others need XN_BUILD_TUNING)"},
-  {13, "XN_OPT_STRASSEN_LEAF_S", "XN_STRASSEN_LEAF_S", &Options::strassen_leaf_s, 1, kMaxI64, 2048, nullptr,
+  {13, "XN_OPT_STRASSEN_LEAF_S", "XN_STRASSEN_LEAF_S", &Options::strassen_leaf_s, -1, kMaxI64, -1, is_leaf_size,
    "xnSgemmStrassen: leaf size, as XN_OPT_LEAF_SIZE_S"},
-  {14, "XN_OPT_STRASSEN_LEAF_D", "XN_STRASSEN_LEAF_D", &Options::strassen_leaf_d, 1, kMaxI64, 4096, nullptr,
+  {14, "XN_OPT_STRASSEN_LEAF_D", "XN_STRASSEN_LEAF_D", &Options::strassen_leaf_d, -1, kMaxI64, -1, is_leaf_size,
    "xnDgemmStrassen: leaf size"},
-  {15, "XN_OPT_STRASSEN_MIN_SIZE_S", "XN_STRASSEN_MIN_SIZE_S", &Options::strassen_min_size_s, 0, kInt31, 14336, nullptr,
+  {15, "XN_OPT_STRASSEN_MIN_SIZE_S", "XN_STRASSEN_MIN_SIZE_S", &Options::strassen_min_size_s, -1, kInt31, -1, nullptr,
    "xnSgemmStrassen: no recursion for (m n k)^(1/3) below this, as XN_OPT_MIN_SIZE_S"},
-  {16, "XN_OPT_STRASSEN_MIN_SIZE_D", "XN_STRASSEN_MIN_SIZE_D", &Options::strassen_min_size_d, 0, kInt31, 0, nullptr,
+  {16, "XN_OPT_STRASSEN_MIN_SIZE_D", "XN_STRASSEN_MIN_SIZE_D", &Options::strassen_min_size_d, -1, kInt31, -1, nullptr,
    "xnDgemmStrassen: crossover"},
-  {17, "XN_OPT_WINOGRAD_LEAF_S", "XN_WINOGRAD_LEAF_S", &Options::winograd_leaf_s, 1, kMaxI64, 2048, nullptr,
+  {17, "XN_OPT_WINOGRAD_LEAF_S", "XN_WINOGRAD_LEAF_S", &Options::winograd_leaf_s, -1, kMaxI64, -1, is_leaf_size,
    "xnSgemmWinograd: leaf size"},
-  {18, "XN_OPT_WINOGRAD_LEAF_D", "XN_WINOGRAD_LEAF_D", &Options::winograd_leaf_d, 1, kMaxI64, 4096, nullptr,
+  {18, "XN_OPT_WINOGRAD_LEAF_D", "XN_WINOGRAD_LEAF_D", &Options::winograd_leaf_d, -1, kMaxI64, -1, is_leaf_size,
    "xnDgemmWinograd: leaf size"},
-  {19, "XN_OPT_WINOGRAD_MIN_SIZE_S", "XN_WINOGRAD_MIN_SIZE_S", &Options::winograd_min_size_s, 0, kInt31, 14336, nullptr,
+  {19, "XN_OPT_WINOGRAD_MIN_SIZE_S", "XN_WINOGRAD_MIN_SIZE_S", &Options::winograd_min_size_s, -1, kInt31, -1, nullptr,
    "xnSgemmWinograd: crossover"},
-  {20, "XN_OPT_WINOGRAD_MIN_SIZE_D", "XN_WINOGRAD_MIN_SIZE_D", &Options::winograd_min_size_d, 0, kInt31, 0, nullptr,
+  {20, "XN_OPT_WINOGRAD_MIN_SIZE_D", "XN_WINOGRAD_MIN_SIZE_D", &Options::winograd_min_size_d, -1, kInt31, -1, nullptr,
    "xnDgemmWinograd: crossover"},
   {21, "XN_OPT_PACK_TRANS_A", "XN_PACK_TRANS_A", &Options::normal_a_temps, -1, 1, -1, nullptr,
    "with transa != N, store the A-side temporaries non-transposed: -1 = double with transb = N, 0 = never, 1 = always"},
@@ -80,6 +81,8 @@ constexpr OptionSpec kOptionTable[] = {
    "PDNGEMM, PSNGEMM, PEXDGEMM on device-resident operands: how blocks move between GPUs: 0 = NCCL where every process has its own GPU and libnccl.so.2 loads, else MPI; 1 = NCCL (else MPI); 2 = MPI (device buffers where MPI is CUDA-aware, else through pinned host memory)"},
   {26, "XN_OPT_EXDGEMM_K_CHUNK", "XN_EXDGEMM_K_CHUNK", &Options::exdgemm_k_chunk, 0, kInt31, 0, nullptr,
    "xnExdgemm, modular engine: force the length of k of each integer product (rounded up to a multiple of 16; 0 = chosen per call)"},
+  {27, "XN_OPT_DEVICE_CALIBRATION", "XN_DEVICE_CALIBRATION", &Options::device_calibration, 0, 1, 1, nullptr,
+   "recursive GEMMs' depth model: 1 = a calibration of this device (xnCalibrate, xnbench calibrate) where one is cached, else the built-in model; 0 = the built-in model"},
 };
 // clang-format on
 constexpr std::size_t kOptionCount = sizeof kOptionTable / sizeof kOptionTable[0];

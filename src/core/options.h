@@ -21,12 +21,12 @@ namespace xn {
 
 // One field per option; every field's default comes from the table.
 struct Options {
-  std::int64_t leaf_s, leaf_d;          // leaf sizes (single, double)
+  std::int64_t leaf_s, leaf_d;          // leaf sizes (single, double); -1 = the model
   std::int64_t max_levels;              // recursion depth cap
   std::int64_t check_nonneg;            // scan inputs for negatives
   std::int64_t workspace_limit;         // bytes the handle may allocate; -1 = none
   std::int64_t kchain_s, kchain_d;      // longest k of one leaf chain; 0 = no split
-  std::int64_t min_size_s, min_size_d;  // no recursion below (m n k)^(1/3) = this
+  std::int64_t min_size_s, min_size_d;  // no recursion below (m n k)^(1/3) = this; -1 = none
   // Store the B-side temporaries non-transposed when op(B) is transposed
   // (XN_OPT_PACK_TRANS_B): -1 automatic, 0 never, 1 always; plan.h's
   // stores_t_normal() decides.
@@ -39,6 +39,7 @@ struct Options {
   std::int64_t exdgemm_engine;           // ExEngine (core/exdgemm.h): 0 = automatic
   std::int64_t exdgemm_phase_times;      // 1 = time the phases (ExdgemmReport)
   std::int64_t exdgemm_k_chunk;          // forced k of each modular product; 0 = automatic
+  std::int64_t device_calibration;       // 1 = use this device's cached calibration
   std::int64_t dist_workspace_limit;     // P?NGEMM/PEXDGEMM strips, bytes; 0 = none
   std::int64_t dist_transport;           // device-resident P?GEMM: 0 auto, 1 NCCL, 2 MPI
   std::int64_t symv_variant;             // SYMV kernel variant; 0 = tuned default

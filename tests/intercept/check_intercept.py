@@ -446,7 +446,7 @@ def part_environment(lib, exe):
     assert out == threads_ref, "bad library settings changed a rerouted result"
     assert sorted(messages(err)) == sorted([
         "xngemm: XN_DEVICE=banana is not one of auto, cpu, gpu: using auto",
-        "xngemm: XN_LEAF_D=abc is not an integer: using 4096",
+        "xngemm: XN_LEAF_D=abc is not an integer: using -1",
         "xngemm: XN_MAX_LEVELS=99 is out of range (0 to 30): using 6",
         "xngemm: XN_EXDGEMM_BLOCK=-1 is out of range (0 to 2147483648): using 0"]), err
     expect(counts(err), rerouted=32)

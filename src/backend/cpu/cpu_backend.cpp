@@ -259,7 +259,7 @@ Status cpu_recursive_gemm(const GemmAlgorithm &algo, bool trans_a, bool trans_b,
                           const T *A, std::int64_t lda, const T *B, std::int64_t ldb,
                           T beta, T *C, std::int64_t ldc, const Options &opt, int levels,
                           CpuLeaf leaf, bool *used_fallback, bool *t_normal,
-                          int *levels_run) {
+                          int *levels_run, GemmReport *report_out) {
   const ScalarKind beta_kind = beta == T(0)   ? ScalarKind::Zero
                                : beta == T(1) ? ScalarKind::One
                                               : ScalarKind::User;
@@ -269,8 +269,9 @@ Status cpu_recursive_gemm(const GemmAlgorithm &algo, bool trans_a, bool trans_b,
   const Status s = gemm_driver<T>(hooks, algo, MatView<const T>{A, m, k, lda, trans_a},
                                   MatView<const T>{B, k, n, ldb, trans_b},
                                   MatView<T>{C, m, n, ldc, false}, beta_kind,
-                                  alpha == T(0), opt, levels, &report);
+                                  alpha == T(0), opt, nullptr, levels, &report);
   if (used_fallback) *used_fallback = report.fell_back;
+  if (report_out) *report_out = report;
   if (t_normal) *t_normal = report.t_normal;
   if (levels_run) *levels_run = report.levels;
   return s;
@@ -283,12 +284,12 @@ template Status cpu_recursive_gemm<float>(const GemmAlgorithm &, bool, bool, std
                                           const float *, std::int64_t, const float *,
                                           std::int64_t, float, float *, std::int64_t,
                                           const Options &, int, CpuLeaf, bool *, bool *,
-                                          int *);
+                                          int *, GemmReport *);
 template Status cpu_recursive_gemm<double>(const GemmAlgorithm &, bool, bool,
                                            std::int64_t, std::int64_t, std::int64_t,
                                            double, const double *, std::int64_t,
                                            const double *, std::int64_t, double, double *,
                                            std::int64_t, const Options &, int, CpuLeaf,
-                                           bool *, bool *, int *);
+                                           bool *, bool *, int *, GemmReport *);
 
 }  // namespace xn

@@ -12,6 +12,8 @@
 
 namespace xn {
 
+struct GemmReport;
+
 // Which leaf product the CPU backend uses. OpenBLAS is the library's; the
 // preload loop (Badin et al., ICS'13, Figure 4: one running sum along k per entry, as a
 // GPU GEMM does) exists so tests can show, on the CPU, what the recursion does
@@ -59,7 +61,7 @@ Status cpu_recursive_gemm(const GemmAlgorithm &algo, bool trans_a, bool trans_b,
                           T beta, T *C, std::int64_t ldc, const Options &opt,
                           int levels = -1, CpuLeaf leaf = CpuLeaf::OpenBlas,
                           bool *used_fallback = nullptr, bool *t_normal = nullptr,
-                          int *levels_run = nullptr);
+                          int *levels_run = nullptr, GemmReport *report = nullptr);
 
 // ?ngemm on the CPU: cpu_recursive_gemm with the non-negative schedule.
 template <class T>

@@ -8,6 +8,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "backend/cuda/device_model_cuda.h"
 #include "backend/cuda/native_dgemm.h"
 
 namespace xn {
@@ -164,6 +165,17 @@ Status ensure_device_resources(HandleState &st) {
   st.scan_flags_host = flag_host;
   st.last_done = ev;
   return Status::Ok;
+}
+
+const DepthModel *handle_depth_model(HandleState &st) {
+  const bool calibrated = st.opt.device_calibration != 0;
+  const std::uint64_t generation = depth_model_generation();
+  if (!st.model || st.model_generation != generation || st.model_calibrated != calibrated) {
+    st.model = device_depth_model(calibrated);
+    st.model_generation = generation;
+    st.model_calibrated = calibrated;
+  }
+  return st.model.get();
 }
 
 Status order_after_last_call(HandleState &st, cudaStream_t stream) {

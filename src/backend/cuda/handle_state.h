@@ -11,10 +11,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "core/device_model.h"
 #include "core/exdgemm.h"
+#include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/types.h"
 
@@ -60,6 +63,14 @@ struct HandleState {
   int *scan_flags_host = nullptr;
   std::uint64_t nonneg_fallbacks = 0;
   int last_levels = -1;  // levels the last call ran (xnGetLastLevels)
+  // The last recursive GEMM's report and the depth model it used
+  // (xnGetLastGemmInfo); `model` is taken again when the options' choice of
+  // model or the installed calibrations change (handle_depth_model).
+  GemmReport last_report{};
+  bool has_last_report = false;
+  std::shared_ptr<const DepthModel> model;
+  std::uint64_t model_generation = 0;
+  bool model_calibrated = false;
   int sm_count = 0;      // the device's multiprocessors (0: unknown)
 
   // An event recorded after the last call on its stream: the next call's
@@ -131,6 +142,11 @@ class RelaxedCaptureMode {
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
   bool swapped_ = true;
 };
+
+// The depth model of the handle's device under its options
+// (XN_OPT_DEVICE_CALIBRATION): a cached pointer, refreshed only when the
+// option or the installed calibrations changed. Caller holds st.mu.
+const DepthModel *handle_depth_model(HandleState &st);
 
 // Orders `stream` after the handle's last call.
 Status order_after_last_call(HandleState &st, cudaStream_t stream);
