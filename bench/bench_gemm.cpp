@@ -588,11 +588,16 @@ void print_settings(const GemmOptions &o, const Runner &runner,
                                           ":" + std::to_string(o.level_hi) +
                                           " (one row per depth L: max levels L, leaf "
                                           "ceil(min(m,n,k)/2^L), crossover 0)";
+  // -1: "auto" (leaf: the device's model on a GPU, the rule's 4096 / 2048 on the
+  // CPU), "none" (no crossover of the user's own).
+  auto value = [](std::int64_t v, const char *minus_one) {
+    return v == -1 ? std::string(minus_one) : std::to_string(v);
+  };
   if (any_ngemm)
     std::printf(
-        "library defaults: leaf d=%lld s=%lld, max levels %lld (XN_* environment "
+        "library defaults: leaf d=%s s=%s, max levels %lld (XN_* environment "
         "applied)%s%s%s\n",
-        (long long)leaf_d, (long long)leaf_s, (long long)levels,
+        value(leaf_d, "auto").c_str(), value(leaf_s, "auto").c_str(), (long long)levels,
         o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
         o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "",
         per_level.c_str());
@@ -604,10 +609,10 @@ void print_settings(const GemmOptions &o, const Runner &runner,
     xnGetOption(nullptr, min_size_option(rt, true), &fm_d);
     xnGetOption(nullptr, min_size_option(rt, false), &fm_s);
     std::printf(
-        "library defaults (%s): leaf d=%lld s=%lld, crossover d=%lld s=%lld, max levels "
+        "library defaults (%s): leaf d=%s s=%s, crossover d=%s s=%s, max levels "
         "%lld (XN_* environment applied)%s%s%s%s\n",
-        routine_name(rt), (long long)fl_d, (long long)fl_s, (long long)fm_d,
-        (long long)fm_s, (long long)levels,
+        routine_name(rt), value(fl_d, "auto").c_str(), value(fl_s, "auto").c_str(),
+        value(fm_d, "none").c_str(), value(fm_s, "none").c_str(), (long long)levels,
         o.leaf > 0 ? ("; --leaf " + std::to_string(o.leaf)).c_str() : "",
         o.levels >= 0 ? ("; --levels " + std::to_string(o.levels)).c_str() : "",
         o.min_size >= 0 ? ("; --min-size " + std::to_string(o.min_size)).c_str() : "",

@@ -424,20 +424,18 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
   const xn::GemmAlgorithm &algo = algorithm_of(rt);
 
   // 1. Per row: fresh library state, then the row's options on the handle;
-  //    the depth the library plans (same rule, crossover included; fewer
-  //    levels run only when the workspace cannot be had) and the workspace
-  //    it asks for there.
+  //    the workspace the library asks for at the depth it plans (the call's
+  //    xnGetLastGemmInfo says that depth; fewer levels run only when the
+  //    workspace cannot be had).
   int planned = 0;
   std::size_t ws_need = 0;
   auto plan_row = [&](const CaseSpec &s, CaseResult *r) {
     fresh_state(s);
-    std::int64_t leaf = 0, max_levels = 0, crossover = 0;
+    std::int64_t leaf = 0, max_levels = 0;
     XNB_CUBLAS(xnGetOption(handle_, leaf_option(rt, is_d), &leaf));
     XNB_CUBLAS(xnGetOption(handle_, XN_OPT_MAX_LEVELS, &max_levels));
     r->leaf = leaf;
     r->max_levels = max_levels;
-    XNB_CUBLAS(xnGetOption(handle_, min_size_option(rt, is_d), &crossover));
-    planned = xn::choose_levels(m, n, k, leaf, int(max_levels), crossover);
     if (fast)
       XNB_CUBLAS(xnGetFastGemmWorkspaceSize(
           handle_,
@@ -636,6 +634,7 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     xnGemmInfo_t info;
     XNB_CUBLAS(xnGetLastGemmInfo(handle_, &info));
     r.planned_levels = info.planned_levels;
+    planned = info.planned_levels;
     r.depth_source = int(info.source);
     r.predicted_speedup = info.predicted_speedup;
     if (info.model[0]) depth_model_seen(info.model);

@@ -352,7 +352,8 @@ cublasStatus_t xnSetSymvWorkspace(cublasHandle_t handle, void *ptr, size_t bytes
 typedef enum {
   /** Leaf size of xnSngemm (xn?gemmStrassen and xn?gemmWinograd have their
    *  own, below). -1 (default): the depth is the one the device's model
-   *  predicts fastest (xnCalibrate, xnGetLastGemmInfo). N >= 1: one more
+   *  predicts fastest (xnCalibrate, xnGetLastGemmInfo); on the CPU, which
+   *  has no model, leaves of 2048 (4096 for double). N >= 1: one more
    *  level of recursion is taken while, after it, the two largest
    *  dimensions of the sub-product are at least N and the smallest at least
    *  N/2 (XN_LEAF_S). Very small leaves (tens) lose the accuracy advantage:
@@ -387,9 +388,9 @@ typedef enum {
   XN_OPT_LEAF_KCHAIN_D = 6,
   /** No recursion at all for products with m*n*k below this value cubed
    *  (cuBLAS is called as is): a crossover of the user's own, on top of the
-   *  model or the leaf size. -1 (default) = none (with a leaf size set and
-   *  no model, on the CPU: 14336 single, 0 double). Single precision
-   *  (XN_MIN_SIZE_S). */
+   *  model or the leaf size. -1 (default) = none with the device's model;
+   *  with a leaf size set, or on the CPU (no model), 14336 single and 0
+   *  double (the leaf-size rule's own). Single precision (XN_MIN_SIZE_S). */
   XN_OPT_MIN_SIZE_S = 7,
   /** The same for double precision (XN_MIN_SIZE_D). */
   XN_OPT_MIN_SIZE_D = 8,

@@ -12,11 +12,15 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/calibration_cache.h"
@@ -229,6 +233,16 @@ TEST(DepthModel, OptionsOverrideTheModel) {
       xn::planned_depth(algo, opt, &a, true, false, 32768, 32768, 32768, &src).levels, 2);
   EXPECT_EQ(src, xn::ModelSource::Options);
 
+  // A leaf size set is the rule as before the model, its single-precision
+  // crossover (14336) included unless a crossover is set.
+  opt = xn::Options();
+  opt.strassen_leaf_s = 2048;
+  EXPECT_EQ(xn::planned_depth(algo, opt, &a, false, false, 8192, 8192, 8192, &src).levels,
+            0);
+  opt.strassen_min_size_s = 0;
+  EXPECT_EQ(xn::planned_depth(algo, opt, &a, false, false, 8192, 8192, 8192, &src).levels,
+            2);
+
   opt = xn::Options();
   opt.strassen_min_size_d = 40000;
   EXPECT_EQ(
@@ -294,6 +308,17 @@ TEST(Calibration, DamagedStaleAndForeignTextIsRefusedWithAReason) {
   EXPECT_FALSE(xn::parse_calibration("", h100(), "0.1.0", &m, &problem));
   EXPECT_FALSE(xn::parse_calibration("hello\nchecksum 0\n", h100(), "0.1.0", &m, &problem));
   EXPECT_NE(problem.find("not an xNGEMM calibration"), std::string::npos) << problem;
+  // Anything after the checksum, a magic of another version, a grid that
+  // is not the library's.
+  EXPECT_FALSE(xn::parse_calibration(text + "x\n", h100(), "0.1.0", &m, &problem));
+  std::string other_magic = text;
+  other_magic.insert(std::strlen("xngemm-calibration 1"), "0");
+  EXPECT_FALSE(xn::parse_calibration(other_magic, h100(), "0.1.0", &m, &problem));
+  xn::DepthModel off_grid = sample_calibration();
+  off_grid.rates[0].first = off_grid.rates[1].first = 1000;
+  EXPECT_FALSE(xn::parse_calibration(xn::format_calibration(h100(), "0.1.0", off_grid), h100(),
+                                     "0.1.0", &m, &problem));
+  EXPECT_NE(problem.find("off-grid"), std::string::npos) << problem;
   // Another device, driver, cuBLAS or library version.
   EXPECT_FALSE(xn::parse_calibration(text, h200(), "0.1.0", &m, &problem));
   EXPECT_NE(problem.find("device"), std::string::npos) << problem;
@@ -408,6 +433,47 @@ TEST_F(CacheFolder, StaleOrDamagedFilesAreIgnoredAndSaidOnce) {
   });
   EXPECT_NE(err2.find("damaged"), std::string::npos) << err2;
   EXPECT_EQ(std::count(err2.begin(), err2.end(), '\n'), 1) << err2;
+}
+
+// Writers replacing the file while readers read it: a reader sees one
+// writer's whole file or another's, never a mix or a part (rename is
+// atomic); the folder holds the one file at the end.
+TEST_F(CacheFolder, ConcurrentWritersNeverShowHalfAFile) {
+  const xn::DeviceTraits t = h100();
+  const std::string path = xn::calibration_path(t);
+  std::string problem;
+  ASSERT_TRUE(xn::write_file_atomically(
+      path, xn::format_calibration(t, "0.1.0", sample_calibration()), &problem));
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0}, reads{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 3; ++w)
+    writers.emplace_back([&, w] {
+      xn::DepthModel m = sample_calibration();
+      for (int i = 0; i < 60; ++i) {
+        m.rates[0].tflops[0] = 10.0 + w * 100 + i;  // each write different
+        std::string why;
+        if (!xn::write_file_atomically(path, xn::format_calibration(t, "0.1.0", m), &why))
+          ++bad;
+      }
+    });
+  std::thread reader([&] {
+    while (!stop) {
+      std::ifstream f(path);
+      std::stringstream text;
+      text << f.rdbuf();
+      xn::DepthModel m;
+      std::string why;
+      if (!xn::parse_calibration(text.str(), t, "0.1.0", &m, &why)) ++bad;
+      ++reads;
+    }
+  });
+  for (std::thread &w : writers) w.join();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(files().size(), 1u);
 }
 
 TEST_F(CacheFolder, AnUnwritableFolderIsAnErrorNotACrash) {

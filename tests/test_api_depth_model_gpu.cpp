@@ -144,7 +144,30 @@ TEST_F(GpuDepthModel, CalibrationIsCachedAndUsed) {
   const char *old = std::getenv("XN_CACHE_DIR");
   const std::string saved = old ? old : "";
   setenv("XN_CACHE_DIR", dir.c_str(), 1);
+  // Not inside a stream capture (it allocates and waits): NOT_SUPPORTED,
+  // and the capture stays valid.
+  {
+    cudaStream_t cs = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cublasSetStream(h_, cs), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal), cudaSuccess);
+    EXPECT_EQ(xnCalibrate(h_), CUBLAS_STATUS_NOT_SUPPORTED);
+    cudaGraph_t graph = nullptr;
+    EXPECT_EQ(cudaStreamEndCapture(cs, &graph), cudaSuccess);
+    if (graph) cudaGraphDestroy(graph);
+    ASSERT_EQ(cublasSetStream(h_, nullptr), CUBLAS_STATUS_SUCCESS);
+    cudaStreamDestroy(cs);
+  }
+  // The handle's modes are the caller's again afterwards.
+  ASSERT_EQ(cublasSetMathMode(h_, CUBLAS_TF32_TENSOR_OP_MATH), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(xnCalibrate(h_), CUBLAS_STATUS_SUCCESS);
+  cublasMath_t math;
+  cublasPointerMode_t mode;
+  ASSERT_EQ(cublasGetMathMode(h_, &math), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasGetPointerMode(h_, &mode), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(math, CUBLAS_TF32_TENSOR_OP_MATH);
+  EXPECT_EQ(mode, CUBLAS_POINTER_MODE_HOST);
+  ASSERT_EQ(cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH), CUBLAS_STATUS_SUCCESS);
   int device = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   xn::DeviceTraits traits;

@@ -39,6 +39,7 @@ cublasStatus_t device_recursive_gemm(const GemmAlgorithm &algo, cublasHandle_t h
             !dev && *alpha == T(0), st.opt, handle_depth_model(st), -1, &report);
         st.last_levels = report.levels;
         st.last_report = report;
+        st.last_model = st.model;  // a copy of the pointer: no allocation
         st.has_last_report = true;
         if (report.fell_back) ++st.nonneg_fallbacks;
         return to_cublas(guard.finish(s));

@@ -11,6 +11,8 @@
 #include "api/internal.h"
 #include "backend/cuda/call_guard.h"
 #include "backend/cuda/device_model_cuda.h"
+#include "backend/cuda/handle_state.h"
+#include "core/call_depth.h"
 #include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/plan.h"
@@ -68,8 +70,17 @@ cublasStatus_t recursive_gemm_workspace(cublasHandle_t handle, const GemmAlgorit
 cublasStatus_t xnGetWorkspaceSize(cublasHandle_t handle, char precision,
                                   cublasOperation_t transa, cublasOperation_t transb,
                                   int m, int n, int k, size_t *bytes) {
-  return recursive_gemm_workspace(handle, nonneg_winograd_algorithm(), precision, transa,
-                                  transb, m, n, k, true, bytes);
+  // The call's beta is not asked: the depth the model plans can depend on it
+  // (beta != 0 adds a read of C), so the size covers both.
+  if (!bytes) return CUBLAS_STATUS_INVALID_VALUE;
+  size_t with_beta = 0, without = 0;
+  cublasStatus_t s = recursive_gemm_workspace(handle, nonneg_winograd_algorithm(), precision,
+                                              transa, transb, m, n, k, true, &with_beta);
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = recursive_gemm_workspace(handle, nonneg_winograd_algorithm(), precision, transa,
+                                 transb, m, n, k, false, &without);
+  if (s == CUBLAS_STATUS_SUCCESS) *bytes = std::max(with_beta, without);
+  return s;
 }
 
 cublasStatus_t xnGetFastGemmWorkspaceSize(cublasHandle_t handle, xnFastGemm_t algorithm,
@@ -153,13 +164,31 @@ cublasStatus_t xnGetLastGemmInfo(cublasHandle_t handle, xnGemmInfo_t *info) {
   const StateLock lock(handle, false);
   const HandleState *st = lock.state();
   *info = st && st->has_last_report
-              ? gemm_info_of(st->last_report, st->model.get())
+              ? gemm_info_of(st->last_report, st->last_model.get())
               : gemm_info_of(GemmReport{}, nullptr, -1);
   return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t xnCalibrate(cublasHandle_t handle) {
   if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  // The measured GEMMs are cuBLAS's own, never rerouted by the interposer;
+  // its allocations and waits must not disturb another thread's capture,
+  // and it cannot run inside one (it allocates and waits for its results).
+  const CallDepthGuard inside;
+  const RelaxedCaptureMode relaxed;
+  cudaStream_t stream = nullptr;
+  if (cublasGetStream(handle, &stream) != CUBLAS_STATUS_SUCCESS)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    cudaGetLastError();
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  }
+  if (capture != cudaStreamCaptureStatusNone) return CUBLAS_STATUS_NOT_SUPPORTED;
+  // No other xNGEMM call on the handle meanwhile (the calibration changes
+  // the handle's pointer and math modes for its duration).
+  const StateLock lock(handle, true);
+  if (!lock.state()) return CUBLAS_STATUS_ALLOC_FAILED;
   DepthModel model;
   std::string path, problem;
   const Status s = calibrate_current_device(handle, &model, &path, &problem);

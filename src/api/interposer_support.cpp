@@ -48,8 +48,9 @@ cublasStatus_t device_operand_scan(cublasHandle_t handle, cublasOperation_t tran
         if (s != Status::Ok) return to_cublas(guard.finish(s));
         const GemmAlgorithm &algo = nonneg_winograd_algorithm();
         const int levels =
-            planned_levels(algo, guard.state().opt, handle_depth_model(guard.state()),
-                           sizeof(T) == sizeof(double), true, m, n, k);
+            planned_levels_any_beta(algo, guard.state().opt,
+                                    handle_depth_model(guard.state()),
+                                    sizeof(T) == sizeof(double), m, n, k);
         *max_levels = levels;
         BlockMaxima maxima;
         maxima.reset(levels > 0 ? scale_grid_levels(m, n, k, levels) : -1);

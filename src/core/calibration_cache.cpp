@@ -79,10 +79,14 @@ bool write_file_atomically(const std::string &path, const std::string &text,
     if (ok) done += std::size_t(w);
   }
   ok = ok && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;
-  const int saved = errno;
-  ok = (::close(fd) == 0) && ok;
+  int err = ok ? 0 : errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
   if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
-  *problem = "cannot write " + path + ": " + std::strerror(ok ? errno : saved);
+  if (ok) err = errno;  // the rename's
+  *problem = "cannot write " + path + ": " + std::strerror(err);
   ::unlink(tmp.c_str());
   return false;
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <locale>
 #include <sstream>
 
 #include "core/plan.h"
@@ -217,36 +218,46 @@ std::uint64_t fnv1a(const std::string &s) {
   return h;
 }
 
-std::string rates_line(const char *key, const LeafRates &r) {
+// Numbers in the files are written and read in the classic ("C") locale,
+// whatever the program's LC_NUMERIC: a file written under a decimal comma
+// must read back the same everywhere.
+std::ostringstream classic_out() {
   std::ostringstream o;
-  o << key;
-  char buf[32];
-  for (double v : r.tflops) {
-    std::snprintf(buf, sizeof buf, " %.4g", v);
-    o << buf;
-  }
-  return o.str();
+  o.imbue(std::locale::classic());
+  o.precision(6);
+  return o;
+}
+
+// Every number of `text`, which must hold nothing else (and at least one).
+bool read_numbers(const std::string &text, std::vector<double> *out) {
+  std::istringstream in(text);
+  in.imbue(std::locale::classic());
+  double x;
+  while (in >> x) out->push_back(x);
+  return !out->empty() && in.eof();
 }
 
 }  // namespace
 
 std::string format_calibration(const DeviceTraits &traits, const char *library_version,
                                const DepthModel &model) {
-  std::ostringstream o;
-  char buf[64];
+  std::ostringstream o = classic_out();
   o << kCalibrationMagic << "\n";
   o << "library " << library_version << "\n";
   o << "device " << traits.name << "\n";
   o << "uuid " << traits.uuid << "\n";
   o << "driver " << traits.driver_version << "\n";
   o << "cublas " << traits.blas_version << "\n";
-  std::snprintf(buf, sizeof buf, "%.6g", model.elementwise_bytes_per_s);
-  o << "elementwise_bytes_per_s " << buf << "\n";
+  o << "elementwise_bytes_per_s " << model.elementwise_bytes_per_s << "\n";
   o << "leaf_first " << model.rates[0].first << "\n";
   o << "leaf_step " << model.rates[0].step << "\n";
-  o << rates_line("single", model.rates[0]) << "\n";
-  o << rates_line("double", model.rates[1]) << "\n";
+  for (int p = 0; p < 2; ++p) {
+    o << (p ? "double" : "single");
+    for (double v : model.rates[p].tflops) o << ' ' << v;
+    o << "\n";
+  }
   const std::string body = o.str();
+  char buf[40];
   std::snprintf(buf, sizeof buf, "checksum %016" PRIx64 "\n", fnv1a(body));
   return body + buf;
 }
@@ -254,9 +265,11 @@ std::string format_calibration(const DeviceTraits &traits, const char *library_v
 bool parse_calibration(const std::string &text, const DeviceTraits &traits,
                        const char *library_version, DepthModel *model,
                        std::string *problem) {
+  // The checksum is the last line, and nothing follows it.
   const std::size_t cpos = text.rfind("checksum ");
-  if (text.compare(0, std::strlen(kCalibrationMagic), kCalibrationMagic) != 0 ||
-      cpos == std::string::npos || (cpos > 0 && text[cpos - 1] != '\n')) {
+  const std::string magic_line = std::string(kCalibrationMagic) + "\n";
+  if (text.compare(0, magic_line.size(), magic_line) != 0 || cpos == std::string::npos ||
+      text[cpos - 1] != '\n' || text.size() != cpos + 9 + 16 + 1 || text.back() != '\n') {
     *problem = "is not an xNGEMM calibration file";
     return false;
   }
@@ -273,49 +286,57 @@ bool parse_calibration(const std::string &text, const DeviceTraits &traits,
   DepthModel m;
   m.source = ModelSource::Calibrated;
   std::string library, device, uuid;
-  long long driver = -1, blas = -1, first = 0, step = 0;
+  std::vector<double> driver, blas, bandwidth, first, step;
+  bool numbers_ok = true;
   while (std::getline(in, line)) {
     const std::size_t sp = line.find(' ');
-    const std::string key = line.substr(0, sp), value = sp == std::string::npos ? "" : line.substr(sp + 1);
-    std::istringstream v(value);
+    const std::string key = line.substr(0, sp),
+                      value = sp == std::string::npos ? "" : line.substr(sp + 1);
     if (key == "library") library = value;
     else if (key == "device") device = value;
     else if (key == "uuid") uuid = value;
-    else if (key == "driver") v >> driver;
-    else if (key == "cublas") v >> blas;
-    else if (key == "elementwise_bytes_per_s") v >> m.elementwise_bytes_per_s;
-    else if (key == "leaf_first") v >> first;
-    else if (key == "leaf_step") v >> step;
-    else if (key == "single" || key == "double") {
-      LeafRates &r = m.rates[key == "double"];
-      double x;
-      while (v >> x) r.tflops.push_back(x);
-    }
+    else if (key == "driver") numbers_ok &= read_numbers(value, &driver);
+    else if (key == "cublas") numbers_ok &= read_numbers(value, &blas);
+    else if (key == "elementwise_bytes_per_s") numbers_ok &= read_numbers(value, &bandwidth);
+    else if (key == "leaf_first") numbers_ok &= read_numbers(value, &first);
+    else if (key == "leaf_step") numbers_ok &= read_numbers(value, &step);
+    else if (key == "single" || key == "double")
+      numbers_ok &= read_numbers(value, &m.rates[key == "double"].tflops);
+  }
+  if (!numbers_ok || driver.size() != 1 || blas.size() != 1 || bandwidth.size() != 1 ||
+      first.size() != 1 || step.size() != 1) {
+    *problem = "has a malformed line";
+    return false;
   }
   auto mismatch = [&](const char *what, const std::string &file, const std::string &here) {
     *problem = std::string("was made with ") + what + " " + file + ", this is " + here;
     return false;
   };
   if (uuid != traits.uuid) return mismatch("device", uuid, traits.uuid);
-  if (driver != traits.driver_version)
-    return mismatch("driver", std::to_string(driver), std::to_string(traits.driver_version));
-  if (blas != traits.blas_version)
-    return mismatch("cuBLAS", std::to_string(blas), std::to_string(traits.blas_version));
+  if (driver[0] != traits.driver_version)
+    return mismatch("driver", std::to_string((long long)driver[0]),
+                    std::to_string(traits.driver_version));
+  if (blas[0] != traits.blas_version)
+    return mismatch("cuBLAS", std::to_string((long long)blas[0]),
+                    std::to_string(traits.blas_version));
   if (library != library_version) return mismatch("xNGEMM", library, library_version);
-  const bool sane = m.elementwise_bytes_per_s > 0 && first > 0 && step > 0 &&
-                    !m.rates[0].tflops.empty() &&
-                    m.rates[0].tflops.size() == m.rates[1].tflops.size() &&
-                    std::all_of(m.rates[0].tflops.begin(), m.rates[0].tflops.end(),
-                                [](double x) { return x > 0; }) &&
-                    std::all_of(m.rates[1].tflops.begin(), m.rates[1].tflops.end(),
-                                [](double x) { return x > 0; });
+  // The library's own grid, positive figures.
+  m.elementwise_bytes_per_s = bandwidth[0];
+  auto positive = [](const std::vector<double> &v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  };
+  const bool sane = m.elementwise_bytes_per_s > 0 && first[0] == double(kLeafGridFirst) &&
+                    step[0] == double(kLeafGridStep) &&
+                    m.rates[0].tflops.size() == std::size_t(kLeafGridCount) &&
+                    m.rates[1].tflops.size() == std::size_t(kLeafGridCount) &&
+                    positive(m.rates[0].tflops) && positive(m.rates[1].tflops);
   if (!sane) {
-    *problem = "has missing or non-positive figures";
+    *problem = "has missing, non-positive or off-grid figures";
     return false;
   }
   for (LeafRates &r : m.rates) {
-    r.first = first;
-    r.step = step;
+    r.first = kLeafGridFirst;
+    r.step = kLeafGridStep;
   }
   m.description = "calibrated on this device (" + device + ")";
   *model = m;

@@ -30,6 +30,7 @@
 //       product: it never fails for lack of scratch memory).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -97,9 +98,11 @@ constexpr index_t kRuleMinSize[2] = {14336, 0};
 
 // The depth of an m x n x k call of `algo` (before any workspace limit),
 // and where it came from (*source). In order:
+//  - a leaf-size option >= 1: the leaf-size rule (plan.h, choose_levels)
+//    with the crossover option, or kRuleMinSize where that is -1 (the rule
+//    as it was before the model);
 //  - a crossover option >= 0 (XN_OPT_MIN_SIZE_*): no recursion below it;
-//  - a leaf-size option >= 1: the leaf-size rule (plan.h, choose_levels);
-//  - else the device's model, where the backend has one (`model`, see
+//  - the device's model, where the backend has one (`model`, see
 //    core/device_model.h): the depth it predicts fastest;
 //  - else the leaf-size rule with kRuleLeaf and kRuleMinSize.
 // `beta_nonzero`: which table the top level runs (the model counts its
@@ -114,7 +117,8 @@ inline DepthPrediction planned_depth(const GemmAlgorithm &algo, const Options &o
   DepthPrediction p;
   *source = ModelSource::Options;
   if (leaf >= 1) {
-    p.levels = choose_levels(m, n, k, leaf, max_levels, min_size > 0 ? min_size : 0);
+    p.levels = choose_levels(m, n, k, leaf, max_levels,
+                             min_size >= 0 ? min_size : kRuleMinSize[is_double]);
     return p;
   }
   if (min_size > 0 && double(m) * double(n) * double(k) <
@@ -135,6 +139,16 @@ inline int planned_levels(const GemmAlgorithm &algo, const Options &opt,
   ModelSource source;
   return planned_depth(algo, opt, model, is_double, beta_nonzero, m, n, k, &source).levels;
 }
+// The deeper of the depths planned for beta = 0 and beta != 0 (the model's
+// choice can differ by the read of C): a bound for a call whose beta is not
+// known yet (the interposer's scan).
+inline int planned_levels_any_beta(const GemmAlgorithm &algo, const Options &opt,
+                                   const DepthModel *model, bool is_double, index_t m,
+                                   index_t n, index_t k) {
+  return std::max(planned_levels(algo, opt, model, is_double, false, m, n, k),
+                  planned_levels(algo, opt, model, is_double, true, m, n, k));
+}
+
 // The elements of workspace the planned depth uses: what the workspace
 // queries report (xnGetWorkspaceSize, xnGetFastGemmWorkspaceSize).
 inline index_t planned_workspace_elems(const GemmAlgorithm &algo, const Options &opt,

@@ -230,8 +230,10 @@ Status calibrate_current_device(cublasHandle_t handle, DepthModel *model, std::s
   if (s != Status::Ok) return s;
   cudaStream_t stream = nullptr;
   cublasPointerMode_t mode;
+  cublasMath_t math;
   if (cublasGetStream(handle, &stream) != CUBLAS_STATUS_SUCCESS ||
-      cublasGetPointerMode(handle, &mode) != CUBLAS_STATUS_SUCCESS)
+      cublasGetPointerMode(handle, &mode) != CUBLAS_STATUS_SUCCESS ||
+      cublasGetMathMode(handle, &math) != CUBLAS_STATUS_SUCCESS)
     return Status::InvalidValue;
   DepthModel m;
   m.source = ModelSource::Calibrated;
@@ -248,8 +250,14 @@ Status calibrate_current_device(cublasHandle_t handle, DepthModel *model, std::s
     cudaGetLastError();
     return Status::AllocFailed;
   }
-  if (cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST) != CUBLAS_STATUS_SUCCESS)
+  // Host scalars, and the default math mode whatever the handle's (a TF32
+  // mode would measure other SGEMM rates than the library's leaves get by
+  // default); both restored below.
+  if (cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS) {
+    cublasSetPointerMode(handle, mode);
     return Status::ExecutionFailed;
+  }
   bool ok = measure_rates<float>(handle, stream, buf, bytes, &m.rates[0]) &&
             measure_rates<double>(handle, stream, buf, bytes, &m.rates[1]);
   // The schedules' passes stream their operands once, as a copy does: the
@@ -263,7 +271,9 @@ Status calibrate_current_device(cublasHandle_t handle, DepthModel *model, std::s
                        },
                        &ms) &&
        ms > 0;
-  cublasSetPointerMode(handle, mode);
+  // Restored on every path; a failure to restore is the call's failure.
+  ok = (cublasSetPointerMode(handle, mode) == CUBLAS_STATUS_SUCCESS) & ok;
+  ok = (cublasSetMathMode(handle, math) == CUBLAS_STATUS_SUCCESS) & ok;
   if (!ok) {
     cudaGetLastError();
     return Status::ExecutionFailed;

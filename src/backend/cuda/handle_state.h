@@ -68,6 +68,7 @@ struct HandleState {
   // model or the installed calibrations change (handle_depth_model).
   GemmReport last_report{};
   bool has_last_report = false;
+  std::shared_ptr<const DepthModel> last_model;  // the model last_report used
   std::shared_ptr<const DepthModel> model;
   std::uint64_t model_generation = 0;
   bool model_calibrated = false;
