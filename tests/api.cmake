@@ -12,6 +12,8 @@ xn_add_test(test_api_options LABELS api SOURCES test_api_options.cpp)
 # The depth model, its tables and the calibration cache, on the CPU with given
 # device traits.
 xn_add_test(test_api_depth_model LABELS api unit SOURCES test_api_depth_model.cpp)
+target_compile_definitions(test_api_depth_model PRIVATE
+  XN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 xn_add_test(test_api_depth_model_gpu LABELS api gpu SOURCES test_api_depth_model_gpu.cpp)
 target_compile_definitions(test_api_options PRIVATE
   XN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
