@@ -27,18 +27,8 @@ namespace {
 
 using xn_test::DeviceBuffer;
 
-class GpuDepthModel : public ::testing::Test {
+class GpuDepthModel : public xn_test::CublasHandleFixture<> {
  protected:
-  void SetUp() override {
-    XN_REQUIRE_GPU();
-    ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
-  }
-  void TearDown() override {
-    if (h_) {
-      xnRelease(h_);
-      cublasDestroy(h_);
-    }
-  }
   // Uniform [-1, 1) n x n operands (and C) on the device.
   void inputs(int n) {
     std::mt19937_64 rng(xn_test::fresh_seed());
@@ -55,7 +45,6 @@ class GpuDepthModel : public ::testing::Test {
     return xnDgemmStrassen(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a_.get(), n,
                            b_.get(), n, &zero, c_.get(), n);
   }
-  cublasHandle_t h_ = nullptr;
   DeviceBuffer<double> a_, b_, c_;
 };
 

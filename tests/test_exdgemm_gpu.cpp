@@ -59,19 +59,8 @@ std::vector<double> make_c(int m, int n, int ldc, double beta, std::mt19937_64 &
 std::vector<double> int_extremes(int m, int n, int k, bool random_signs, std::mt19937_64 &rng,
                                  std::vector<double> &a, std::vector<double> &b);
 
-class GpuExdgemm : public ::testing::Test {
+class GpuExdgemm : public xn_test::CublasHandleFixture<> {
  protected:
-  void SetUp() override {
-    XN_REQUIRE_GPU();
-    ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
-  }
-  void TearDown() override {
-    if (h_) {
-      xnRelease(h_);
-      cublasDestroy(h_);
-    }
-  }
-
   // Runs xnExdgemm with C poisoned where beta == 0; returns C (ldc x n).
   std::vector<double> run(const Case &c, const std::vector<double> &a,
                           const std::vector<double> &b, const std::vector<double> &c0,
@@ -192,7 +181,6 @@ class GpuExdgemm : public ::testing::Test {
     return info;
   }
 
-  cublasHandle_t h_ = nullptr;
 };
 
 // Operands of op(A) = T, op(B) = N, k x m and k x n, every entry 127 (or

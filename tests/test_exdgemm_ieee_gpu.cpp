@@ -42,19 +42,9 @@ std::string path_name(const GpuPath &p) {
 // (the struct's padding would differ from run to run).
 void PrintTo(const GpuPath &p, std::ostream *os) { *os << path_name(p); }
 
-class ExdgemmIeeeGpu : public ::testing::TestWithParam<GpuPath> {
+class ExdgemmIeeeGpu
+    : public xn_test::CublasHandleFixture<::testing::TestWithParam<GpuPath>> {
  protected:
-  void SetUp() override {
-    XN_REQUIRE_GPU();
-    ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
-  }
-  void TearDown() override {
-    if (h_) {
-      xnRelease(h_);
-      cublasDestroy(h_);
-    }
-  }
-
   // One call; "" or what went wrong with the call itself.
   std::string call(const IeeeProblem &p, const IeeeStored &s, std::vector<double> *out) {
     const GpuPath path = GetParam();
@@ -149,7 +139,6 @@ class ExdgemmIeeeGpu : public ::testing::TestWithParam<GpuPath> {
                     << xn_test::describe_seed(seed);
   }
 
-  cublasHandle_t h_ = nullptr;
 };
 
 TEST_P(ExdgemmIeeeGpu, IssueExamples) {

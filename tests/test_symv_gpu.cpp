@@ -209,19 +209,8 @@ void dd_reference(const Problem<T> &p, std::vector<double> &ref,
 
 // ------------------------------------------------------------ fixture
 
-class GpuSymv : public ::testing::Test {
+class GpuSymv : public xn_test::CublasHandleFixture<> {
  protected:
-  void SetUp() override {
-    XN_REQUIRE_GPU();
-    ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
-  }
-  void TearDown() override {
-    if (h_) {
-      xnRelease(h_);
-      cublasDestroy(h_);
-    }
-  }
-
   // Runs xn?symv (or cublas?symv) on the problem on `stream`; returns y's
   // memory (gaps included). With a supplied workspace, checks that the guard
   // zone past its end is unchanged.
@@ -336,7 +325,6 @@ class GpuSymv : public ::testing::Test {
     return bad == 0;
   }
 
-  cublasHandle_t h_ = nullptr;
 };
 
 const int kIncs[] = {1, -1, 3, -2};

@@ -37,7 +37,6 @@ cublasStatus_t device_recursive_gemm(const GemmAlgorithm &algo, cublasHandle_t h
             MatView<const T>{B, k, n, ldb, is_trans(op_of(transb))},
             MatView<T>{C, m, n, ldc, false}, dev ? ScalarKind::User : kind_of(*beta),
             !dev && *alpha == T(0), st.opt, handle_depth_model(st), -1, &report);
-        st.last_levels = report.levels;
         st.last_report = report;
         st.last_model = st.model;  // a copy of the pointer: no allocation
         st.has_last_report = true;

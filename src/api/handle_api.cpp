@@ -132,7 +132,8 @@ cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels) {
     return CUBLAS_STATUS_SUCCESS;
   }
   const StateLock lock(handle, false);
-  *levels = lock.state() ? lock.state()->last_levels : -1;
+  const HandleState *st = lock.state();
+  *levels = st && st->has_last_report ? st->last_report.levels : -1;
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -116,10 +116,9 @@ Options host_options() {
 // BLAS instead).
 thread_local bool t_host_failed = false;
 
-// The levels the calling thread's last recursive host GEMM ran
-// (xnGetLastLevels(NULL, ...)); -1 before any.
-thread_local int t_last_levels = -1;
-// Its xnGetLastGemmInfo(NULL, ...).
+// What the calling thread's last recursive host GEMM did
+// (xnGetLastGemmInfo(NULL, ...); its levels: xnGetLastLevels(NULL, ...));
+// levels -1 before any.
 thread_local xnGemmInfo_t t_last_info = {-1, 0, XN_PARAMETERS_FROM_OPTIONS, 0, ""};
 
 // Which routine a host call runs: a recursive GEMM (non-negative, Strassen,
@@ -134,10 +133,10 @@ const GemmAlgorithm &algorithm_of(HostRoutine r) {
 
 // Copy in, multiply on the GPU, copy out. False if the GPU path could not run
 // (no memory, no handle): the caller then computes on the CPU. C is written
-// only after the device result is complete; *levels is the depth the device
-// call ran.
+// only after the device result is complete; a recursive GEMM's report goes to
+// t_last_info.
 template <class T>
-bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, int k,
+bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k,
               T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   // Allocations and waits outside any stream capture: they must not
   // invalidate another thread's global-mode capture (docs/design.md, "CUDA
@@ -192,10 +191,7 @@ bool gpu_gemm(HostRoutine routine, int *levels, bool ta, bool tb, int m, int n, 
   if (routine != HostRoutine::Exdgemm) {
     st = device_recursive_gemm<T>(algorithm_of(routine), t_gpu.handle, opa, opb, m, n, k,
                                   &alpha, dA, ldda, dB, lddb, &beta, dC, std::max(1, m));
-    if (st == CUBLAS_STATUS_SUCCESS) {
-      xnGetLastLevels(t_gpu.handle, levels);
-      xnGetLastGemmInfo(t_gpu.handle, &t_last_info);
-    }
+    if (st == CUBLAS_STATUS_SUCCESS) xnGetLastGemmInfo(t_gpu.handle, &t_last_info);
   }
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
@@ -219,23 +215,18 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   // The depth this call ran, for xnGetLastLevels(NULL, ...): 0 for an empty
   // C and the quick return, the device's on the GPU, the CPU's otherwise.
   const bool recursive = routine != HostRoutine::Exdgemm;
-  if (recursive) {
-    t_last_levels = 0;
-    t_last_info = gemm_info_of(GemmReport{}, nullptr, 0);
-  }
+  if (recursive) t_last_info = gemm_info_of(GemmReport{}, nullptr, 0);
   if (m == 0 || n == 0) return;
   const HostDevice where = host_device_from_environment();
   const bool big = 2.0 * m * n * k >= kGpuMinFlops;
   const bool quick = k == 0 || alpha == T(0);  // only scales C
-  int levels = 0;
   if (!quick && where == HostDevice::Gpu && !gpu_present())
     report_environment_once("XN_DEVICE", "gpu", "but no GPU is usable",
                             "the host routines run on the CPU");
   if (!quick && where != HostDevice::Cpu && gpu_present() &&
       (where == HostDevice::Gpu || big) &&
-      gpu_gemm<T>(routine, &levels, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+      gpu_gemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                   ldc)) {
-    if (recursive) t_last_levels = levels;
     return;
   }
   if constexpr (std::is_same_v<T, double>) {
@@ -260,8 +251,7 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
   GemmReport report;
   cpu_recursive_gemm<T>(algorithm_of(routine), ta, tb, m, n, k, alpha, A, lda, B, ldb,
                         beta, C, ldc, host_options(), -1, CpuLeaf::OpenBlas,
-                        &fell_back, nullptr, &levels, &report);
-  t_last_levels = levels;
+                        &fell_back, nullptr, nullptr, &report);
   t_last_info = gemm_info_of(report, nullptr);
   if (fell_back) ++g_host_fallbacks;
 }
@@ -300,7 +290,7 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 }  // namespace
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
-int host_last_levels() { return t_last_levels; }
+int host_last_levels() { return t_last_info.levels; }
 xnGemmInfo_t host_last_gemm_info() { return t_last_info; }
 bool host_call_failed() { return t_host_failed; }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "support/test_support.h"
 #include "xngemm.h"
 
 namespace xn_test {
@@ -24,6 +25,25 @@ namespace xn_test {
     const cublasStatus_t s_ = (call);              \
     ASSERT_EQ(s_, CUBLAS_STATUS_SUCCESS) << #call; \
   } while (0)
+
+// The GPU suites' fixtures: a cuBLAS handle per test, released with
+// xNGEMM's state after it; the test is skipped without a device. `Base` is
+// ::testing::Test or a ::testing::TestWithParam<...>.
+template <class Base = ::testing::Test>
+class CublasHandleFixture : public Base {
+ protected:
+  void SetUp() override {
+    XN_REQUIRE_GPU();
+    ASSERT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    if (h_) {
+      xnRelease(h_);
+      cublasDestroy(h_);
+    }
+  }
+  cublasHandle_t h_ = nullptr;
+};
 
 template <class T>
 class DeviceBuffer {

@@ -62,10 +62,10 @@ struct HandleState {
   int *scan_flags_dev = nullptr;
   int *scan_flags_host = nullptr;
   std::uint64_t nonneg_fallbacks = 0;
-  int last_levels = -1;  // levels the last call ran (xnGetLastLevels)
-  // The last recursive GEMM's report and the depth model it used
-  // (xnGetLastGemmInfo); `model` is taken again when the options' choice of
-  // model or the installed calibrations change (handle_depth_model).
+  // The last recursive GEMM's report (its levels: xnGetLastLevels) and the
+  // depth model it used (xnGetLastGemmInfo); `model` is taken again when the
+  // options' choice of model or the installed calibrations change
+  // (handle_depth_model).
   GemmReport last_report{};
   bool has_last_report = false;
   std::shared_ptr<const DepthModel> last_model;  // the model last_report used
