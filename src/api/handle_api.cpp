@@ -125,16 +125,13 @@ cublasStatus_t xnGetNonNegFallbackCount(cublasHandle_t handle, uint64_t *count) 
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// The levels of xnGetLastGemmInfo (defined below), kept for earlier callers.
 cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels) {
   if (!levels) return CUBLAS_STATUS_INVALID_VALUE;
-  if (!handle) {
-    *levels = host_last_levels();
-    return CUBLAS_STATUS_SUCCESS;
-  }
-  const StateLock lock(handle, false);
-  const HandleState *st = lock.state();
-  *levels = st && st->has_last_report ? st->last_report.levels : -1;
-  return CUBLAS_STATUS_SUCCESS;
+  xnGemmInfo_t info;
+  const cublasStatus_t st = xnGetLastGemmInfo(handle, &info);
+  if (st == CUBLAS_STATUS_SUCCESS) *levels = info.levels;
+  return st;
 }
 
 }  // extern "C"

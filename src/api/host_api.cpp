@@ -290,7 +290,6 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 }  // namespace
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
-int host_last_levels() { return t_last_info.levels; }
 xnGemmInfo_t host_last_gemm_info() { return t_last_info; }
 bool host_call_failed() { return t_host_failed; }
 

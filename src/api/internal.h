@@ -109,11 +109,9 @@ void set_host_exdgemm_info(const xnExdgemmInfo_t &info);
 // XN_OPT_CHECK_NONNEG (reported by xnGetNonNegFallbackCount(NULL, ...)).
 std::uint64_t host_nonneg_fallbacks();
 
-// The levels the calling thread's last recursive host GEMM (?ngemm_,
-// ?stgemm_, ?wigemm_ and their cblas_ forms) ran, on the GPU or the CPU;
-// -1 before any (xnGetLastLevels(NULL, ...)).
-int host_last_levels();
-// The calling thread's last recursive host GEMM (xnGetLastGemmInfo(NULL)).
+// The calling thread's last recursive host GEMM (?ngemm_, ?stgemm_,
+// ?wigemm_ and their cblas_ forms), on the GPU or the CPU: what it ran
+// (levels -1 before any; xnGetLastGemmInfo(NULL) and xnGetLastLevels(NULL)).
 xnGemmInfo_t host_last_gemm_info();
 // The public form of a call's report; `levels` < -1 takes report.levels.
 xnGemmInfo_t gemm_info_of(const GemmReport &report, const DepthModel *model,
