@@ -206,6 +206,11 @@ int auto_reps(double pair_seconds, double budget) {
   return int(std::clamp(r, 3.0, 25.0));
 }
 
+int train_calls(double seconds, double train_below) {
+  if (!(train_below > 0) || !(seconds > 0) || seconds >= train_below) return 1;
+  return int(std::min<double>(kMaxTrainCalls, std::ceil(train_below / seconds)));
+}
+
 template <class T>
 T draw(std::mt19937_64 &rng, Dist d) {
   return uniform<T>(rng(), d != Dist::U01);

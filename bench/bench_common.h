@@ -5,6 +5,7 @@
 // medians, parsing, ...) are in bench_util.h.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -75,6 +76,11 @@ struct CaseSpec {
   int reps = 0;                    // timed calls per routine; 0 = automatic
   int warmup = 1;                  // untimed calls per routine before timing
   double time_budget = 1.0;        // seconds of timed calls when reps is automatic
+  // A call shorter than this (seconds) is timed in trains of back-to-back
+  // calls at least this long (at most kMaxTrainCalls), so that the host's
+  // time before a launch, which a stream of calls hides, is not counted;
+  // 0: every timed call alone.
+  double train_below = 0;
   int levels = -1;                 // XN_OPT_MAX_LEVELS; -1 = library default
   std::int64_t leaf = -1;          // XN_OPT_LEAF_SIZE_S/_D; -1 = library default
   std::int64_t min_size = -1;      // XN_OPT_MIN_SIZE_S/_D; -1 = library default
@@ -123,6 +129,7 @@ struct CaseResult {
   std::string message;        // why skipped / what failed / a note
   bool fatal = false;         // the device is unusable: stop the run
   int reps = 0, warmup = 0;
+  int train = 1;  // calls per timed sample (CaseSpec::train_below)
   double t_ours = kNaN, t_base = kNaN;  // median seconds per call
   double t_ours_min = kNaN, t_base_min = kNaN;
   // exdgemm on the GPU: seconds per baseline call in a train of back-to-back
@@ -248,29 +255,45 @@ ErrStats host_blas_errors(const CaseSpec &c, const T *A, int lda, const T *B, in
 // seconds given one call of each routine took `pair_seconds`, in [3, 25].
 int auto_reps(double pair_seconds, double budget);
 
+// The longest train of calls one timed sample holds (CaseSpec::train_below).
+constexpr int kMaxTrainCalls = 100;
+
+// Calls per timed sample for a call of `seconds` (CaseSpec::train_below).
+int train_calls(double seconds, double train_below);
+
 // The timing of one case: c.warmup untimed calls of each routine, then timed
-// calls of ours and (with c.baseline) the baseline, interleaved so both see
+// samples of ours and (with c.baseline) the baseline, interleaved so both see
 // the same clocks and temperature; c.reps of them, or auto_reps after the
-// first pair. `timed_ours()` / `timed_base()` make one call and return its
-// seconds. Fills r's reps, warmup, t_ours(_min) and t_base(_min).
+// first pair. A sample is one call, or a train of back-to-back calls when
+// the first pair's calls are shorter than c.train_below (both routines get
+// the same train). `timed_ours(count)` / `timed_base(count)` make `count`
+// calls and return the seconds per call. Fills r's reps, warmup, train,
+// t_ours(_min) and t_base(_min).
 template <class TimedOurs, class TimedBase>
 void time_interleaved(const CaseSpec &c, TimedOurs &&timed_ours, TimedBase &&timed_base,
                       CaseResult *r) {
   for (int w = 0; w < c.warmup; ++w) {
-    timed_ours();
-    if (c.baseline) timed_base();
+    timed_ours(1);
+    if (c.baseline) timed_base(1);
   }
   std::vector<double> to, tb;
-  to.push_back(timed_ours());
-  if (c.baseline) tb.push_back(timed_base());
-  const int reps =
-      c.reps > 0 ? c.reps : auto_reps(to[0] + (tb.empty() ? 0 : tb[0]), c.time_budget);
-  for (int i = 1; i < reps; ++i) {
-    to.push_back(timed_ours());
-    if (c.baseline) tb.push_back(timed_base());
+  to.push_back(timed_ours(1));
+  if (c.baseline) tb.push_back(timed_base(1));
+  const double pair = to[0] + (tb.empty() ? 0 : tb[0]);
+  const int train =
+      train_calls(tb.empty() ? to[0] : std::min(to[0], tb[0]), c.train_below);
+  if (train > 1) {  // the single calls were a probe: every sample is a train
+    to.clear();
+    tb.clear();
+  }
+  const int reps = c.reps > 0 ? c.reps : auto_reps(pair * train, c.time_budget);
+  while (int(to.size()) < reps) {
+    to.push_back(timed_ours(train));
+    if (c.baseline) tb.push_back(timed_base(train));
   }
   r->reps = reps;
   r->warmup = c.warmup;
+  r->train = train;
   r->t_ours = median_of(to);
   r->t_ours_min = min_of(to);
   if (c.baseline) {

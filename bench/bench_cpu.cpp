@@ -390,8 +390,8 @@ void CpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     else
       timing.baseline = false;
     time_interleaved(
-        timing, [&] { return wall_seconds(call_ours); },
-        [&] { return wall_seconds(call_base); }, &r);
+        timing, [&](int count) { return wall_seconds(call_ours, count); },
+        [&](int count) { return wall_seconds(call_base, count); }, &r);
     if (c.baseline) {
       if (!base_done) {
         base.t_base = r.t_base;
@@ -454,8 +454,8 @@ CaseResult CpuRunner::run_ex(const CaseSpec &c) {
   r.ws_bytes = r.ex.workspace_bytes;
   if (c.baseline) r.base = accuracy_of(call_base, C, ldc, si, sj, ref_hi, ref_lo);
   time_interleaved(
-      c, [&] { return wall_seconds(call_ours); }, [&] { return wall_seconds(call_base); },
-      &r);
+      c, [&](int count) { return wall_seconds(call_ours, count); },
+      [&](int count) { return wall_seconds(call_base, count); }, &r);
   // Where the time goes: one more call with its phases timed.
   xnSetOption(nullptr, XN_OPT_EXDGEMM_PHASE_TIMES, 1);
   call_ours();

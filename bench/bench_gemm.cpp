@@ -263,6 +263,7 @@ std::vector<Field> gemm_fields(const CaseSpec &c, const CaseResult &r,
       {"ws_held_bytes", opt_int(ran && ng, (long long)r.ws_held)},
       {"reps", opt_int(ran, r.reps)},
       {"warmup", opt_int(ran, r.warmup)},
+      {"train", opt_int(ran, r.train)},
       {"ours_ms", number(r.t_ours * 1e3)},
       {"base_ms", number(r.t_base * 1e3)},
       {"ours_min_ms", number(r.t_ours_min * 1e3)},
@@ -424,6 +425,7 @@ CaseSpec base_spec(const GemmOptions &o) {
   c.ex_block = o.ex_block;
   c.reps = o.reps;
   c.time_budget = o.time_budget;
+  c.train_below = o.train_below;
   c.warmup = o.warmup;
   c.levels = o.levels;
   c.leaf = o.leaf;
@@ -642,9 +644,11 @@ void print_settings(const GemmOptions &o, const Runner &runner,
   std::printf(
       "timing: %s around each call; accuracy call first (C poisoned with NaN), "
       "%d warm-up call(s), then %s timed calls of each routine, interleaved; "
-      "median reported\n",
+      "median reported; calls under %g ms timed in trains of back-to-back calls "
+      "(column train)\n",
       gpu ? "CUDA events" : "steady_clock", o.warmup,
-      o.reps > 0 ? std::to_string(o.reps).c_str() : "3..25 (automatic)");
+      o.reps > 0 ? std::to_string(o.reps).c_str() : "3..25 (automatic)",
+      o.train_below * 1e3);
   const std::string samples =
       o.ref_samples > 0 ? std::to_string(o.ref_samples) : std::string("(all)");
   if (any_ngemm || any_fast)

@@ -34,6 +34,7 @@ struct GemmOptions : CommonOptions {
   long long ex_budget = -1, ex_block = -1;
   int reps = 0;
   double time_budget = 1.0;
+  double train_below = 1e-3;  // --train-below, seconds (CaseSpec::train_below)
   int warmup = 1;
   int levels = -1;
   long long leaf = -1;

@@ -360,10 +360,11 @@ class GpuRunner final : public Runner {
     return error_stats(*p.ref_hi, *p.ref_lo, vals, (long long)bad, p.hrows, p.hcols);
   }
 
-  // Seconds of one call between two events on the handle's stream.
+  // Seconds per call of `count` back-to-back calls between two events on
+  // the handle's stream.
   template <class Call>
-  double timed(Call &&call, const char *name) {
-    return gpu_.time_calls(call, 1, name);
+  double timed(Call &&call, const char *name, int count) {
+    return gpu_.time_calls(call, count, name);
   }
 
   // Fills `count` entries of p with generate_kernel's uniforms.
@@ -603,13 +604,14 @@ void GpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     }
 
     // 6. Timing: warm-up, then calls of the two routines interleaved, each
-    //    between two events on the handle's stream, waited for one at a
-    //    time (ours alone on the rows after the first).
+    //    (or each train, for short calls) between two events on the
+    //    handle's stream, waited for one at a time (ours alone on the rows
+    //    after the first).
     CaseSpec timing = s;
     timing.baseline = with_base;
     time_interleaved(
-        timing, [&] { return timed(timed_ours, ours_name); },
-        [&] { return timed(timed_base, base_name); }, &r);
+        timing, [&](int count) { return timed(timed_ours, ours_name, count); },
+        [&](int count) { return timed(timed_base, base_name, count); }, &r);
     if (with_base) {
       base.t_base = r.t_base;
       base.t_base_min = r.t_base_min;
@@ -828,8 +830,8 @@ CaseResult GpuRunner::run_ex(const CaseSpec &c) {
 
   // 5. Timing, as for ngemm.
   time_interleaved(
-      c, [&] { return timed(call_ours, "xnExdgemm"); },
-      [&] { return timed(call_base, "cublasDgemm"); }, &r);
+      c, [&](int count) { return timed(call_ours, "xnExdgemm", count); },
+      [&](int count) { return timed(call_base, "cublasDgemm", count); }, &r);
   // 6. The yardstick of the products: for the slice engine the baseline as
   //    a train as long as our slice products (see CaseResult::t_base_train;
   //    one isolated DGEMM of tens of ms runs at a higher clock than a long

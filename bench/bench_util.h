@@ -109,12 +109,12 @@ class Stopwatch {
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
-// Seconds of one call on the steady clock.
+// Seconds per call of `count` back-to-back calls on the steady clock.
 template <class Call>
-double wall_seconds(Call &&call) {
+double wall_seconds(Call &&call, int count = 1) {
   const Stopwatch w;
-  call();
-  return w.seconds();
+  for (int i = 0; i < count; ++i) call();
+  return w.seconds() / count;
 }
 
 // ----------------------------------------------------------------- statistics

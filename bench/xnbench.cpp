@@ -77,6 +77,10 @@ gemm options:
   --reps N                 timed calls per routine (default: automatic, 3..25,
                            so that the timed calls take about --time-budget)
   --time-budget S          seconds of timed calls per case for automatic reps (default 1)
+  --train-below MS         a call shorter than MS milliseconds is timed in trains of
+                           back-to-back calls at least that long (at most 100), as a
+                           program's stream of calls runs (default 1; 0: every call
+                           timed alone, its host time before the launch included)
   --warmup N               untimed calls per routine before timing (default 1;
                            the accuracy call comes before them and is never timed)
   --levels L               XN_OPT_MAX_LEVELS, upper bound on recursion depth
@@ -318,6 +322,8 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
       o->reps = int(parse_int(a.value(), "reps", 1, 100000));
     } else if (key == "--time-budget") {
       o->time_budget = parse_double(a.value(), "time budget");
+    } else if (key == "--train-below") {
+      o->train_below = parse_double(a.value(), "train below", true) * 1e-3;
     } else if (key == "--warmup") {
       o->warmup = int(parse_int(a.value(), "warmup", 0, 100000));
     } else if (key == "--levels") {
