@@ -291,6 +291,42 @@ typedef struct {
  *  thread's last host exdgemm_/cblas_exdgemm. */
 cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info);
 
+/**
+ * Correctly rounded DGEMV: y = alpha * op(A) * x + beta * y with
+ * cublasDgemv's parameters and semantics (op(A) = A or A^T, A m x n
+ * column-major; x and y with BLAS increments, a negative one starting at
+ * the far end; the handle's stream and pointer mode). m = 0 or n = 0
+ * returns with y untouched; beta == 0 never reads y. Bad arguments, as
+ * cublasDgemv's documentation lists them (trans not N, T or C; m < 0;
+ * n < 0; lda < max(1, m); incx = 0; incy = 0), return
+ * CUBLAS_STATUS_INVALID_VALUE with y untouched. (cuBLAS 13.1's cublasDgemv
+ * itself rejects only lda < max(1, m) and returns SUCCESS for the others,
+ * computing something for an unknown trans or incx = 0.) Every y_i is entry (i, 1) of xnExdgemm's product under its IEEE
+ * contract (above): the exact value rounded once, bitwise the same on the
+ * CPU (exdgemv_). Runs xnExdgemm on a view of x and y (xnGetLastExdgemmInfo
+ * reports that product); vectors with a negative increment are first copied
+ * to contiguous memory in stream order (cudaMallocAsync; a failed allocation
+ * returns CUBLAS_STATUS_ALLOC_FAILED with y untouched).
+ */
+cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
+                         const double *alpha, const double *A, int lda, const double *x,
+                         int incx, const double *beta, double *y, int incy);
+
+/**
+ * Correctly rounded DDOT: *result = sum_i x_i y_i rounded once, with
+ * cublasDdot's parameters and semantics: result in host memory (the call
+ * returns when it is there) or device memory (written in stream order) by
+ * the handle's pointer mode; n <= 0 gives 0; increments as BLAS's (negative:
+ * from the far end; 0: the first element n times). The value is xnExdgemm's
+ * 1 x 1 x n product with alpha = 1, beta = 0 under its IEEE contract:
+ * bitwise the same on the CPU (exddot_). A NULL result is
+ * CUBLAS_STATUS_INVALID_VALUE; a host-memory result inside a stream capture
+ * is CUBLAS_STATUS_NOT_SUPPORTED (the call would have to wait), before
+ * anything is enqueued.
+ */
+cublasStatus_t xnExddot(cublasHandle_t handle, int n, const double *x, int incx,
+                        const double *y, int incy, double *result);
+
 /* ------------------------------------------------------------------------ */
 /* SYMV: Nath et al., SC'11, algorithm 2, deterministic                     */
 /* ------------------------------------------------------------------------ */
@@ -746,6 +782,24 @@ void exdgemm_(const char *transa, const char *transb, const int *m, const int *n
 void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                    const double *A, int lda, const double *B, int ldb, double beta,
                    double *C, int ldc);
+
+/** Fortran 77 EXDGEMV: argument list of DGEMV, correctly rounded result (see
+ *  xnExdgemv; GPU when present and the product is large enough, CPU
+ *  otherwise, the same bits); errors via xerbla_ with the name "EXDGEMV" and
+ *  DGEMV's positions. */
+void exdgemv_(const char *trans, const int *m, const int *n, const double *alpha,
+              const double *a, const int *lda, const double *x, const int *incx,
+              const double *beta, double *y, const int *incy);
+/** CBLAS-style EXDGEMV, both layouts; see cblas_sngemm for the conventions
+ *  (positions: layout 1, trans 2, m 3, n 4, lda 7, incx 9, incy 12). */
+void cblas_exdgemv(int layout, int trans, int m, int n, double alpha, const double *A,
+                   int lda, const double *x, int incx, double beta, double *y, int incy);
+/** Fortran 77 EXDDOT: a function with DDOT's arguments returning the
+ *  correctly rounded dot product (see xnExddot); n <= 0 gives 0. */
+double exddot_(const int *n, const double *x, const int *incx, const double *y,
+               const int *incy);
+/** CBLAS-style EXDDOT (see exddot_). */
+double cblas_exddot(int n, const double *x, int incx, const double *y, int incy);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -535,6 +535,70 @@ TEST_F(GpuGraphs, UncapturableCallsLeaveTheCaptureValid) {
   cublasDestroy(h);
 }
 
+// xnExdgemv (unit, strided and negative increments: the last copies its
+// vectors through stream-ordered pool memory, which a capture records) and
+// xnExddot with a device result replay the bits of direct calls after a
+// warm-up; a host-memory dot result is refused inside the capture, which
+// stays valid.
+TEST_F(GpuGraphs, ExdgemvAndExddotReplayTheBitsOfDirectCalls) {
+  cublasHandle_t h = nullptr;
+  ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+  XN_CUBLAS_OK(cublasSetStream(h, stream_));
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  const int m = 300, n = 257;
+  DeviceBuffer<double> A, x, y0, y, r;
+  A.upload(random_matrix<double>(std::size_t(m) * n, rng, false));
+  x.upload(random_matrix<double>(std::size_t(3) * m, rng, false));
+  y0.upload(random_matrix<double>(std::size_t(3) * m, rng, false));
+  y.upload(std::vector<double>(std::size_t(3) * m, NAN));
+  r.upload({NAN});
+  const double alpha = 1.5, beta = -0.25;
+  const int incs[][2] = {{1, 1}, {3, 2}, {-2, -1}};
+  for (const auto &inc : incs) {
+    auto gemv = [&] {
+      if (cudaMemcpyAsync(y.get(), y0.get(), sizeof(double) * 3 * m,
+                          cudaMemcpyDeviceToDevice, stream_) != cudaSuccess)
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+      return xnExdgemv(h, CUBLAS_OP_T, m, n, &alpha, A.get(), m, x.get(), inc[0], &beta,
+                       y.get(), inc[1]);
+    };
+    auto dot = [&] {
+      cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
+      const cublasStatus_t st = xnExddot(h, m, x.get(), inc[0], y0.get(), inc[1], r.get());
+      cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+      return st;
+    };
+    for (const bool is_gemv : {true, false}) {
+      const std::function<cublasStatus_t()> call = is_gemv
+                                                      ? std::function<cublasStatus_t()>(gemv)
+                                                      : std::function<cublasStatus_t()>(dot);
+      DeviceBuffer<double> &out = is_gemv ? y : r;
+      XN_CUBLAS_OK(call());
+      const std::vector<double> direct = out.download(stream_);
+      XN_CUDA_OK(cudaMemsetAsync(out.get(), 0xff, sizeof(double) * direct.size(), stream_));
+      cudaGraphExec_t exec = nullptr;
+      ASSERT_EQ(capture(call, &exec), CUBLAS_STATUS_SUCCESS)
+          << (is_gemv ? "gemv" : "dot") << " incx " << inc[0] << " incy " << inc[1];
+      ASSERT_NE(exec, nullptr);
+      for (int rep = 0; rep < 2; ++rep) {
+        XN_CUDA_OK(cudaGraphLaunch(exec, stream_));
+        EXPECT_TRUE(xn_test::same_bits(out.download(stream_), direct))
+            << (is_gemv ? "gemv" : "dot") << " incx " << inc[0] << " incy " << inc[1]
+            << " replay " << rep;
+      }
+      cudaGraphExecDestroy(exec);
+    }
+  }
+  double host_result = 0;
+  cudaGraphExec_t exec = nullptr;
+  EXPECT_EQ(capture([&] { return xnExddot(h, m, x.get(), 1, y0.get(), 1, &host_result); },
+                    &exec),
+            CUBLAS_STATUS_NOT_SUPPORTED);
+  if (exec) cudaGraphExecDestroy(exec);
+  xnRelease(h);
+  cublasDestroy(h);
+}
+
 // A capture that the caller's own mistake invalidated, and failed
 // allocations: later calls on the same handle and on new ones run and give
 // the right bits.

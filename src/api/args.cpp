@@ -92,4 +92,37 @@ int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n, int 
                                          lda, ldc)];
 }
 
+cublasStatus_t check_gemv_device_args(const void *handle, cublasOperation_t trans, int m,
+                                      int n, int lda, int incx, int incy) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!valid_device_op(trans)) return CUBLAS_STATUS_INVALID_VALUE;
+  if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+int check_gemv_fortran_args(char trans, int m, int n, int lda, int incx, int incy) {
+  // Reference DGEMV: the first failing test, in this order, sets INFO.
+  if (!valid_fortran_op(trans)) return 1;
+  if (m < 0) return 2;
+  if (n < 0) return 3;
+  if (lda < std::max(1, m)) return 6;
+  if (incx == 0) return 8;
+  if (incy == 0) return 11;
+  return 0;
+}
+
+int check_gemv_cblas_args(int layout, int trans, int m, int n, int lda, int incx,
+                          int incy) {
+  // As cblas_?gemm: layout and trans checked by CBLAS itself, the rest by
+  // Fortran DGEMV (row-major: on the transposed problem, n x m), mapped
+  // back to the argument that failed.
+  if (layout != kRowMajor && layout != kColMajor) return 1;
+  if (!valid_cblas_op(trans)) return 2;
+  static const int kColPos[12] = {0, 0, 3, 4, 0, 0, 7, 0, 9, 0, 0, 12};
+  static const int kRowPos[12] = {0, 0, 4, 3, 0, 0, 7, 0, 9, 0, 0, 12};
+  if (layout == kColMajor) return kColPos[check_gemv_fortran_args('N', m, n, lda, incx, incy)];
+  return kRowPos[check_gemv_fortran_args('N', n, m, lda, incx, incy)];
+}
+
 }  // namespace xn

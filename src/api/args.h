@@ -41,6 +41,21 @@ int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n, int 
 cublasStatus_t check_symv_device_args(const void *handle, cublasFillMode_t uplo, int n,
                                       int lda, int incx, int incy);
 
+// cublasDgemv's checks: handle (NOT_INITIALIZED), then trans, m, n >= 0,
+// lda >= max(1, m), incx != 0, incy != 0 (INVALID_VALUE).
+cublasStatus_t check_gemv_device_args(const void *handle, cublasOperation_t trans, int m,
+                                      int n, int lda, int incx, int incy);
+
+// Reference DGEMV's checks in its order; returns 0 or the position of the
+// first bad parameter: 1 trans, 2 m, 3 n, 6 lda, 8 incx, 11 incy.
+int check_gemv_fortran_args(char trans, int m, int n, int lda, int incx, int incy);
+
+// Reference CBLAS's checks for cblas_dgemv: 0 or the CBLAS position of the
+// first bad parameter: 1 layout, 2 trans, 3 m, 4 n, 7 lda, 9 incx, 12 incy
+// (row-major: the Fortran routine sees n and m swapped and checks n first).
+int check_gemv_cblas_args(int layout, int trans, int m, int n, int lda, int incx,
+                          int incy);
+
 // 'N'/'n' -> false, 'T'/'t'/'C'/'c' -> true (callers check validity first).
 inline bool fortran_trans(char t) { return !(t == 'N' || t == 'n'); }
 

@@ -1,0 +1,13 @@
+# exblas.cmake - the correctly rounded DGEMV and DDOT (xnExdgemv, xnExddot and
+# their host entries; included by tests/CMakeLists.txt): the argument checks
+# and XERBLA reports (api unit), and the host entries on the CPU bit for bit
+# against the IEEE oracle (accuracy).
+xn_add_test(test_exblas_args LABELS api unit SOURCES test_exblas_args.cpp)
+xn_add_test(test_exblas_cpu LABELS accuracy SOURCES test_exblas_cpu.cpp)
+# The device routines against the IEEE oracle, in both pointer modes and on a
+# non-default stream, and cuBLAS's own statuses (gpu; skipped without a
+# device); memcheck over the grid with device scalars (the vector copies of
+# negative increments, the views with leading dimension incx) and the bad
+# arguments.
+xn_add_test(test_exblas_gpu LABELS gpu SOURCES test_exblas_gpu.cpp)
+xn_add_sanitizer_tests(gpu_exblas_sanitizer test_exblas_gpu MEMCHECK "GpuExblas.GemvDeviceScalars*:GpuExblas.BadArguments*")
