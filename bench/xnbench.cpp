@@ -4,11 +4,13 @@
 //   xnbench gemm [options]   a table of cases (see --help, docs/xnbench.md)
 //   xnbench exdgemm [...]    the same as gemm --routine exdgemm
 //   xnbench symv [...]       xnDsymv/xnSsymv vs cuBLAS (bench_symv.cu)
+//   xnbench exblas [...]     xnExdgemv/xnExddot vs cuBLAS (bench_exblas.cu)
 //   xnbench demo             a short comparison, under a minute on a small CPU
 //
 // This file is the front end: it parses the command line and hands over to
-// the command (bench_gemm.cpp, bench_symv.cu), which runs the cases through
-// its runners and prints and writes them through the reporter (report.h).
+// the command (bench_gemm.cpp, bench_symv.cu, bench_exblas.cu), which runs
+// the cases through its runners and prints and writes them through the
+// reporter (report.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "bench_calibrate.h"
+#include "bench_exblas.h"
 #include "bench_gemm.h"
 #include "bench_symv.h"
 #include "bench_util.h"
@@ -34,6 +37,8 @@ usage:
   xnbench gemm [options]    time and check a list of GEMM cases, print a table
   xnbench exdgemm [options] the same as: xnbench gemm --routine exdgemm
   xnbench symv [options]    xnDsymv/xnSsymv vs cublasDsymv/cublasSsymv (GPU only)
+  xnbench exblas [options]  the correctly rounded xnExdgemv/xnExddot vs cublasDgemv/
+                            cublasDdot (GPU only)
   xnbench calibrate [--no-measure]
                             measure this GPU for the recursive GEMMs' depth model
                             (xnCalibrate: about 30 s), cache it, print its rates and the
@@ -187,9 +192,44 @@ read_tbs, the read floor: one streaming-read kernel over the stored
 triangle's byte count (what any SYMV of that size needs at least), and
 ours_frac_read.
 
+exblas options (each case: routine, op, n; ours and cuBLAS on the same handle,
+stream and buffers; every checked output of ours compared bit for bit with the
+exact IEEE value):
+  --routine gemv|dot|all   routines (default all: gemv, then dot)
+  --sizes LIST             gemv: n x n; dot: the vectors' length; comma-separated
+                           N or FIRST:LAST[:STEP], LAST included, STEP defaults to
+                           1; every selected routine runs at every size (use
+                           --routine to give gemv and dot sizes of their own).
+                           Default: the issue's cases, gemv N n=16384 phi 0,
+                           T 16384 phi 1, N and T 8191 phi 0; dot n=2^24 and
+                           2^20 phi 0 (kept where --routine and --trans select
+                           them; --phi replaces their phi)
+  --trans LIST             gemv: N,T or one of them (default N,T)
+  --phi X                  entries (u - 0.5) exp(phi randn), 53-bit u, as
+                           exdgemm's phi inputs (default 0)
+  --inc I                  incx = incy = I (default 1; negative: from the far
+                           end, BLAS order; not 0)
+  --lda-pad P              gemv: lda = n + P, rows n..lda-1 NaN (default 0)
+  --reps R                 timed samples per routine (default 15; median reported)
+  --warmup W               untimed samples per routine (default 2)
+  --train C                calls per timed sample (default: about 2 ms of the
+                           faster routine, at most 50)
+  --ref-rows N|all         gemv outputs checked per accuracy call (default 64)
+  --device gpu|auto        gpu: no GPU is an error (status 1); auto: a message
+                           and status 0
+  --seed S, --csv FILE, --json FILE, --quiet   as for gemm
+exblas columns: train = calls per sample; us = median time per call (ours,
+cub = cuBLAS); TB = operand bytes (gemv 8 m n + 8 (m + n), dot 16 n) / time in
+TB/s, floor = a streaming read of the same byte count; %floor = ours_TB /
+floor_TB; rate = cub_us / ours_us; target, met = the issue's minimum rate
+(its cases only) and whether it is met; wrong = checked outputs of ours not
+bitwise the correctly rounded value (must be 0), of checked (gemv: two
+calls, alpha 1 beta 0 on y = NaN and alpha 1.5 beta -0.5 on a random y; dot:
+device and host pointer mode); cub_err = cuBLAS's max |y - exact| / |exact|.
+
 Exit status: 0 all cases ran (skipped ones included), 1 a result had NaN/Inf,
-an exdgemm entry was not correctly rounded, or a CUDA/cuBLAS/xNGEMM call
-failed, 2 bad command line.
+an exdgemm entry or exblas output was not correctly rounded, or a
+CUDA/cuBLAS/xNGEMM call failed, 2 bad command line.
 )";
 
 // ------------------------------------------------------------------ options
@@ -253,6 +293,63 @@ void parse_symv_args(int argc, char **argv, SymvOptions *s) {
       usage_error("unknown symv option '" + key + "'");
     }
   }
+}
+
+// `xnbench exblas` options (argv[2] on), into e.
+void parse_exblas_args(int argc, char **argv, ExblasOptions *e) {
+  bool lda_pad_given = false, ref_rows_given = false;
+  ArgReader a(argc, argv, 2);
+  while (a.next()) {
+    const std::string key = a.key();
+    if (parse_common_option(a, e, kUsage)) continue;
+    if (key == "--routine") {
+      const std::string v = a.value();
+      if (v != "gemv" && v != "dot" && v != "all")
+        usage_error("--routine must be gemv, dot or all for exblas");
+      e->gemv = v != "dot";
+      e->dot = v != "gemv";
+    } else if (key == "--sizes") {
+      for (long long n : parse_sizes(a.value(), 1)) e->sizes.push_back(n);
+    } else if (key == "--trans") {
+      e->trans.clear();
+      e->trans_given = true;
+      for (std::string t : split(a.value(), ',')) {
+        for (char &ch : t) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+        if (t != "N" && t != "T") usage_error("bad --trans item '" + t + "' (N or T)");
+        if (std::find(e->trans.begin(), e->trans.end(), t[0]) == e->trans.end())
+          e->trans.push_back(t[0]);
+      }
+      if (e->trans.empty()) usage_error("--trans is empty");
+    } else if (key == "--phi") {
+      e->phi = parse_double(a.value(), "phi", true);
+      e->phi_given = true;
+    } else if (key == "--inc") {
+      e->inc = parse_int(a.value(), "inc", -1000000, 1000000);
+      if (e->inc == 0) usage_error("--inc must not be 0");
+    } else if (key == "--lda-pad") {
+      e->lda_pad = parse_int(a.value(), "lda-pad", 0, INT_MAX);
+      lda_pad_given = true;
+    } else if (key == "--reps") {
+      e->reps = int(parse_int(a.value(), "reps", 1, 100000));
+    } else if (key == "--warmup") {
+      e->warmup = int(parse_int(a.value(), "warmup", 0, 100000));
+    } else if (key == "--train") {
+      e->train = int(parse_int(a.value(), "train", 1, 100000));
+    } else if (key == "--ref-rows") {
+      e->ref_rows = parse_count_or_all(a.value(), "ref-rows");
+      ref_rows_given = true;
+    } else if (key == "--device") {
+      e->device = a.value();
+      if (e->device == "cpu")
+        usage_error("exblas measures the GPU routines (--device gpu or auto)");
+      if (e->device != "gpu" && e->device != "auto")
+        usage_error("--device must be gpu or auto for exblas");
+    } else {
+      usage_error("unknown exblas option '" + key + "'");
+    }
+  }
+  if (!e->gemv && (e->trans_given || lda_pad_given || ref_rows_given))
+    usage_error("--trans, --lda-pad and --ref-rows are gemv options (--routine gemv or all)");
 }
 
 // `xnbench gemm|exdgemm|demo` options (argv[2] on), into o; o->command set.
@@ -422,7 +519,7 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
 
 int main(int argc, char **argv) {
   using namespace xnb;
-  if (argc < 2) usage_error("missing command (gemm, exdgemm, symv or demo)");
+  if (argc < 2) usage_error("missing command (gemm, exdgemm, symv, exblas or demo)");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
     std::fputs(kUsage, stdout);
@@ -438,6 +535,12 @@ int main(int argc, char **argv) {
     parse_symv_args(argc, argv, &s);
     if (!s.seed_given) s.seed = fresh_seed();
     return run_symv(s);
+  }
+  if (command == "exblas") {  // its own options and runner (bench_exblas.cu)
+    ExblasOptions e;
+    parse_exblas_args(argc, argv, &e);
+    if (!e.seed_given) e.seed = fresh_seed();
+    return run_exblas(e);
   }
   if (command != "gemm" && command != "exdgemm" && command != "demo")
     usage_error("unknown command '" + command + "'");

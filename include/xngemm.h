@@ -301,12 +301,17 @@ cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info
  * n < 0; lda < max(1, m); incx = 0; incy = 0), return
  * CUBLAS_STATUS_INVALID_VALUE with y untouched. (cuBLAS 13.1's cublasDgemv
  * itself rejects only lda < max(1, m) and returns SUCCESS for the others,
- * computing something for an unknown trans or incx = 0.) Every y_i is entry (i, 1) of xnExdgemm's product under its IEEE
- * contract (above): the exact value rounded once, bitwise the same on the
- * CPU (exdgemv_). Runs xnExdgemm on a view of x and y (xnGetLastExdgemmInfo
- * reports that product); vectors with a negative increment are first copied
- * to contiguous memory in stream order (cudaMallocAsync; a failed allocation
- * returns CUBLAS_STATUS_ALLOC_FAILED with y untouched).
+ * computing something for an unknown trans or incx = 0.)
+ * Every y_i is entry (i, 1) of xnExdgemm's product under its IEEE contract
+ * (above): the exact value rounded once, bitwise the same on the CPU
+ * (exdgemv_). A is read once: each y_i is accumulated with an error bound
+ * and rounded when the bound decides the rounding; the rare rest (near a
+ * tie, heavy cancellation, Inf/NaN, extreme exponents) is computed exactly
+ * from the operands. Partial sums take a few percent of A's size in the
+ * handle's workspace (a failed allocation returns
+ * CUBLAS_STATUS_ALLOC_FAILED with y untouched; inside a stream capture
+ * without enough workspace, CUBLAS_STATUS_NOT_SUPPORTED). No stream
+ * synchronisation.
  */
 cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
                          const double *alpha, const double *A, int lda, const double *x,
@@ -318,8 +323,8 @@ cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, 
  * returns when it is there) or device memory (written in stream order) by
  * the handle's pointer mode; n <= 0 gives 0; increments as BLAS's (negative:
  * from the far end; 0: the first element n times). The value is xnExdgemm's
- * 1 x 1 x n product with alpha = 1, beta = 0 under its IEEE contract:
- * bitwise the same on the CPU (exddot_). A NULL result is
+ * 1 x 1 x n product with alpha = 1, beta = 0 under its IEEE contract,
+ * computed as xnExdgemv's values: bitwise the same on the CPU (exddot_). A NULL result is
  * CUBLAS_STATUS_INVALID_VALUE; a host-memory result inside a stream capture
  * is CUBLAS_STATUS_NOT_SUPPORTED (the call would have to wait), before
  * anything is enqueued.
@@ -784,9 +789,9 @@ void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, doub
                    double *C, int ldc);
 
 /** Fortran 77 EXDGEMV: argument list of DGEMV, correctly rounded result (see
- *  xnExdgemv; GPU when present and the product is large enough, CPU
- *  otherwise, the same bits); errors via xerbla_ with the name "EXDGEMV" and
- *  DGEMV's positions. */
+ *  xnExdgemv; on the CPU, with the numerics of the GPU kernels: the bits of
+ *  xnExdgemv); errors via xerbla_ with the name "EXDGEMV" and DGEMV's
+ *  positions. */
 void exdgemv_(const char *trans, const int *m, const int *n, const double *alpha,
               const double *a, const int *lda, const double *x, const int *incx,
               const double *beta, double *y, const int *incy);

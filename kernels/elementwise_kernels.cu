@@ -502,22 +502,6 @@ cudaError_t launch_scale(cudaStream_t stream, idx rows, idx cols, T *c, idx ldc,
 }
 
 template <class T>
-__global__ void copy_vector_kernel(idx n, const T *x, idx incx, T *y, idx incy) {
-  for (idx i = idx(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += idx(gridDim.x) * blockDim.x)
-    y[blas_vector_offset(i, n, incy)] = x[blas_vector_offset(i, n, incx)];
-}
-
-template <class T>
-cudaError_t launch_copy_vector(cudaStream_t stream, idx n, const T *x, idx incx, T *y,
-                               idx incy) {
-  if (n <= 0) return cudaSuccess;
-  const idx blocks = std::min<idx>((n + kThreads - 1) / kThreads, 4096);
-  copy_vector_kernel<T><<<unsigned(blocks), kThreads, 0, stream>>>(n, x, incx, y, incy);
-  return cudaGetLastError();
-}
-
-template <class T>
 cudaError_t launch_entry_flags(cudaStream_t stream, idx rows, idx cols, const T *x,
                                idx ldx, int *flags) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
@@ -576,7 +560,6 @@ cudaError_t launch_transpose_add_sub(cudaStream_t stream, idx rows, idx cols, T 
 #define XN_INSTANTIATE(T)                                                                \
   template cudaError_t launch_combine<T>(cudaStream_t, const CombineArgs<T> &);          \
   template cudaError_t launch_scale<T>(cudaStream_t, idx, idx, T *, idx, ScalarArg<T>);  \
-  template cudaError_t launch_copy_vector<T>(cudaStream_t, idx, const T *, idx, T *, idx); \
   template cudaError_t launch_entry_flags<T>(cudaStream_t, idx, idx, const T *, idx,     \
                                              int *);                                     \
   template cudaError_t launch_entry_flags_max<T>(cudaStream_t, idx, idx, const T *, idx, \

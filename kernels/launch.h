@@ -45,13 +45,6 @@ struct CombineArgs {
 template <class T>
 cudaError_t launch_combine(cudaStream_t stream, const CombineArgs<T> &args);
 
-// y = x for vectors of n elements with BLAS increments (as DCOPY: a
-// negative increment starts at the far end, numerics/elementwise.h,
-// blas_vector_offset; incx = 0 repeats x's first element). incy != 0.
-template <class T>
-cudaError_t launch_copy_vector(cudaStream_t stream, std::int64_t n, const T *x,
-                               std::int64_t incx, T *y, std::int64_t incy);
-
 // C = beta * C; beta == 0 writes zeros without reading C.
 template <class T>
 cudaError_t launch_scale(cudaStream_t stream, std::int64_t rows, std::int64_t cols, T *c,

@@ -10,3 +10,4 @@ target_include_directories(test_numerics_modular PRIVATE ${XN_GMP_INCLUDE_DIR})
 target_link_libraries(test_numerics_modular PRIVATE ${XN_GMP_LIBRARY})
 # Its own rounding (round_fast) against MPFR, every limb count compiled.
 xn_add_test(test_numerics_modular_round LABELS unit SOURCES test_numerics_modular_round.cpp)
+xn_add_test(test_numerics_exact_dot LABELS unit accuracy SOURCES test_numerics_exact_dot.cpp)

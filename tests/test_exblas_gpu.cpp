@@ -170,7 +170,8 @@ TEST_F(GpuExblas, DotIsTheExactValueRoundedOnceInBothPointerModes) {
   const std::uint64_t seed = xn_test::fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
   std::mt19937_64 rng(seed);
-  const int sizes[] = {1, 2, 17, 1000, 100003};
+  // 300007 has enough chunks for the block-per-output finish.
+  const int sizes[] = {1, 2, 17, 1000, 100003, 300007};
   const int incs[][2] = {{1, 1}, {2, -1}, {-1, -1}, {-2, 3}, {0, 1}, {3, 0}};
   DeviceBuffer<double> dx, dy, dres(1);
   int checked = 0, naive_wrong = 0;
@@ -203,7 +204,7 @@ TEST_F(GpuExblas, DotIsTheExactValueRoundedOnceInBothPointerModes) {
             << device_result << ": " << got << ", want " << want;
         ++checked;
       }
-  EXPECT_EQ(checked, 5 * 6 * 2);
+  EXPECT_EQ(checked, 6 * 6 * 2);
   // The data is hard enough that plain summation misses somewhere.
   EXPECT_GT(naive_wrong, 0);
 }

@@ -289,12 +289,6 @@ void cblas_gemm_entry(HostRoutine routine, const char *name, int layout, int tra
 
 }  // namespace
 
-void host_exdgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double *A,
-                  int lda, const double *B, int ldb, double beta, double *C, int ldc) {
-  host_gemm<double>(HostRoutine::Exdgemm, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                    ldc);
-}
-
 void report_bad_argument(const char *name, int position) { report(name, position); }
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }

@@ -1,73 +1,79 @@
 // host_exblas.cpp - the correctly rounded BLAS beyond GEMM from host memory:
 // exdgemv_ / cblas_exdgemv (DGEMV's arguments) and exddot_ / cblas_exddot
-// (DDOT's). Both run the host exdgemm (GPU or CPU, the same bits) on
-// contiguous copies of their vectors, so every value is the exact one rounded
-// once under xnExdgemm's IEEE contract, the bits xnExdgemv and xnExddot give.
-#include <cstdio>
-#include <limits>
-#include <new>
-#include <vector>
+// (DDOT's). They run on the CPU, with the numerics the GPU kernels run
+// (numerics/exact_dot.h): a matrix-vector product reads A once, so copying
+// A to a GPU would cost more than the product. Every value is the exact one
+// rounded once under xnExdgemm's IEEE contract, the bits xnExdgemv and
+// xnExddot give.
+#include <algorithm>
+#include <cstdint>
 
 #include "api/args.h"
 #include "api/internal.h"
 #include "numerics/elementwise.h"
+#include "numerics/exact_dot.h"
 #include "xngemm.h"
 
 namespace xn {
 
 namespace {
 
-// The n elements of a BLAS vector (increment inc, numerics/elementwise.h)
-// in their logical order.
-std::vector<double> gather(int n, const double *v, int inc) {
-  std::vector<double> out(std::size_t(n > 0 ? n : 0));
-  for (int i = 0; i < n; ++i) out[std::size_t(i)] = v[blas_vector_offset(i, n, inc)];
-  return out;
+// y[o * y_out] = RN(alpha X_o + beta y_o), X_o = sum_t a[o a_out + t a_term]
+// x[t x_term] (signed strides from element 0), for o < outputs. Outputs go
+// in blocks whose accumulators advance together along t, so a column-major
+// A is read down its columns.
+void cpu_exact_dots(std::int64_t outputs, std::int64_t terms, const double *a,
+                    std::int64_t a_out, std::int64_t a_term, const double *x,
+                    std::int64_t x_term, double alpha, double beta, double *y,
+                    std::int64_t y_out) {
+  constexpr std::int64_t kBlock = 64;
+  const std::int64_t blocks = (outputs + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(dynamic)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t o0 = b * kBlock, count = std::min(kBlock, outputs - o0);
+    exact::Dot2 acc[kBlock];
+    for (std::int64_t k = 0; k < count; ++k) exact::dot2_clear(acc[k]);
+    if (alpha != 0.0)  // alpha == 0 reads neither A nor x
+      for (std::int64_t t = 0; t < terms; ++t) {
+        const double xt = x[t * x_term];
+        const double *at = a + o0 * a_out + t * a_term;
+        for (std::int64_t k = 0; k < count; ++k) exact::dot2_add(acc[k], at[k * a_out], xt);
+      }
+    for (std::int64_t k = 0; k < count; ++k) {
+      double *yo = y + (o0 + k) * y_out;
+      const double c = beta != 0.0 ? *yo : 0.0;  // beta == 0 never reads y
+      double out;
+      if (!exact::dot2_round(acc[k], double(terms) + 1.0, alpha, beta, c, &out))
+        out = exact::exact_dot_entry(a + (o0 + k) * a_out, a_term, x, x_term, terms, alpha,
+                                     beta, yo);
+      *yo = out;
+    }
+  }
 }
 
-void scatter(const std::vector<double> &in, double *v, int inc) {
-  const int n = int(in.size());
-  for (int i = 0; i < n; ++i) v[blas_vector_offset(i, n, inc)] = in[std::size_t(i)];
-}
-
-void say_no_memory(const char *name) {
-  std::fprintf(stderr, "xngemm: %s could not allocate its vector copies: nothing written\n",
-               name);
+// Element 0 of a BLAS vector (a negative increment starts at the far end).
+template <class T>
+T *vector_start(T *p, std::int64_t n, std::int64_t inc) {
+  return p + blas_vector_offset(0, n, inc);
 }
 
 // y = alpha op(A) x + beta y, A m x n column-major (arguments checked).
-void host_exdgemv(const char *name, bool trans, int m, int n, double alpha,
-                  const double *A, int lda, const double *x, int incx, double beta,
-                  double *y, int incy) {
+void host_exdgemv(bool trans, int m, int n, double alpha, const double *A, int lda,
+                  const double *x, int incx, double beta, double *y, int incy) {
   // Reference DGEMV's quick return: y untouched.
   if (m == 0 || n == 0 || (alpha == 0.0 && beta == 1.0)) return;
-  const int len_x = trans ? m : n, len_y = trans ? n : m;
-  try {
-    // alpha == 0 reads neither A nor x; beta == 0 never reads y.
-    const std::vector<double> xs =
-        alpha == 0.0 ? std::vector<double>(std::size_t(len_x)) : gather(len_x, x, incx);
-    std::vector<double> ys =
-        beta == 0.0 ? std::vector<double>(std::size_t(len_y)) : gather(len_y, y, incy);
-    host_exdgemm(trans, false, len_y, 1, len_x, alpha, A, lda, xs.data(), len_x, beta,
-                 ys.data(), len_y);
-    if (!host_call_failed()) scatter(ys, y, incy);
-  } catch (const std::bad_alloc &) {
-    say_no_memory(name);
-  }
+  const std::int64_t len_x = trans ? m : n, len_y = trans ? n : m;
+  cpu_exact_dots(len_y, len_x, A, trans ? lda : 1, trans ? 1 : lda,
+                 vector_start(x, len_x, incx), incx, alpha, beta,
+                 vector_start(y, len_y, incy), incy);
 }
 
-// sum_i x_i y_i rounded once; n <= 0 gives 0, a call that could not run NaN.
 double host_exddot(int n, const double *x, int incx, const double *y, int incy) {
   if (n <= 0) return 0.0;
-  try {
-    const std::vector<double> xs = gather(n, x, incx), ys = gather(n, y, incy);
-    double r = 0.0;
-    host_exdgemm(false, false, 1, 1, n, 1.0, xs.data(), 1, ys.data(), n, 0.0, &r, 1);
-    if (!host_call_failed()) return r;
-  } catch (const std::bad_alloc &) {
-    say_no_memory("EXDDOT");
-  }
-  return std::numeric_limits<double>::quiet_NaN();
+  double r = 0.0;
+  cpu_exact_dots(1, n, vector_start(x, n, incx), 0, incx, vector_start(y, n, incy), incy,
+                 1.0, 0.0, &r, 1);
+  return r;
 }
 
 }  // namespace
@@ -86,8 +92,7 @@ void exdgemv_(const char *trans, const int *m, const int *n, const double *alpha
     report_bad_argument("EXDGEMV", info);
     return;
   }
-  host_exdgemv("EXDGEMV", fortran_trans(*trans), *m, *n, *alpha, a, *lda, x, *incx,
-               *beta, y, *incy);
+  host_exdgemv(fortran_trans(*trans), *m, *n, *alpha, a, *lda, x, *incx, *beta, y, *incy);
 }
 
 void cblas_exdgemv(int layout, int trans, int m, int n, double alpha, const double *A,
@@ -99,9 +104,9 @@ void cblas_exdgemv(int layout, int trans, int m, int n, double alpha, const doub
   }
   const bool t = trans != XnNoTrans;
   if (layout == XnColMajor)
-    host_exdgemv("cblas_exdgemv", t, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    host_exdgemv(t, m, n, alpha, A, lda, x, incx, beta, y, incy);
   else  // row-major A (m x n) is column-major A^T (n x m): op flips
-    host_exdgemv("cblas_exdgemv", !t, n, m, alpha, A, lda, x, incx, beta, y, incy);
+    host_exdgemv(!t, n, m, alpha, A, lda, x, incx, beta, y, incy);
 }
 
 double exddot_(const int *n, const double *x, const int *incx, const double *y,

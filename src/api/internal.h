@@ -105,11 +105,6 @@ cublasStatus_t device_exdgemm(cublasHandle_t handle, cublasOperation_t transa,
                               int ldc);
 void set_host_exdgemm_info(const xnExdgemmInfo_t &info);
 
-// The host exdgemm (exdgemm_ after its checks): on the GPU when present and
-// the product is large enough, else the CPU; the same bits either way.
-// host_call_failed() says whether it could not run (C then unchanged).
-void host_exdgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double *A,
-                  int lda, const double *B, int ldb, double beta, double *C, int ldc);
 // Reports the bad parameter `position` of host routine `name` through
 // xerbla_, as reference BLAS does.
 void report_bad_argument(const char *name, int position);
