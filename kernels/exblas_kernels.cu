@@ -1,9 +1,10 @@
 // exblas_kernels.cu - the one-pass correctly rounded dot products of
 // xnExdgemv and xnExddot (kernels/exblas_launch.h; the arithmetic is
 // numerics/exact_dot.h, shared with the CPU). A is read once, as a plain
-// streaming read; the parts of each dot product (four doubles' worth each)
-// are a few percent of it, and the exact fallback reads an output's operands
-// again only for the rare values the error bound leaves undecided.
+// streaming read; the parts of each dot product (32 bytes per output and
+// chunk) are 0.4-3 % of it for square matrices, and the exact fallback reads
+// an output's operands again only for the rare values the error bound
+// leaves undecided.
 #include <algorithm>
 #include <cstdint>
 
@@ -22,6 +23,8 @@ constexpr std::int64_t kMaxStagedTerms = 4096;
 constexpr std::int64_t kMinTermsPerThread = 8;
 // Outputs fewer than this never get a thread each (too few threads).
 constexpr std::int64_t kMinThreadOutputs = 64;
+// Chunks are gridDim.y.
+constexpr std::int64_t kMaxChunks = 65535;
 
 __device__ double load_streaming(const double *p) { return __ldcs(p); }
 
@@ -163,7 +166,11 @@ constexpr std::int64_t kBlockFinishOutputs = 4096;
 DotPlan plan_dot(const DotProblem &p, int sms) {
   const std::int64_t target_blocks = 8 * std::int64_t(sms > 0 ? sms : 132);
   DotPlan plan{};
-  plan.thread_per_output = p.a_out == 1 && p.outputs >= kMinThreadOutputs;
+  // A thread per output stages each chunk of x (at most kMaxStagedTerms) in
+  // shared memory, and gridDim.y caps the chunks at 65535: longer dot
+  // products take the block plan.
+  plan.thread_per_output = p.a_out == 1 && p.outputs >= kMinThreadOutputs &&
+                           ceil_div(p.terms, kMaxStagedTerms) <= kMaxChunks;
   std::int64_t chunks;
   if (plan.thread_per_output) {
     const std::int64_t blocks = ceil_div(p.outputs, kThreads);
@@ -172,7 +179,7 @@ DotPlan plan_dot(const DotProblem &p, int sms) {
     chunks = std::min(ceil_div(target_blocks, p.outputs),
                       ceil_div(p.terms, kThreads * kMinTermsPerThread));
   }
-  chunks = std::max<std::int64_t>(1, std::min<std::int64_t>({chunks, p.terms, 65535}));
+  chunks = std::max<std::int64_t>(1, std::min<std::int64_t>({chunks, p.terms, kMaxChunks}));
   plan.terms_per_chunk = ceil_div(p.terms, chunks);
   plan.chunks = int(ceil_div(p.terms, plan.terms_per_chunk));
   return plan;

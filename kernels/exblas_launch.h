@@ -8,7 +8,8 @@
 // sign: a BLAS vector with a negative increment is its far end with a
 // negative stride). The first kernel accumulates `chunks` consecutive pieces
 // of every dot product into parts[chunk * outputs + o]; the second merges
-// them in chunk order and writes y[o * y_out] = RN(alpha X_o + beta y_o).
+// them (in chunk order, or in a block's fixed tree for few outputs with many
+// chunks) and writes y[o * y_out] = RN(alpha X_o + beta y_o).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -6,8 +6,10 @@ xn_add_test(test_exblas_args LABELS api unit SOURCES test_exblas_args.cpp)
 xn_add_test(test_exblas_cpu LABELS accuracy SOURCES test_exblas_cpu.cpp)
 # The device routines against the IEEE oracle, in both pointer modes and on a
 # non-default stream, and cuBLAS's own statuses (gpu; skipped without a
-# device); memcheck over the grid with device scalars (the vector copies of
-# negative increments, the views with leading dimension incx) and the bad
-# arguments.
+# device); memcheck over the grid with device scalars (negative increments
+# read as negative strides, padded lda) and the bad arguments.
 xn_add_test(test_exblas_gpu LABELS gpu SOURCES test_exblas_gpu.cpp)
 xn_add_sanitizer_tests(gpu_exblas_sanitizer test_exblas_gpu MEMCHECK "GpuExblas.GemvDeviceScalars*:GpuExblas.BadArguments*")
+# The kernels' layout plans (host code): coverage, limits, and the TwoSum
+# count the error bound is given.
+xn_add_test(test_exblas_plan LABELS unit SOURCES test_exblas_plan.cpp)

@@ -535,11 +535,10 @@ TEST_F(GpuGraphs, UncapturableCallsLeaveTheCaptureValid) {
   cublasDestroy(h);
 }
 
-// xnExdgemv (unit, strided and negative increments: the last copies its
-// vectors through stream-ordered pool memory, which a capture records) and
-// xnExddot with a device result replay the bits of direct calls after a
-// warm-up; a host-memory dot result is refused inside the capture, which
-// stays valid.
+// xnExdgemv (unit, strided and negative increments) and xnExddot with a
+// device result replay the bits of direct calls after a warm-up (the parts
+// live in the handle's workspace, which the warm-up sized); a host-memory
+// dot result is refused inside the capture, which stays valid.
 TEST_F(GpuGraphs, ExdgemvAndExddotReplayTheBitsOfDirectCalls) {
   cublasHandle_t h = nullptr;
   ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
