@@ -56,6 +56,14 @@ int check_gemv_fortran_args(char trans, int m, int n, int lda, int incx, int inc
 int check_gemv_cblas_args(int layout, int trans, int m, int n, int lda, int incx,
                           int incy);
 
+// Element 0 of a BLAS vector of n elements with increment inc: a negative
+// increment starts at the far end (reference BLAS), so the vector is read
+// from there with the (negative) increment as its stride; 0 repeats p[0].
+template <class T>
+T *blas_vector_start(T *p, long long n, long long inc) {
+  return inc >= 0 || n <= 0 ? p : p + (n - 1) * -inc;
+}
+
 // 'N'/'n' -> false, 'T'/'t'/'C'/'c' -> true (callers check validity first).
 inline bool fortran_trans(char t) { return !(t == 'N' || t == 'n'); }
 

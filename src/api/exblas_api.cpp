@@ -15,22 +15,11 @@
 #include "backend/cuda/handle_state.h"
 #include "kernels/exblas_launch.h"
 #include "kernels/launch.h"
-#include "numerics/elementwise.h"
 #include "xngemm.h"
 
 namespace xn {
 
 namespace {
-
-// Element 0 of a BLAS vector of n elements with increment inc: a negative
-// increment starts at the far end, so the vector is that end read with a
-// negative stride.
-const double *vector_start(const double *p, std::int64_t n, std::int64_t inc) {
-  return p + blas_vector_offset(0, n, inc);
-}
-double *vector_start(double *p, std::int64_t n, std::int64_t inc) {
-  return p + blas_vector_offset(0, n, inc);
-}
 
 // The dot products of `p` rounded into y (`outputs` values, stride y_out),
 // inside an entered call guard; `extra` bytes of workspace after the parts
@@ -80,7 +69,7 @@ cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, 
   if (entered != Status::Ok) return to_cublas(entered);
   const bool t = trans != CUBLAS_OP_N;
   const std::int64_t len_x = t ? m : n, len_y = t ? n : m;
-  double *y0 = vector_start(y, len_y, incy);
+  double *y0 = blas_vector_start(y, len_y, incy);
   const ScalarArg<double> a{dev ? 0.0 : *alpha, dev ? alpha : nullptr};
   const ScalarArg<double> b{dev ? 0.0 : *beta, dev ? beta : nullptr};
   if (!dev && *alpha == 0.0) {
@@ -89,7 +78,8 @@ cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, 
     // address whatever the increment's sign.
     const cudaError_t e = launch_scale<double>(guard.stream(), 1, len_y, y,
                                                incy > 0 ? incy : -std::int64_t(incy), b);
-    return to_cublas(guard.finish(e == cudaSuccess ? Status::Ok : Status::ExecutionFailed));
+    return to_cublas(
+        guard.finish(e == cudaSuccess ? Status::Ok : Status::ExecutionFailed));
   }
   // Output o is row o of A (N: stride 1 between outputs, lda between terms)
   // or column o (T: lda between outputs, 1 between terms).
@@ -98,7 +88,7 @@ cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, 
                      A,
                      t ? std::int64_t(lda) : 1,
                      t ? 1 : std::int64_t(lda),
-                     vector_start(x, len_x, incx),
+                     blas_vector_start(x, len_x, incx),
                      incx};
   const Status s = run_dots(guard, p, a, b, y0, incy, 0, nullptr);
   return to_cublas(guard.finish(s));
@@ -126,7 +116,8 @@ cublasStatus_t xnExddot(cublasHandle_t handle, int n, const double *x, int incx,
   const Status entered = guard.enter();
   if (entered != Status::Ok) return to_cublas(entered);
   // One output: x read as "A" (its terms with stride incx), y as the vector.
-  const DotProblem p{1, n, vector_start(x, n, incx), 0, incx, vector_start(y, n, incy), incy};
+  const DotProblem p{
+      1, n, blas_vector_start(x, n, incx), 0, incx, blas_vector_start(y, n, incy), incy};
   const ScalarArg<double> one{1.0, nullptr}, zero{0.0, nullptr};
   double *host_slot = nullptr;
   Status s = run_dots(guard, p, one, zero, on_device ? result : nullptr, 1,

@@ -10,7 +10,6 @@
 
 #include "api/args.h"
 #include "api/internal.h"
-#include "numerics/elementwise.h"
 #include "numerics/exact_dot.h"
 #include "xngemm.h"
 
@@ -37,24 +36,19 @@ void cpu_exact_dots(std::int64_t outputs, std::int64_t terms, const double *a,
       for (std::int64_t t = 0; t < terms; ++t) {
         const double xt = x[t * x_term];
         const double *at = a + o0 * a_out + t * a_term;
-        for (std::int64_t k = 0; k < count; ++k) exact::dot2_add(acc[k], at[k * a_out], xt);
+        for (std::int64_t k = 0; k < count; ++k)
+          exact::dot2_add(acc[k], at[k * a_out], xt);
       }
     for (std::int64_t k = 0; k < count; ++k) {
       double *yo = y + (o0 + k) * y_out;
       const double c = beta != 0.0 ? *yo : 0.0;  // beta == 0 never reads y
       double out;
       if (!exact::dot2_round(acc[k], double(terms) + 1.0, alpha, beta, c, &out))
-        out = exact::exact_dot_entry(a + (o0 + k) * a_out, a_term, x, x_term, terms, alpha,
-                                     beta, yo);
+        out = exact::exact_dot_entry(a + (o0 + k) * a_out, a_term, x, x_term, terms,
+                                     alpha, beta, yo);
       *yo = out;
     }
   }
-}
-
-// Element 0 of a BLAS vector (a negative increment starts at the far end).
-template <class T>
-T *vector_start(T *p, std::int64_t n, std::int64_t inc) {
-  return p + blas_vector_offset(0, n, inc);
 }
 
 // y = alpha op(A) x + beta y, A m x n column-major (arguments checked).
@@ -64,15 +58,15 @@ void host_exdgemv(bool trans, int m, int n, double alpha, const double *A, int l
   if (m == 0 || n == 0 || (alpha == 0.0 && beta == 1.0)) return;
   const std::int64_t len_x = trans ? m : n, len_y = trans ? n : m;
   cpu_exact_dots(len_y, len_x, A, trans ? lda : 1, trans ? 1 : lda,
-                 vector_start(x, len_x, incx), incx, alpha, beta,
-                 vector_start(y, len_y, incy), incy);
+                 blas_vector_start(x, len_x, incx), incx, alpha, beta,
+                 blas_vector_start(y, len_y, incy), incy);
 }
 
 double host_exddot(int n, const double *x, int incx, const double *y, int incy) {
   if (n <= 0) return 0.0;
   double r = 0.0;
-  cpu_exact_dots(1, n, vector_start(x, n, incx), 0, incx, vector_start(y, n, incy), incy,
-                 1.0, 0.0, &r, 1);
+  cpu_exact_dots(1, n, blas_vector_start(x, n, incx), 0, incx,
+                 blas_vector_start(y, n, incy), incy, 1.0, 0.0, &r, 1);
   return r;
 }
 

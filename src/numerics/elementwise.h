@@ -25,13 +25,6 @@ XN_HD T ew_sub(T x, T y) {
   return x - y;
 }
 
-// Where element i of a BLAS vector of n elements with increment inc lies,
-// in elements from the pointer passed: a negative increment starts at the
-// far end (reference BLAS), 0 repeats the first element.
-XN_HD long long blas_vector_offset(long long i, long long n, long long inc) {
-  return inc >= 0 ? i * inc : (n - 1 - i) * -inc;
-}
-
 // Explicitly single-rounded multiply-add in the operand's own precision
 // (fmaf for float: a double fma followed by a conversion would round twice).
 XN_HD float xn_fma(float a, float b, float c) { return fmaf(a, b, c); }
