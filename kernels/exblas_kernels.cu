@@ -62,7 +62,7 @@ __device__ Dot2 shuffle_down(const Dot2 &d, int offset) {
   r.s = __shfl_down_sync(0xffffffffu, d.s, offset);
   r.c = __shfl_down_sync(0xffffffffu, d.c, offset);
   r.cabs = __shfl_down_sync(0xffffffffu, d.cabs, offset);
-  r.trouble = __shfl_down_sync(0xffffffffu, d.trouble, offset);
+  r.flags = __shfl_down_sync(0xffffffffu, d.flags, offset);
   r.pad_ = 0;
   return r;
 }

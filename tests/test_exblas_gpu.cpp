@@ -3,10 +3,12 @@
 // of xnExdgemm's contract, signed zeros included) over all transposes,
 // positive, negative and (dot) zero increments, padded lda, alpha and beta
 // including 0 (y poisoned with NaN, never read), both pointer modes and a
-// non-default stream; the elements of y between its increments untouched;
-// and bad arguments (INVALID_VALUE, y untouched).
+// non-default stream; long products in several chunks whose outputs take
+// every path of the finish (zeros, Inf, NaN, the exact fallback); the
+// elements of y between its increments untouched; and bad arguments (INVALID_VALUE, y untouched).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -164,6 +166,73 @@ TEST_F(GpuExblas, GemvDeviceScalarsAndANonDefaultStream) {
   XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
   XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
   XN_CUDA_OK(cudaStreamDestroy(s));
+}
+
+// Long dot products in several chunks (N: x staged in pieces of 4096; T:
+// blocks per column and chunk), with rows (N) or columns (T) that take every
+// path of the finish: an exact zero, Inf, Inf - Inf, NaN, a zero x (all
+// outputs exact zeros of mixed signs), and the values the bound leaves to
+// the exact fallback on the device (products below 2^-968 or above 2^1000,
+// an exact tie).
+TEST_F(GpuExblas, LongGemvsReachEveryPathOfTheFinish) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Shape {
+    cublasOperation_t op;
+    int m, n;
+  };
+  const Shape shapes[] = {{CUBLAS_OP_N, 300, 9001}, {CUBLAS_OP_T, 5003, 70}};
+  DeviceBuffer<double> dA, dx, dy;
+  for (const Shape &sh : shapes)
+    for (int zero_x = 0; zero_x < 2; ++zero_x) {
+      const bool t = sh.op != CUBLAS_OP_N;
+      const int lx = t ? sh.m : sh.n, ly = t ? sh.n : sh.m, lda = sh.m + 3;
+      std::vector<double> A = draw(std::size_t(lda) * sh.n, 0.0, rng);
+      std::vector<double> x = draw(std::size_t(lx), 0.0, rng);
+      // Element (output o, term k) of A.
+      auto a = [&](int o, int k) -> double & {
+        return A[t ? std::size_t(o) * lda + k : std::size_t(k) * lda + o];
+      };
+      for (int k = 0; k < lx; ++k) a(0, k) = (k % 2) ? 0.0 : -0.0;  // X exactly zero
+      a(1, lx / 2) = inf;
+      a(2, 7) = inf, a(2, lx - 2) = -inf;  // NaN
+      a(3, lx / 3) = kNaN;
+      for (int k = 0; k < lx; k += 97) a(4, k) = 1e-300;  // products below 2^-968
+      a(5, lx - 1) = 1e305;                               // above 2^1000
+      for (int k = 0; k < lx; ++k) a(6, k) = 0.0;         // 1 + 2^-53: a tie
+      a(6, 0) = 1.0, a(6, 1) = 0x1p-53, x[0] = x[1] = 1.0;
+      for (int k = 0; k < lx; ++k) a(7, k) = std::fabs(a(7, k));
+      // x = -0: output 7's products are all -0 (X = -0), the others mixed.
+      if (zero_x) std::fill(x.begin(), x.end(), -0.0);
+      for (double beta : {0.0, -0.5}) {
+        std::vector<double> y(std::size_t(ly), kNaN);
+        if (beta != 0.0)
+          for (int i = 0; i < ly; ++i) y[std::size_t(i)] = (i % 5 == 0) ? -0.0 : xn_test::u53(rng);
+        const double alpha = 1.5;
+        const std::vector<double> want =
+            expected_gemv(t, sh.m, sh.n, alpha, A, lda, x, 1, beta, y, 1);
+        dA.upload(A);
+        dx.upload(x);
+        dy.upload(y);
+        ASSERT_EQ(xnExdgemv(h_, sh.op, sh.m, sh.n, &alpha, dA.get(), lda, dx.get(), 1, &beta,
+                            dy.get(), 1),
+                  CUBLAS_STATUS_SUCCESS);
+        const std::vector<double> got = dy.download();
+        int negative_zeros = 0;
+        for (int i = 0; i < ly; ++i) {
+          ASSERT_TRUE(same_bits(got[std::size_t(i)], want[std::size_t(i)]))
+              << "op " << int(sh.op) << " zero x " << zero_x << " beta " << beta
+              << ": y[" << i << "] = " << got[std::size_t(i)] << ", want "
+              << want[std::size_t(i)];
+          negative_zeros += want[std::size_t(i)] == 0.0 && std::signbit(want[std::size_t(i)]);
+        }
+        if (zero_x && beta == 0.0) {
+          EXPECT_GT(negative_zeros, 0);  // the sign rule ran
+        }
+      }
+    }
 }
 
 TEST_F(GpuExblas, DotIsTheExactValueRoundedOnceInBothPointerModes) {

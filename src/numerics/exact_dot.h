@@ -10,10 +10,11 @@
 // (fixed) order by one more TwoSum. The result (s, c) carries a rigorous
 // bound on |X - (s + c)| from the errors' magnitudes (below), and
 // dot2_round decides RN(alpha X + beta y) from it when the bound leaves no
-// doubt; for the rest (near a tie, heavy cancellation, an Inf or NaN,
-// products outside the range where TwoProd is exact, subnormal or huge
-// results) exact_dot_entry computes the value exactly from the operands
-// under xnExdgemm's IEEE contract (exdgemm_entry.h, exact_entry). Either
+// doubt (Inf, NaN and exact zeros follow IEEE there, from the products'
+// flags and the sign of d.s); for the rest (near a tie, heavy
+// cancellation, products outside the range where TwoProd is exact,
+// subnormal or huge results) exact_dot_entry computes the value exactly
+// from the operands under xnExdgemm's IEEE contract (exdgemm_entry.h, exact_entry). Either
 // way the value is the exact one rounded once, so the order of parts never
 // shows in the bits.
 //
@@ -50,15 +51,31 @@ struct Dot2 {
   double s;     // TwoSum-accumulated sum of the products' high parts
   double c;     // plain sum of the low parts and the TwoSum errors
   double cabs;  // plain sum of their magnitudes: the error bound's scale
-  std::uint32_t trouble;  // nonzero: the bound does not hold (see dot2_add)
+  std::uint32_t flags;  // kDot2* below: what the products were besides finite
   std::uint32_t pad_;
 };
 
+// Dot2::flags. kDot2Uncovered: a product of finite factors outside the range
+// where TwoProd is exact and sums cannot overflow (the bound does not hold;
+// dot2_round declines). The others record the IEEE classes of products with
+// an Inf or NaN factor, which decide X without the finite sum: a NaN factor
+// or Inf * 0 makes X NaN, and so do infinite products of both signs.
+constexpr std::uint32_t kDot2Uncovered = 1;
+constexpr std::uint32_t kDot2NaN = 2;
+constexpr std::uint32_t kDot2PosInf = 4;
+constexpr std::uint32_t kDot2NegInf = 8;
+constexpr std::uint32_t kDot2Nonfinite = kDot2NaN | kDot2PosInf | kDot2NegInf;
+
+// s starts at -0: IEEE addition keeps it -0 exactly while every product
+// added is -0 (-0 + -0 = -0; +0, a nonzero and any exact cancellation give
+// +0 under round to nearest), so an exactly zero X carries IEEE 754's sign
+// of the sum of its products (-0 only when all are -0) in d.s. Merging an
+// empty part changes nothing.
 XN_HD void dot2_clear(Dot2 &d) {
-  d.s = 0.0;
+  d.s = -0.0;
   d.c = 0.0;
   d.cabs = 0.0;
-  d.trouble = 0;
+  d.flags = 0;
   d.pad_ = 0;
 }
 
@@ -67,20 +84,27 @@ XN_HD void dot2_clear(Dot2 &d) {
 constexpr double kDot2MinProduct = 0x1p-968;
 constexpr double kDot2MaxProduct = 0x1p1000;
 
-// d += a * x. Sets d.trouble when the product is NaN or infinite, larger
-// than kDot2MaxProduct, or nonzero factors give a product below
-// kDot2MinProduct (TwoProd may then be inexact).
+// The flag of a product a x = p outside the covered range (dot2_add).
+XN_HD std::uint32_t dot2_product_class(double a, double x, double p) {
+  if (std::isfinite(a) && std::isfinite(x)) return kDot2Uncovered;
+  if (std::isnan(p)) return kDot2NaN;  // a NaN factor, or Inf * 0
+  return p > 0.0 ? kDot2PosInf : kDot2NegInf;
+}
+
+// d += a * x. A product that is not finite or lies outside [kDot2MinProduct,
+// kDot2MaxProduct] (exact zeros excepted) sets its flag; the sums are
+// meaningless then and dot2_round reads the flags first.
 XN_HD void dot2_add(Dot2 &d, double a, double x) {
-  const double p = a * x;
-  const double e = fma(a, x, -p);
-  const double ap = std::fabs(p);
+  double p, e;
+  two_prod(a, x, p, e);
   double s, t;
   two_sum(d.s, p, s, t);
   d.s = s;
   d.c += t + e;
   d.cabs += std::fabs(t) + std::fabs(e);
-  d.trouble |= static_cast<std::uint32_t>(!(ap <= kDot2MaxProduct)) |
-               static_cast<std::uint32_t>(ap < kDot2MinProduct && a != 0.0 && x != 0.0);
+  const double ap = std::fabs(p);
+  if (!(ap <= kDot2MaxProduct) || (ap < kDot2MinProduct && a != 0.0 && x != 0.0))
+    d.flags |= dot2_product_class(a, x, p);
 }
 
 // d += other (one TwoSum: exact while the sums stay finite).
@@ -90,7 +114,7 @@ XN_HD void dot2_merge(Dot2 &d, const Dot2 &other) {
   d.s = s;
   d.c += other.c + t;
   d.cabs += other.cabs + std::fabs(t);
-  d.trouble |= other.trouble;
+  d.flags |= other.flags;
 }
 
 // The bound on |X - (d.s + d.c)| (file comment) for at most `ops` TwoSums
@@ -108,22 +132,10 @@ XN_HD void half_spacings(double r, double *away, double *toward) {
   *toward = m == 0.5 ? std::ldexp(1.0, ex - 55) : *away;
 }
 
-// RN(alpha X + beta c) from a finished accumulation of `ops` TwoSums, when
-// the bound decides it: returns true with *out set. BLAS first: alpha == 0
-// gives RN(beta c) (0 when beta == 0; c unread then). Returns false (the
-// caller then calls exact_dot_entry) for trouble, Inf or NaN in alpha, beta
-// or c, an exact or near zero X, results outside [2^-1000, 2^1022], and
-// values within the bound of a rounding boundary.
-XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, double c,
-                      double *out) {
-  if (alpha == 0.0) {
-    *out = beta != 0.0 ? beta * c : 0.0;
-    return true;
-  }
-  if (d.trouble != 0 || !std::isfinite(alpha) || !std::isfinite(d.s) ||
-      !std::isfinite(d.c) || !std::isfinite(d.cabs))
-    return false;
-  if (beta != 0.0 && !(std::isfinite(beta) && std::isfinite(c))) return false;
+// RN(alpha X + beta c) for finite nonzero alpha, finite X (not exactly
+// zero) and finite beta c, when the bound decides it (dot2_round).
+XN_HD bool dot2_round_finite(const Dot2 &d, double ops, double alpha, double beta,
+                             double c, double *out) {
   double h, l;
   two_sum(d.s, d.c, h, l);  // X = h + l + err, |err| <= bound
   if (h == 0.0) return false;
@@ -169,6 +181,72 @@ XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, doub
     return true;
   }
   return false;
+}
+
+// RN(alpha X + beta c) from a finished accumulation of `ops` TwoSums, under
+// xnExdgemm's IEEE contract (exdgemm_entry.h, exact_entry), when the parts
+// decide it: returns true with *out set. BLAS first: alpha == 0 gives
+// RN(beta c) (0 when beta == 0; c unread then). Inf and NaN (in the
+// products' flags, alpha, beta or c) and an exactly zero X (no rounding
+// error anywhere and d.s == 0, its sign in d.s) follow IEEE here. Returns
+// false, for the caller's exact_dot_entry, on kDot2Uncovered, an X the bound
+// cannot separate from zero, results outside [2^-1000, 2^1022], and values
+// within the bound of a rounding boundary.
+XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, double c,
+                      double *out) {
+  if (alpha == 0.0) {
+    *out = beta != 0.0 ? beta * c : 0.0;
+    return true;
+  }
+  if ((d.flags & kDot2Uncovered) != 0) return false;
+  const bool has_q = beta != 0.0;
+  // Q = beta c: an Inf or NaN operand makes it its IEEE class; otherwise it
+  // is an exact real (no overflow of the double product counts).
+  const bool q_special = has_q && !(std::isfinite(beta) && std::isfinite(c));
+  const double q_special_value = beta * c;
+  // X exactly: every rounding error zero (cabs sums their magnitudes).
+  const bool x_exact = d.cabs == 0.0;
+  double p;  // P = alpha X, where it is Inf or NaN
+  if ((d.flags & kDot2Nonfinite) != 0) {
+    const bool nan = (d.flags & kDot2NaN) != 0 ||
+                     (d.flags & (kDot2PosInf | kDot2NegInf)) == (kDot2PosInf | kDot2NegInf);
+    p = alpha * (nan ? NAN : ((d.flags & kDot2PosInf) != 0 ? INFINITY : -INFINITY));
+  } else if (std::isnan(alpha)) {
+    p = alpha;
+  } else if (std::isinf(alpha)) {
+    // Inf times a finite X: NaN for X exactly zero, else the infinity of
+    // sign(alpha) sign(X), however small X is; the sign must be certain.
+    if (x_exact) {
+      p = d.s == 0.0 ? NAN : (std::signbit(d.s) ? -alpha : alpha);
+    } else {
+      double h, l;
+      two_sum(d.s, d.c, h, l);
+      if (!(std::fabs(h) * (1.0 - 0x1p-50) > dot2_error_bound(d.cabs, ops))) return false;
+      p = std::signbit(h) ? -alpha : alpha;
+    }
+  } else {
+    // alpha finite and nonzero, X finite: P is an exact real.
+    if (q_special) {
+      *out = q_special_value;  // Inf or NaN outweighs any finite P
+      return true;
+    }
+    if (x_exact && d.s == 0.0) {
+      // X is exactly zero: RN(beta c), or with Q zero too the sign rule
+      // (P + Q is -0 only when both are -0).
+      if (has_q && c != 0.0) {
+        *out = beta * c;
+        return true;
+      }
+      const bool p_neg = std::signbit(d.s) != std::signbit(alpha);
+      const bool q_neg = !has_q || std::signbit(beta) != std::signbit(c);
+      *out = p_neg && q_neg ? -0.0 : 0.0;
+      return true;
+    }
+    return dot2_round_finite(d, ops, alpha, beta, c, out);
+  }
+  // A finite Q changes no infinity; a special Q meets P in IEEE addition.
+  *out = q_special ? p + q_special_value : p;
+  return true;
 }
 
 // The summary of n elements of a vector with stride inc (> 0 or < 0 as a

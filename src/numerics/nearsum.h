@@ -30,8 +30,9 @@
 //   * IEEE binary64 arithmetic rounding to nearest-even (the default mode),
 //     no -ffast-math or any other option that lets the compiler reassociate
 //     or simplify additions (x87 extended precision is not supported). FMA
-//     contraction is harmless: every product here is by a power of two (exact)
-//     except the explicit fma in two_prod. GPUs never flush FP64 subnormals.
+//     contraction is harmless here: every product is by a power of two
+//     (exact) except two_prod's, whose product is never contracted (mul_rn).
+//     GPUs never flush FP64 subnormals.
 // Any magnitudes are allowed: subnormal terms, terms up to DBL_MAX and sums that
 // overflow. Cost: O(n) per extraction level, no allocation, no recursion, a
 // few dozen bytes of stack.
@@ -92,10 +93,24 @@ XN_HD void two_sum(double a, double b, double &s, double &e) {
   e = (a - (s - bb)) + (b - bb);
 }
 
+// a * b rounded on its own. Error-free transformations need each operation
+// rounded as written: a product the compiler contracts with the addition
+// that follows into one FMA (nvcc's default -fmad=true) silently changes
+// TwoSum's inputs. On the device the intrinsic is never contracted; host
+// code is built with -ffp-contract=off (CMakeLists.txt), and so are the
+// exact kernels with -fmad=false.
+XN_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 // TwoProd with one FMA: p = fl(a * b) and p + e == a * b exactly, provided
 // a * b neither overflows nor underflows (|a * b| >= 2^-969 suffices).
 XN_HD void two_prod(double a, double b, double &p, double &e) {
-  p = a * b;
+  p = mul_rn(a, b);
   e = fma(a, b, -p);
 }
 
