@@ -247,6 +247,43 @@ cublasStatus_t xnExdgemm(cublasHandle_t handle, cublasOperation_t transa,
                          const double *alpha, const double *A, int lda, const double *B,
                          int ldb, const double *beta, double *C, int ldc);
 
+/**
+ * Correctly rounded batched DGEMM with cublasDgemmStridedBatched's
+ * parameters: for b = 0 .. batchCount - 1, C_b = alpha op(A_b) op(B_b) +
+ * beta C_b with A_b = A + b strideA (likewise B, C; strides in elements,
+ * any value, 0 included). Every product is xnExdgemm's (its IEEE contract,
+ * its bits) on the handle's stream and pointer mode. Bad arguments are
+ * xnExdgemm's, and batchCount < 0; they return CUBLAS_STATUS_INVALID_VALUE
+ * (NOT_INITIALIZED for a NULL handle) with every C_b untouched. m = 0,
+ * n = 0 or batchCount = 0 return at once. If the first product cannot run
+ * (no memory: CUBLAS_STATUS_ALLOC_FAILED, ...) its status is returned with
+ * every C_b untouched; a later product that cannot run returns
+ * CUBLAS_STATUS_EXECUTION_FAILED, the products before it written. Each
+ * product synchronises the stream once, as xnExdgemm does (this first
+ * version runs the products one after another);
+ * xnGetLastExdgemmInfo reports the last product.
+ */
+cublasStatus_t xnExdgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                       cublasOperation_t transb, int m, int n, int k,
+                                       const double *alpha, const double *A, int lda,
+                                       long long int strideA, const double *B, int ldb,
+                                       long long int strideB, const double *beta, double *C,
+                                       int ldc, long long int strideC, int batchCount);
+
+/**
+ * Correctly rounded batched DGEMM with cublasDgemmBatched's parameters: the
+ * arrays of batchCount pointers to A_b, B_b and C_b are in device memory,
+ * as cuBLAS's. Everything else as xnExdgemmStridedBatched; in addition a
+ * NULL array is CUBLAS_STATUS_INVALID_VALUE, and inside a stream capture
+ * the call returns CUBLAS_STATUS_NOT_SUPPORTED before anything is enqueued
+ * (it reads the pointer arrays back to the host first).
+ */
+cublasStatus_t xnExdgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                cublasOperation_t transb, int m, int n, int k,
+                                const double *alpha, const double *const Aarray[], int lda,
+                                const double *const Barray[], int ldb, const double *beta,
+                                double *const Carray[], int ldc, int batchCount);
+
 /** What the last xnExdgemm (or host exdgemm on this thread) did. */
 typedef struct {
   int max_slices_a;       /**< s: most slices of any row block of op(A) */

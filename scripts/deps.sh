@@ -4,7 +4,7 @@
 # sudo), otherwise names exactly what is missing and fails.
 set -euo pipefail
 pkgs=(cmake g++ gfortran make libopenblas-dev libmpfr-dev libgmp-dev libgtest-dev
-      python3 python3-numpy python3-matplotlib pkgconf
+      python3 python3-numpy python3-matplotlib python3-venv pkgconf
       openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do

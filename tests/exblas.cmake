@@ -10,6 +10,10 @@ xn_add_test(test_exblas_cpu LABELS accuracy SOURCES test_exblas_cpu.cpp)
 # read as negative strides, padded lda) and the bad arguments.
 xn_add_test(test_exblas_gpu LABELS gpu SOURCES test_exblas_gpu.cpp)
 xn_add_sanitizer_tests(gpu_exblas_sanitizer test_exblas_gpu MEMCHECK "GpuExblas.GemvDeviceScalars*:GpuExblas.BadArguments*")
+# xnExdgemmStridedBatched and xnExdgemmBatched: every product bit for bit
+# the oracle's (transposes, padded ld, gapped and zero strides, both pointer
+# modes, a stream, device pointer arrays in any order), bad arguments.
+xn_add_test(test_exdgemm_batched_gpu LABELS gpu SOURCES test_exdgemm_batched_gpu.cpp)
 # The kernels' layout plans (host code): coverage, limits, and the TwoSum
 # count the error bound is given.
 xn_add_test(test_exblas_plan LABELS unit SOURCES test_exblas_plan.cpp)

@@ -66,8 +66,39 @@ add_test(NAME api_intercept_numpy_reference
 add_test(NAME api_intercept_environment
   COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} environment ${xn_lib}
     $<TARGET_FILE:intercept_client>)
+# The BLAS builds wheels bundle (scipy_ and 64_ names, 64-bit integers):
+# a module over its own stand-in BLAS (wheel_blas.c), loaded with
+# RTLD_LOCAL as Python loads NumPy's; and NumPy's DGEMV, DDOT and batched
+# matmul (check_blas_families.py).
+add_library(xn_wheel_blas SHARED ${xn_intercept_dir}/wheel_blas.c)
+add_library(xn_wheel_module MODULE ${xn_intercept_dir}/wheel_module.c)
+target_link_libraries(xn_wheel_module PRIVATE xn_wheel_blas)
+add_executable(wheel_client ${xn_intercept_dir}/wheel_client.c)
+target_link_libraries(wheel_client PRIVATE ${CMAKE_DL_LIBS})
+set(xn_families ${xn_intercept_dir}/check_blas_families.py)
+add_test(NAME api_intercept_wheels
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_families} wheels ${xn_lib}
+    $<TARGET_FILE:wheel_client> $<TARGET_FILE:xn_wheel_module>)
+add_test(NAME api_intercept_numpy_vectors
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_families} numpy_vectors ${xn_lib})
+# NumPy and SciPy from PyPI in a virtual environment (made once per build
+# folder; skipped where PyPI cannot be reached): their bundled OpenBLAS's
+# names rerouted and correctly rounded, and numpy.linalg's and
+# scipy.linalg's own suites under every mode (about 6 minutes on 2 cores).
+set(xn_pypi_venv ${CMAKE_CURRENT_BINARY_DIR}/pypi-venv)
+add_test(NAME api_intercept_pypi_venv
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_families} pypi_venv ${xn_pypi_venv})
+set_tests_properties(api_intercept_pypi_venv PROPERTIES FIXTURES_SETUP xn_pypi)
+add_test(NAME api_intercept_pypi
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_families} pypi ${xn_lib} ${xn_pypi_venv})
+add_test(NAME api_intercept_pypi_suites
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_families} pypi_suites ${xn_lib} ${xn_pypi_venv})
+set_tests_properties(api_intercept_pypi api_intercept_pypi_suites PROPERTIES
+  FIXTURES_REQUIRED xn_pypi)
 set(xn_intercept_tests api_intercept_client api_intercept_numpy
-  api_intercept_numpy_reference api_intercept_environment)
+  api_intercept_numpy_reference api_intercept_environment api_intercept_wheels
+  api_intercept_numpy_vectors api_intercept_pypi_venv api_intercept_pypi
+  api_intercept_pypi_suites)
 if(TARGET dgemm_example)
   add_test(NAME api_intercept_fortran
     COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} fortran ${xn_lib}
@@ -77,7 +108,7 @@ endif()
 # The CPU backend, so that the results do not depend on a GPU being there
 # (a GPU gives the same bits for exdgemm; the integer cases are exact).
 set_tests_properties(${xn_intercept_tests} PROPERTIES LABELS api
-  ENVIRONMENT "XN_DEVICE=cpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  ENVIRONMENT "XN_DEVICE=cpu" SKIP_RETURN_CODE 77 TIMEOUT 900)
 
 # scripts/plot_results.py on the committed sweep data: one figure per routine
 # (skipped where matplotlib is not installed: Debian's python3-matplotlib).
@@ -95,6 +126,19 @@ add_executable(cublas_client ${xn_intercept_dir}/cublas_client.cpp)
 target_link_libraries(cublas_client PRIVATE CUDA::cudart CUDA::cublas Threads::Threads)
 add_executable(cublas_reference ${xn_intercept_dir}/cublas_reference.cpp)
 target_link_libraries(cublas_reference PRIVATE xngemm Threads::Threads)
+# The same for cuBLAS's GEMV, DOT, batched and Ex routines (FP64 rerouted,
+# FP32 left to cuBLAS): check_blas_families.py, part "cublas".
+add_executable(cublas_families_client ${xn_intercept_dir}/cublas_families_client.cpp)
+target_link_libraries(cublas_families_client PRIVATE CUDA::cudart CUDA::cublas)
+add_executable(cublas_families_reference ${xn_intercept_dir}/cublas_families_client.cpp)
+target_compile_definitions(cublas_families_reference PRIVATE XN_DIRECT)
+target_link_libraries(cublas_families_reference PRIVATE xngemm CUDA::cudart CUDA::cublas)
+add_test(NAME gpu_intercept_cublas_families
+  COMMAND ${XN_SYSTEM_PYTHON} ${xn_intercept_dir}/check_blas_families.py cublas ${xn_lib}
+    $<TARGET_FILE:cublas_families_client> $<TARGET_FILE:cublas_families_reference>)
+set_tests_properties(gpu_intercept_cublas_families PROPERTIES LABELS "api;gpu"
+  SKIP_RETURN_CODE 77 TIMEOUT 300)
+
 add_test(NAME gpu_intercept_cublas
   COMMAND ${XN_SYSTEM_PYTHON} ${xn_check} cublas ${xn_lib}
     $<TARGET_FILE:cublas_client> $<TARGET_FILE:cublas_reference>)

@@ -138,6 +138,18 @@ cublasStatus_t xnGetLastLevels(cublasHandle_t handle, int *levels) {
 
 namespace xn {
 
+cublasStatus_t uncaptured_stream(cublasHandle_t handle, cudaStream_t *stream) {
+  if (cublasGetStream(handle, stream) != CUBLAS_STATUS_SUCCESS)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(*stream, &capture) != cudaSuccess) {
+    cudaGetLastError();
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  }
+  return capture == cudaStreamCaptureStatusNone ? CUBLAS_STATUS_SUCCESS
+                                                : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
 xnGemmInfo_t gemm_info_of(const GemmReport &report, const DepthModel *model, int levels) {
   xnGemmInfo_t info{};
   info.levels = levels < -1 ? report.levels : levels;
@@ -175,14 +187,8 @@ cublasStatus_t xnCalibrate(cublasHandle_t handle) {
   const CallDepthGuard inside;
   const RelaxedCaptureMode relaxed;
   cudaStream_t stream = nullptr;
-  if (cublasGetStream(handle, &stream) != CUBLAS_STATUS_SUCCESS)
-    return CUBLAS_STATUS_NOT_INITIALIZED;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
-    cudaGetLastError();
-    return CUBLAS_STATUS_EXECUTION_FAILED;
-  }
-  if (capture != cudaStreamCaptureStatusNone) return CUBLAS_STATUS_NOT_SUPPORTED;
+  const cublasStatus_t free_stream = uncaptured_stream(handle, &stream);
+  if (free_stream != CUBLAS_STATUS_SUCCESS) return free_stream;
   // No other xNGEMM call on the handle meanwhile (the calibration changes
   // the handle's pointer and math modes for its duration).
   const StateLock lock(handle, true);

@@ -294,6 +294,7 @@ void report_bad_argument(const char *name, int position) { report(name, position
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
 xnGemmInfo_t host_last_gemm_info() { return t_last_info; }
 bool host_call_failed() { return t_host_failed; }
+void begin_host_call() { t_host_failed = false; }
 
 void set_host_check_nonneg(bool on) { g_host_check_nonneg = on; }
 

@@ -10,6 +10,7 @@
 
 #include "api/args.h"
 #include "api/internal.h"
+#include "core/call_depth.h"
 #include "numerics/exact_dot.h"
 #include "xngemm.h"
 
@@ -54,6 +55,8 @@ void cpu_exact_dots(std::int64_t outputs, std::int64_t terms, const double *a,
 // y = alpha op(A) x + beta y, A m x n column-major (arguments checked).
 void host_exdgemv(bool trans, int m, int n, double alpha, const double *A, int lda,
                   const double *x, int incx, double beta, double *y, int incy) {
+  const CallDepthGuard inside;  // the interposer sends nothing here back
+  begin_host_call();
   // Reference DGEMV's quick return: y untouched.
   if (m == 0 || n == 0 || (alpha == 0.0 && beta == 1.0)) return;
   const std::int64_t len_x = trans ? m : n, len_y = trans ? n : m;
@@ -63,6 +66,8 @@ void host_exdgemv(bool trans, int m, int n, double alpha, const double *A, int l
 }
 
 double host_exddot(int n, const double *x, int incx, const double *y, int incy) {
+  const CallDepthGuard inside;
+  begin_host_call();
   if (n <= 0) return 0.0;
   double r = 0.0;
   cpu_exact_dots(1, n, blas_vector_start(x, n, incx), 0, incx,

@@ -105,6 +105,11 @@ cublasStatus_t device_exdgemm(cublasHandle_t handle, cublasOperation_t transa,
                               int ldc);
 void set_host_exdgemm_info(const xnExdgemmInfo_t &info);
 
+// The handle's stream, if it is not being captured into a CUDA graph:
+// SUCCESS, NOT_INITIALIZED (no stream), EXECUTION_FAILED (the query
+// failed) or NOT_SUPPORTED (capturing: a call that must wait cannot run).
+cublasStatus_t uncaptured_stream(cublasHandle_t handle, cudaStream_t *stream);
+
 // Reports the bad parameter `position` of host routine `name` through
 // xerbla_, as reference BLAS does.
 void report_bad_argument(const char *name, int position);
@@ -124,6 +129,9 @@ xnGemmInfo_t gemm_info_of(const GemmReport &report, const DepthModel *model,
 // Whether the calling thread's last host entry point could not run (C left
 // unchanged): CPU exdgemm within a workspace limit too small for one block.
 bool host_call_failed();
+// A host entry point that cannot fail (the exact GEMV and DOT) clears the
+// flag host_call_failed reads, so that it never reports an earlier call.
+void begin_host_call();
 
 // The host routines scan non-negative operands and limit their depth as
 // XN_OPT_CHECK_NONNEG does (the interposer's ngemm mode), leaving the

@@ -20,7 +20,15 @@
 namespace xn {
 
 // The settings of kEnvironmentTable, in table order.
-enum class EnvVar { Device, Intercept, InterceptMinFlops, InterceptLog, NcclLibrary, CacheDir };
+enum class EnvVar {
+  Device,
+  Intercept,
+  InterceptMinFlops,
+  InterceptMinVectorFlops,
+  InterceptLog,
+  NcclLibrary,
+  CacheDir
+};
 
 // How a setting's text is read.
 enum class EnvKind {

@@ -31,7 +31,8 @@ M, N, K = 5, 4, 96  # intercept_client.c's sizes
 
 def run(cmd, preload=None, **env):
     e = dict(os.environ)
-    for key in ("LD_PRELOAD", "XN_INTERCEPT", "XN_INTERCEPT_MIN_FLOPS", "XN_INTERCEPT_LOG"):
+    for key in ("LD_PRELOAD", "XN_INTERCEPT", "XN_INTERCEPT_MIN_FLOPS",
+                "XN_INTERCEPT_MIN_VECTOR_FLOPS", "XN_INTERCEPT_LOG"):
         e.pop(key, None)
     if preload:
         e["LD_PRELOAD"] = preload
@@ -45,18 +46,20 @@ def run(cmd, preload=None, **env):
 
 BLAS_ROUTINES = ("dgemm_", "sgemm_", "cblas_dgemm", "cblas_sgemm")
 CUBLAS_ROUTINES = ("cublasDgemm_v2", "cublasSgemm_v2")
-# The exit summary's reasons (src/intercept/intercept.cpp, kOutcomeNames).
+# The exit summary's reasons (src/intercept/routing.cpp, kOutcomeNames).
 REASONS = {
     "off": "XN_INTERCEPT=off",
-    "small": "below XN_INTERCEPT_MIN_FLOPS",
+    "small": "below the threshold",
     "negative": "negative entries",
     "nonfinite": "NaN or Inf entries",
-    "precision": "no routine for this precision",
+    "precision": "no routine in the mode",
     "bad": "bad arguments",
     "own": "the library's own calls",
     "quick": "quick return",
     "noload": "libxngemm not loadable",
     "cannot": "xNGEMM could not run them",
+    "toolarge": "sizes beyond 32-bit integers",
+    "types": "operand or compute types other than FP64",
 }
 KEY_OF = {v: k for k, v in REASONS.items()}
 TOTALS = re.compile(r"xngemm intercept: (\d+) rerouted, (\d+) passed through \(XN_INTERCEPT=")

@@ -1,0 +1,204 @@
+// test_exdgemm_batched_gpu.cpp - xnExdgemmStridedBatched and xnExdgemmBatched
+// on the GPU (label gpu, skipped without a device): every entry of every
+// product bit for bit the exact IEEE value (the oracle of xnExdgemm's
+// contract), over transposes, padded leading dimensions, strides with gaps
+// (left untouched) and a stride of 0 (one A for every product), alpha and
+// beta including beta = 0 (C poisoned with NaN, never read), both pointer
+// modes and a non-default stream; pointer arrays in device memory in any
+// order; bad arguments (INVALID_VALUE, every C untouched) and the quick
+// returns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "support/exdgemm_inputs.h"
+#include "support/gpu_support.h"
+#include "support/ieee_oracle.h"
+#include "xngemm.h"
+
+namespace {
+
+using xn_test::DeviceBuffer;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool same_bits(double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return xn_test::ex_bits(got) == xn_test::ex_bits(want);
+}
+
+// (u - 0.5) exp(phi randn), every 7th entry scaled by 2^+-40 (plain sums
+// lose digits).
+std::vector<double> draw(std::size_t count, double phi, std::mt19937_64 &rng) {
+  std::normal_distribution<double> randn(0.0, 1.0);
+  std::vector<double> v(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    v[i] = (xn_test::u53(rng) - 0.5) * std::exp(phi * randn(rng));
+    if (i % 7 == 3) v[i] = std::ldexp(v[i], (rng() & 1) ? 40 : -40);
+  }
+  return v;
+}
+
+struct Batch {
+  bool ta, tb;
+  int m, n, k, lda, ldb, ldc, count;
+  std::int64_t stride_a, stride_b, stride_c;
+  double alpha, beta;
+};
+
+// The expected C storage after the batch (gaps keep their values).
+std::vector<double> expected(const Batch &b, const std::vector<double> &A,
+                             const std::vector<double> &B, const std::vector<double> &C) {
+  std::vector<double> want = C;
+  for (int p = 0; p < b.count; ++p) {
+    const double *Ap = A.data() + p * b.stride_a, *Bp = B.data() + p * b.stride_b;
+    const double *Cp = C.data() + p * b.stride_c;
+    std::vector<double> out;
+    xn_test::exact_gemm_ieee(b.ta, b.tb, b.m, b.n, b.k, b.alpha, Ap, b.lda, Bp, b.ldb, b.beta,
+                             b.beta != 0.0 ? Cp : nullptr, b.ldc, out);
+    for (int j = 0; j < b.n; ++j)
+      for (int i = 0; i < b.m; ++i)
+        want[std::size_t(p * b.stride_c + i + std::int64_t(j) * b.ldc)] =
+            out[std::size_t(i + std::int64_t(j) * b.m)];
+  }
+  return want;
+}
+
+cublasOperation_t op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+class GpuExdgemmBatched : public xn_test::CublasHandleFixture<> {
+ protected:
+  // Runs one batch both ways (strided; pointer arrays in reverse order)
+  // and checks every stored element.
+  void check(const Batch &b, std::mt19937_64 &rng, bool device_scalars, cudaStream_t s) {
+    const std::size_t size_a = std::size_t(b.stride_a * (b.count - 1)) +
+                               std::size_t(b.lda) * std::size_t(b.ta ? b.m : b.k);
+    const std::size_t size_b = std::size_t(b.stride_b * (b.count - 1)) +
+                               std::size_t(b.ldb) * std::size_t(b.tb ? b.k : b.n);
+    const std::size_t size_c =
+        std::size_t(b.stride_c * (b.count - 1)) + std::size_t(b.ldc) * std::size_t(b.n);
+    const std::vector<double> A = draw(size_a, 1.0, rng), B = draw(size_b, 1.0, rng);
+    std::vector<double> C(size_c, kNaN);
+    if (b.beta != 0.0) C = draw(size_c, 0.0, rng);
+    const std::vector<double> want = expected(b, A, B, C);
+    DeviceBuffer<double> dA, dB, dC, dscal(2);
+    dA.upload(A, s);
+    dB.upload(B, s);
+    const double *alpha = &b.alpha, *beta = &b.beta;
+    if (device_scalars) {
+      dscal.upload({b.alpha, b.beta}, s);
+      alpha = dscal.get(), beta = dscal.get() + 1;
+    }
+    for (int way = 0; way < 2; ++way) {
+      dC.upload(C, s);
+      cublasStatus_t st;
+      if (way == 0) {
+        st = xnExdgemmStridedBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, alpha, dA.get(),
+                                     b.lda, b.stride_a, dB.get(), b.ldb, b.stride_b, beta,
+                                     dC.get(), b.ldc, b.stride_c, b.count);
+      } else {
+        // Pointer arrays in device memory, products listed last first.
+        std::vector<const double *> pa, pb;
+        std::vector<double *> pc;
+        for (int p = b.count - 1; p >= 0; --p) {
+          pa.push_back(dA.get() + p * b.stride_a);
+          pb.push_back(dB.get() + p * b.stride_b);
+          pc.push_back(dC.get() + p * b.stride_c);
+        }
+        DeviceBuffer<const double *> da, db;
+        DeviceBuffer<double *> dc;
+        da.upload(pa, s), db.upload(pb, s), dc.upload(pc, s);
+        st = xnExdgemmBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, alpha, da.get(), b.lda,
+                              db.get(), b.ldb, beta, dc.get(), b.ldc, b.count);
+      }
+      ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS) << "way " << way;
+      const std::vector<double> got = dC.download(s);
+      for (std::size_t e = 0; e < got.size(); ++e)
+        ASSERT_TRUE(same_bits(got[e], want[e]))
+            << (way ? "Batched" : "StridedBatched") << " ta " << b.ta << " tb " << b.tb
+            << " m " << b.m << " n " << b.n << " k " << b.k << " count " << b.count
+            << ": C storage [" << e << "] = " << got[e] << ", want " << want[e];
+    }
+  }
+};
+
+TEST_F(GpuExdgemmBatched, EveryProductIsTheExactValueRoundedOnce) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  // clang-format off
+  const Batch batches[] = {
+      // ta, tb, m, n, k, lda, ldb, ldc, count, strides (A, B, C), alpha, beta
+      {false, false, 7, 5, 9, 7, 9, 7, 3, 7 * 9, 9 * 5, 7 * 5, 1.0, 0.0},
+      {true, false, 33, 17, 64, 66, 64, 35, 4, 66 * 33 + 5, 64 * 17, 35 * 17 + 3, -0.75, 1.5},
+      {false, true, 16, 16, 16, 16, 16, 16, 5, 0, 16 * 16, 16 * 16, 3e-5, -2.0},  // one A
+      {true, true, 1, 65, 130, 130, 65, 1, 2, 130, 65 * 130, 65, 2.0, 0.0},
+      {false, false, 64, 64, 1000, 64, 1000, 64, 3, 64 * 1000, 1000 * 64, 64 * 64, 1.0, 1.0},
+  };
+  // clang-format on
+  for (const Batch &b : batches) check(b, rng, false, nullptr);
+}
+
+TEST_F(GpuExdgemmBatched, DeviceScalarsAndANonDefaultStream) {
+  cudaStream_t s = nullptr;
+  XN_CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  XN_CUBLAS_OK(cublasSetStream(h_, s));
+  XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_DEVICE));
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  check({false, true, 31, 9, 47, 32, 9, 33, 4, 32 * 47, 9 * 47 + 1, 33 * 9, 1.25, -0.5}, rng,
+        true, s);
+  check({true, false, 12, 12, 12, 12, 12, 12, 3, 144, 144, 144, 0.0, 2.0}, rng, true, s);
+  XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
+  XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
+  XN_CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST_F(GpuExdgemmBatched, BadArgumentsLeaveEveryProductUntouched) {
+  const double one = 1.0, zero = 0.0;
+  DeviceBuffer<double> dA(64), dB(64), dC(64);
+  dC.upload(std::vector<double>(64, 7.0));
+  DeviceBuffer<const double *> pa(2), pb(2);
+  DeviceBuffer<double *> pc(2);
+  pa.upload({dA.get(), dA.get()}), pb.upload({dB.get(), dB.get()});
+  pc.upload({dC.get(), dC.get() + 16});
+  struct Bad {
+    cublasOperation_t ta;
+    int m, n, k, lda, ldc, count;
+    cublasStatus_t want;
+  };
+  const Bad cases[] = {
+      {cublasOperation_t(9), 4, 4, 4, 4, 4, 2, CUBLAS_STATUS_INVALID_VALUE},
+      {CUBLAS_OP_N, -1, 4, 4, 4, 4, 2, CUBLAS_STATUS_INVALID_VALUE},
+      {CUBLAS_OP_N, 4, 4, 4, 3, 4, 2, CUBLAS_STATUS_INVALID_VALUE},
+      {CUBLAS_OP_N, 4, 4, 4, 4, 3, 2, CUBLAS_STATUS_INVALID_VALUE},
+      {CUBLAS_OP_N, 4, 4, 4, 4, 4, -1, CUBLAS_STATUS_INVALID_VALUE},
+      {CUBLAS_OP_N, 4, 4, 4, 4, 4, 0, CUBLAS_STATUS_SUCCESS},  // nothing to do
+      {CUBLAS_OP_N, 0, 4, 4, 4, 4, 2, CUBLAS_STATUS_SUCCESS},
+  };
+  for (const Bad &c : cases) {
+    EXPECT_EQ(xnExdgemmStridedBatched(h_, c.ta, CUBLAS_OP_N, c.m, c.n, c.k, &one, dA.get(),
+                                      c.lda, 16, dB.get(), 4, 16, &zero, dC.get(), c.ldc, 16,
+                                      c.count),
+              c.want);
+    EXPECT_EQ(xnExdgemmBatched(h_, c.ta, CUBLAS_OP_N, c.m, c.n, c.k, &one, pa.get(), c.lda,
+                               pb.get(), 4, &zero, pc.get(), c.ldc, c.count),
+              c.want);
+    EXPECT_EQ(dC.download(), std::vector<double>(64, 7.0));
+  }
+  EXPECT_EQ(xnExdgemmBatched(h_, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, nullptr, 4,
+                             pb.get(), 4, &zero, pc.get(), 4, 2),
+            CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(xnExdgemmStridedBatched(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one,
+                                    dA.get(), 4, 16, dB.get(), 4, 16, &zero, dC.get(), 4, 16,
+                                    2),
+            CUBLAS_STATUS_NOT_INITIALIZED);
+  EXPECT_EQ(dC.download(), std::vector<double>(64, 7.0));
+}
+
+}  // namespace
