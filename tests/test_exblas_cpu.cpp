@@ -385,6 +385,25 @@ TEST_F(ExblasCpu, GemvShapesTransposesIncrements) {
   EXPECT_EQ(t, 19 * 3 * 3 * 2);
 }
 
+// Few outputs of many terms: the terms are cut into chunks whose parts
+// merge in order (cpu_exact_dots), on several threads.
+TEST_F(ExblasCpu, GemvFewLongOutputsInChunks) {
+  SCOPED_TRACE(seed_text());
+  const std::pair<int, int> shapes[] = {{70001, 3}, {3, 70001}, {65, 40000}};
+  int t = 0;
+  for (const auto &[m, n] : shapes)
+    for (char trans : {'N', 'T'}) {
+      set_engine(t++);
+      const auto [incx, incy] = pick(kGemvIncs, rng_);
+      const auto value = [&](int, int) { return phi_value(2.0, rng_); };
+      const GemvCase c = make_gemv(kApis[t % 2], trans, m, n, 1, incx, incy,
+                                   pick(kNonzeroScalars, rng_), pick(kScalars, rng_), value,
+                                   value, value, rng_);
+      const std::string msg = check_gemv(c);
+      ASSERT_TRUE(msg.empty()) << msg;
+    }
+}
+
 // Every pair of scalars (-0.0 too), every API, both transposes.
 TEST_F(ExblasCpu, GemvEveryScalarPair) {
   SCOPED_TRACE(seed_text());
@@ -717,7 +736,7 @@ std::string check_dot(bool fortran, const StridedVector &x, const StridedVector 
 TEST_F(ExblasCpu, DotRandomLengthsAndIncrements) {
   SCOPED_TRACE(seed_text());
   int t = 0;
-  for (int n : {1, 2, 7, 31, 97, 257, 1000})
+  for (int n : {1, 2, 7, 31, 97, 257, 1000, 70001})  // 70001: terms in chunks
     for (const auto &[incx, incy] : kDotIncs)
       for (double phi : {0.0, 4.0}) {
         set_engine(t);

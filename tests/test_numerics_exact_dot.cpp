@@ -879,6 +879,12 @@ TEST(NumericsExactDot, ZerosAndSpecialsAreDecidedInOnePass) {
       }
       cs.x.push_back(a), cs.y.push_back(x);
     }
+    if (kind == kInfinities && rng() % 2) {
+      // An Inf product beside products the bound cannot cover (above
+      // 2^1000, below 2^-968): the Inf decides X alone.
+      cs.x.push_back(rng() % 2 ? kInf : -kInf), cs.y.push_back(random_entry(1.0, rng));
+      cs.x.push_back(rng() % 2 ? 1e305 : 1e-300), cs.y.push_back(3.0);
+    }
     if (kind == kCancelling) {  // append the negated sum: X = 0 exactly
       double sum = 0.0;
       for (std::int64_t k = 0; k < n; ++k) sum += cs.x[std::size_t(k)] * cs.y[std::size_t(k)];

@@ -7,10 +7,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "api/args.h"
 #include "api/internal.h"
+#include "backend/cuda/handle_state.h"
 #include "xngemm.h"
 
 namespace xn {
@@ -83,12 +85,19 @@ cublasStatus_t xnExdgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
   // The pointer arrays live in device memory (as cublasDgemmBatched's):
   // the host needs them to launch each product, which a stream capture
   // cannot wait for.
+  // Its copy and wait must not disturb another thread's capture.
+  const RelaxedCaptureMode relaxed;
   cudaStream_t stream = nullptr;
   const cublasStatus_t free_stream = uncaptured_stream(handle, &stream);
   if (free_stream != CUBLAS_STATUS_SUCCESS) return free_stream;
   const std::size_t count = std::size_t(batchCount);
-  std::vector<const double *> a(count), b(count);
-  std::vector<double *> c(count);
+  std::vector<const double *> a, b;
+  std::vector<double *> c;
+  try {
+    a.resize(count), b.resize(count), c.resize(count);
+  } catch (const std::bad_alloc &) {
+    return CUBLAS_STATUS_ALLOC_FAILED;
+  }
   const std::size_t bytes = count * sizeof(void *);
   if (cudaMemcpyAsync(a.data(), Aarray, bytes, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
       cudaMemcpyAsync(b.data(), Barray, bytes, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||

@@ -103,7 +103,8 @@ template <class F, class Call, class Pass>
 cublasStatus_t dispatch_device(SymbolId id, Form form, int precision, Outcome o, Call &&call,
                                Pass &&pass) {
   F fn = nullptr;
-  if (o == kRerouted && !(fn = routine<F>(mode_routine(form, precision)))) o = kNoLibrary;
+  if (o == kRerouted && !(fn = reinterpret_cast<F>(mode_routine_address(form, precision))))
+    o = kNoLibrary;
   if (o == kRerouted) {
     const cublasStatus_t s = call(fn);
     if (s == CUBLAS_STATUS_SUCCESS || !leaves_output_untouched(s)) {
@@ -127,7 +128,7 @@ using CublasGemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasO
 // synchronise the handle's stream once), then the library's routine on the
 // same handle, or `pass(o)`.
 template <class T, class Pass>
-cublasStatus_t gemm_entry(SymbolId id, const void *caller, cublasHandle_t h,
+cublasStatus_t gemm_entry(SymbolId id, Form form, const void *caller, cublasHandle_t h,
                           cublasOperation_t transa, cublasOperation_t transb, int m, int n,
                           int k, const T *alpha, const T *A, int lda, const T *B, int ldb,
                           const T *beta, T *C, int ldc, Pass &&pass) {
@@ -135,7 +136,7 @@ cublasStatus_t gemm_entry(SymbolId id, const void *caller, cublasHandle_t h,
   const Outcome o =
       inside_library() ? kReentrant
       : h && valid_gemm(transa, transb, m, n, k, lda, ldb, ldc)
-          ? route(Form::CublasGemm, precision_index<T>(), 2.0 * double(m) * n * k,
+          ? route(form, precision_index<T>(), 2.0 * double(m) * n * k,
                   m == 0 || n == 0 || k == 0 || host_alpha_zero(h, alpha, caller),
                   [&](int *flags) {
                     return device_operand_flags<T>(h, transa, transb, m, n, k, A, lda, B, ldb,
@@ -143,7 +144,7 @@ cublasStatus_t gemm_entry(SymbolId id, const void *caller, cublasHandle_t h,
                   })
           : kBadArguments;
   return dispatch_device<CublasGemm<T>>(
-      id, Form::CublasGemm, precision_index<T>(), o,
+      id, form, precision_index<T>(), o,
       [&](CublasGemm<T> fn) {
         return with_max_levels(h, max_levels, [&] {
           return fn(h, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -190,7 +191,8 @@ Outcome route_batched(Form form, const void *caller, cublasHandle_t h,
   if (inside_library()) return kReentrant;
   if (!h || !valid_gemm(transa, transb, m, n, k, lda, ldb, ldc) || batch < 0)
     return kBadArguments;
-  return route(form, 0, 2.0 * double(m) * n * k * batch,
+  // The GEMM threshold applies to each product.
+  return route(form, 0, 2.0 * double(m) * n * k,
                m == 0 || n == 0 || k == 0 || batch == 0 || host_alpha_zero(h, alpha, caller),
                [](int *flags) {
                  *flags = 0;
@@ -211,7 +213,7 @@ XN_INTERCEPTED cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperat
                                              double *C, int ldc) {
   const void *caller = __builtin_return_address(0);
   return gemm_entry<double>(
-      kSym_cublasDgemm_v2, caller, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+      kSym_cublasDgemm_v2, Form::CublasGemm, caller, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
       beta, C, ldc, [&](Outcome o) {
         return next_for<decltype(&cublasDgemm_v2)>(kSym_cublasDgemm_v2, o, caller)(
             handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -225,7 +227,7 @@ XN_INTERCEPTED cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperat
                                              float *C, int ldc) {
   const void *caller = __builtin_return_address(0);
   return gemm_entry<float>(
-      kSym_cublasSgemm_v2, caller, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+      kSym_cublasSgemm_v2, Form::CublasGemm, caller, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
       beta, C, ldc, [&](Outcome o) {
         return next_for<decltype(&cublasSgemm_v2)>(kSym_cublasSgemm_v2, o, caller)(
             handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -251,7 +253,7 @@ XN_INTERCEPTED cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperatio
     count(kSym_cublasGemmEx, o);
     return pass(o);
   }
-  return gemm_entry<double>(kSym_cublasGemmEx, caller, handle, transa, transb, m, n, k,
+  return gemm_entry<double>(kSym_cublasGemmEx, Form::CublasGemmEx, caller, handle, transa, transb, m, n, k,
                             static_cast<const double *>(alpha), static_cast<const double *>(A),
                             lda, static_cast<const double *>(B), ldb,
                             static_cast<const double *>(beta), static_cast<double *>(C), ldc,
@@ -425,7 +427,8 @@ void release_library_state(cublasHandle_t h) {
 XN_INTERCEPTED cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
   const bool own = inside_library();
   release_library_state(handle);
-  return next_for<decltype(&cublasDestroy_v2)>(kSym_cublasDestroy_v2,
-                                               own ? kReentrant : kRerouted,
-                                               __builtin_return_address(0))(handle);
+  NextDefinition &next = symbol(kSym_cublasDestroy_v2).next;
+  using Destroy = decltype(&cublasDestroy_v2);
+  return (own ? next.for_library<Destroy>()
+              : next.for_program<Destroy>(__builtin_return_address(0)))(handle);
 }

@@ -77,7 +77,7 @@ Outcome route_vector(Form form, double flops, bool quick, bool fits) {
 template <class F>
 Outcome library_routine_for(Form form, int precision, Outcome o, F *fn) {
   if (o != kRerouted) return o;
-  *fn = routine<F>(mode_routine(form, precision));
+  *fn = reinterpret_cast<F>(mode_routine_address(form, precision));
   return *fn ? o : kNoLibrary;
 }
 

@@ -38,13 +38,14 @@ constexpr const char *kOutcomeNames[kOutcomes] = {
 // clang-format off
 #define XN_GEMM_ONLY(fortran_d, fortran_s, cblas_d, cblas_s, device_d, device_s) \
   {{fortran_d, fortran_s}, {cblas_d, cblas_s}, {}, {}, {}, {}, {device_d, device_s}, \
-   {}, {}, {}, {}, {}}
+   {}, {}, {}, {}, {}, {}}
 const Mode kModes[] = {
     {"exdgemm", Scan::None,
      {/* FortranGemm */ {"exdgemm_", nullptr}, /* CblasGemm */ {"cblas_exdgemm", nullptr},
       /* FortranGemv */ {"exdgemv_", nullptr}, /* CblasGemv */ {"cblas_exdgemv", nullptr},
       /* FortranDot */ {"exddot_", nullptr},   /* CblasDot */ {"cblas_exddot", nullptr},
-      /* CublasGemm */ {"xnExdgemm", nullptr}, /* CublasGemv */ {"xnExdgemv", nullptr},
+      /* CublasGemm */ {"xnExdgemm", nullptr}, /* CublasGemmEx */ {"xnExdgemm", nullptr},
+      /* CublasGemv */ {"xnExdgemv", nullptr},
       /* CublasDot */ {"xnExddot", nullptr},
       /* CublasGemmStridedBatched */ {"xnExdgemmStridedBatched", nullptr},
       /* CublasGemmBatched */ {"xnExdgemmBatched", nullptr},
@@ -59,7 +60,7 @@ const Mode kModes[] = {
                   "xnSgemmWinograd")},
 };
 #undef XN_GEMM_ONLY
-static_assert(int(Form::kForms) == 12, "kModes lists every form");
+static_assert(int(Form::kForms) == 13, "kModes lists every form");
 // clang-format on
 
 // Every symbol, in SymbolId order (symbols.h).
@@ -166,6 +167,20 @@ void *library_routine(const char *name) {
 const char *mode_routine(Form form, int precision) {
   const Mode *m = config().mode;
   return m ? m->routine[int(form)][precision] : nullptr;
+}
+
+void *mode_routine_address(Form form, int precision) {
+  // Resolved once per form and precision (dlsym costs about a microsecond:
+  // more than a short DDOT); a race resolves the same address twice.
+  static std::atomic<void *> cache[int(Form::kForms)][2] = {};
+  std::atomic<void *> &slot = cache[int(form)][precision];
+  void *p = slot.load(std::memory_order_acquire);
+  if (!p) {
+    const char *name = mode_routine(form, precision);
+    p = name ? library_routine(name) : nullptr;
+    if (p) slot.store(p, std::memory_order_release);
+  }
+  return p;
 }
 
 double min_flops(Form form) {

@@ -96,6 +96,9 @@ F routine(const char *name) {
 // The mode's routine for a form and precision (0 double, 1 single), or
 // nullptr.
 const char *mode_routine(Form form, int precision);
+// Its address in the library (loading the library), or nullptr; resolved
+// once.
+void *mode_routine_address(Form form, int precision);
 
 template <class T>
 constexpr int precision_index() {

@@ -9,7 +9,9 @@
 //   build                          Fortran           CBLAS                 integers
 //   reference BLAS, OpenBLAS, MKL  dgemm_            cblas_dgemm           32-bit
 //   ILP64 with the 64_ suffix      dgemm_64_         cblas_dgemm64_        64-bit
-//     (OpenBLAS INTERFACE64 + SYMBOLSUFFIX, Julia's libblastrampoline)
+//     (OpenBLAS INTERFACE64 + SYMBOLSUFFIX=64_; the names Julia's
+//     libblastrampoline exports, though Julia itself reaches them by dlsym
+//     on its handle, which no preloaded library intercepts)
 //   scipy-openblas32 (SciPy wheels) scipy_dgemm_     scipy_cblas_dgemm     32-bit
 //   scipy-openblas64 (NumPy wheels) scipy_dgemm_64_  scipy_cblas_dgemm64_  64-bit
 //
@@ -33,7 +35,8 @@ enum class Form : int {
   CblasGemv,    // cblas_dgemv(layout, trans, m, n, alpha, A, lda, x, incx, ...)
   FortranDot,   // ddot_(n, x, incx, y, incy), a function returning double
   CblasDot,     // cblas_ddot(n, x, incx, y, incy)
-  CublasGemm,   // cublas?gemm_v2 (and cublasGemmEx with FP64 operands)
+  CublasGemm,   // cublas?gemm_v2
+  CublasGemmEx,  // cublasGemmEx with FP64 operands (exdgemm mode only)
   CublasGemv,   // cublasDgemv_v2
   CublasDot,    // cublasDdot_v2
   CublasGemmStridedBatched,  // cublasDgemmStridedBatched (and ...Ex, FP64)
@@ -69,7 +72,7 @@ using ilp64 = std::int64_t;
 #define XN_CUBLAS_SYMBOLS(X)                              \
   X(cublasDgemm_v2, CublasGemm)                           \
   X(cublasSgemm_v2, CublasGemm)                           \
-  X(cublasGemmEx, CublasGemm)                             \
+  X(cublasGemmEx, CublasGemmEx)                           \
   X(cublasDgemv_v2, CublasGemv)                           \
   X(cublasDdot_v2, CublasDot)                             \
   X(cublasDgemmStridedBatched, CublasGemmStridedBatched)  \

@@ -189,7 +189,8 @@ XN_HD bool dot2_round_finite(const Dot2 &d, double ops, double alpha, double bet
 // RN(beta c) (0 when beta == 0; c unread then). Inf and NaN (in the
 // products' flags, alpha, beta or c) and an exactly zero X (no rounding
 // error anywhere and d.s == 0, its sign in d.s) follow IEEE here. Returns
-// false, for the caller's exact_dot_entry, on kDot2Uncovered, an X the bound
+// false, for the caller's exact_dot_entry, on kDot2Uncovered (without an Inf
+// or NaN product, which decides X alone), an X the bound
 // cannot separate from zero, results outside [2^-1000, 2^1022], and values
 // within the bound of a rounding boundary.
 XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, double c,
@@ -198,7 +199,6 @@ XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, doub
     *out = beta != 0.0 ? beta * c : 0.0;
     return true;
   }
-  if ((d.flags & kDot2Uncovered) != 0) return false;
   const bool has_q = beta != 0.0;
   // Q = beta c: an Inf or NaN operand makes it its IEEE class; otherwise it
   // is an exact real (no overflow of the double product counts).
@@ -208,9 +208,13 @@ XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, doub
   const bool x_exact = d.cabs == 0.0;
   double p;  // P = alpha X, where it is Inf or NaN
   if ((d.flags & kDot2Nonfinite) != 0) {
+    // An Inf or NaN product decides X whatever the finite ones are (their
+    // exact sum is finite), uncovered ones included.
     const bool nan = (d.flags & kDot2NaN) != 0 ||
                      (d.flags & (kDot2PosInf | kDot2NegInf)) == (kDot2PosInf | kDot2NegInf);
     p = alpha * (nan ? NAN : ((d.flags & kDot2PosInf) != 0 ? INFINITY : -INFINITY));
+  } else if ((d.flags & kDot2Uncovered) != 0) {
+    return false;  // a finite X the bound does not cover
   } else if (std::isnan(alpha)) {
     p = alpha;
   } else if (std::isinf(alpha)) {

@@ -109,16 +109,16 @@ int main() {
 
   // GEMV, N and T, with a beta.
   const int m = 300, n = 257, lda = 301;
-  double *A = upload(fill(std::size_t(lda) * n)), *x = upload(fill(m + n)),
-         *y = upload(fill(m + n));
-  print("gemv_n", gemv(h, CUBLAS_OP_N, m, n, &one, A, lda, x, 1, &zero, y, 1), y, m + n);
-  print("gemv_t", gemv(h, CUBLAS_OP_T, m, n, &half, A, lda, x, 2 - 1, &half, y, 1), y, m + n);
+  double *A = upload(fill(std::size_t(lda) * n)), *x = upload(fill(2 * (m + n))),
+         *y = upload(fill(2 * (m + n)));
+  print("gemv_n", gemv(h, CUBLAS_OP_N, m, n, &one, A, lda, x, 1, &zero, y, 1), y, 2 * (m + n));
+  print("gemv_t", gemv(h, CUBLAS_OP_T, m, n, &half, A, lda, x, 2, &half, y, -1), y,
+        2 * (m + n));
 
   // DOT: host and device result.
   double r = 0.0, *dr = upload(std::vector<double>(1, 0.0));
   const cublasStatus_t sh = dot(h, 4000, A, 1, A + 4000, 1, &r);
-  print("dot_host", sh, dr, 0);
-  std::printf("dot_host_value %a\n", r);
+  std::printf("dot_host %d %a\n", int(sh), r);
   cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
   print("dot_device", dot(h, 5000, A, 3, A + 1, -2, dr), dr, 1);
   cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
