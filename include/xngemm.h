@@ -342,10 +342,11 @@ cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info
  * Every y_i is entry (i, 1) of xnExdgemm's product under its IEEE contract
  * (above): the exact value rounded once, bitwise the same on the CPU
  * (exdgemv_). A is read once: each y_i is accumulated with an error bound
- * and rounded when the bound decides the rounding; the rare rest (near a
- * tie, heavy cancellation, Inf/NaN, extreme exponents) is computed exactly
- * from the operands. Partial sums take 32 bytes per output and chunk of
- * x in the handle's workspace (0.4-3 % of A's bytes for square n = 8191 to
+ * and rounded when the bound decides the rounding (Inf, NaN and exact
+ * zeros included); the rare rest (near a tie, heavy cancellation, extreme
+ * exponents) is computed exactly from the operands, one thread per such
+ * output (slow for long ill-conditioned rows). Partial sums take 32 bytes
+ * per output and chunk of x in the handle's workspace (0.4-3 % of A's bytes for square n = 8191 to
  * 16384; relatively more for very thin A); a failed allocation returns
  * CUBLAS_STATUS_ALLOC_FAILED with y untouched, and inside a stream capture
  * without enough workspace CUBLAS_STATUS_NOT_SUPPORTED. With a device
