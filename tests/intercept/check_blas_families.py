@@ -5,7 +5,7 @@ and Julia bundle, and cuBLAS's GEMV, DOT, batched and Ex routines.
 
   check_blas_families.py wheels INTERPOSER CLIENT MODULE
       wheel_client loads wheel_module (RTLD_LOCAL) over its own BLAS with
-      scipy_ / 64_ names and 64-bit integers: off gives the module's BLAS's
+      plain, scipy_ and 64_ names, 32- and 64-bit integers: off gives the module's BLAS's
       bits, exdgemm the correctly rounded values for every call (each symbol
       rerouted once), and a 64-bit lda beyond 32 bits passes through.
   check_blas_families.py numpy_vectors INTERPOSER
@@ -87,7 +87,7 @@ def part_wheels(lib, client, module):
     assert off == plain, "off: not the module's own BLAS's bits"
     calls = parse_wheel(plain)
     symbols = [s for kind, s, _ in calls if kind != "toolarge"]
-    assert len(symbols) == 18, symbols
+    assert len(symbols) == 24, symbols
     s = summary(err)
     for sym in symbols + ["scipy_dgemv_64_"]:
         assert s[sym][0]["off"] >= 1 and s[sym][1], (sym, s.get(sym))
@@ -106,7 +106,7 @@ def part_wheels(lib, client, module):
     for sym in symbols:
         expect(s[sym][0], rerouted=1)
     expect(s["scipy_dgemv_64_"][0], rerouted=1, toolarge=1)
-    print(f"wheels: {len(symbols)} symbols of 3 builds (scipy_ 32-bit, scipy_ 64_, 64_) "
+    print(f"wheels: {len(symbols)} symbols of 4 builds (plain, scipy_ 32-bit, scipy_ 64_, 64_) "
           f"rerouted and correctly rounded ({wrong_plain} plain results were not); "
           "off and a 64-bit lda beyond 32 bits reach the module's own BLAS")
     return 0

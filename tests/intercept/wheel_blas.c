@@ -1,6 +1,7 @@
 /* wheel_blas.c - a stand-in for the BLAS builds Python wheels and Julia
  * bundle (src/intercept/symbols.h): DGEMM, DGEMV and DDOT under the
- * names and integer widths of scipy-openblas32 (scipy_dgemm_,
+ * names and integer widths of a plain LP64 BLAS (dgemm_, cblas_ddot),
+ * scipy-openblas32 (scipy_dgemm_,
  * scipy_cblas_dgemv, 32-bit), scipy-openblas64 (scipy_dgemm_64_,
  * scipy_cblas_ddot64_, 64-bit) and an ILP64 OpenBLAS with the 64_ suffix
  * (dgemm_64_, cblas_dgemv64_), column-major, computed by plain loops in
@@ -76,6 +77,7 @@ static double dot(int64_t n, const double *x, int64_t incx, const double *y, int
     return dot(n, x, incx, y, incy);                                                         \
   }
 
+WHEEL_BUILD(, _, , int32_t)
 WHEEL_BUILD(scipy_, _, , int32_t)
 WHEEL_BUILD(scipy_, _64_, 64_, int64_t)
 WHEEL_BUILD(, _64_, 64_, int64_t)

@@ -1,5 +1,5 @@
 /* wheel_module.c - an extension module as NumPy's and SciPy's are: linked
- * against its own bundled BLAS (wheel_blas.c, under prefixed and 64-bit
+ * against its own bundled BLAS (wheel_blas.c, under plain, prefixed and 64-bit
  * names) and loaded by its program with RTLD_LOCAL (wheel_client.c).
  * wheel_run() calls every DGEMM, DGEMV and DDOT of every build once on
  * fresh signed data with wide exponents (plain double sums round wrongly
@@ -76,11 +76,13 @@ static void show(const char *what, const double *p, int n) {
     show("x", dx, DN), show("y", dy, DN), show("r", &d, 1);                                  \
   }
 
+DECLARE(, _, , int32_t)
 DECLARE(scipy_, _, , int32_t)
 DECLARE(scipy_, _64_, 64_, int64_t)
 DECLARE(, _64_, 64_, int64_t)
 
 void wheel_run(void) {
+  RUN(, _, , int32_t)
   RUN(scipy_, _, , int32_t)
   RUN(scipy_, _64_, 64_, int64_t)
   RUN(, _64_, 64_, int64_t)
