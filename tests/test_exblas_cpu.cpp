@@ -44,11 +44,7 @@ const bool kCpuForced = [] { return setenv("XN_DEVICE", "cpu", 1) == 0; }();
 
 std::uint64_t bits(double x) { return xn_test::ex_bits(x); }
 
-// The contract's equality: the same bits, or both NaN.
-bool same(double got, double want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return bits(got) == bits(want);
-}
+constexpr auto &same = xn_test::ex_same_bits;
 
 std::string hex(double x) {
   char s[48];

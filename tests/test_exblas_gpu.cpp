@@ -28,11 +28,7 @@ using xn_test::DeviceBuffer;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Bit-for-bit, signed zeros included; any NaN matches NaN.
-bool same_bits(double got, double want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return xn_test::ex_bits(got) == xn_test::ex_bits(want);
-}
+constexpr auto &same_bits = xn_test::ex_same_bits;
 
 // Element i of a BLAS vector of n elements with increment inc.
 std::size_t at(int i, int n, int inc) {

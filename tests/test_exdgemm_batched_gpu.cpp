@@ -26,10 +26,7 @@ using xn_test::DeviceBuffer;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool same_bits(double got, double want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return xn_test::ex_bits(got) == xn_test::ex_bits(want);
-}
+constexpr auto &same_bits = xn_test::ex_same_bits;
 
 // (u - 0.5) exp(phi randn), every 7th entry scaled by 2^+-40 (plain sums
 // lose digits).

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "numerics/exact_dot.h"
+#include "support/exdgemm_inputs.h"
 #include "support/ieee_oracle.h"
 #include "support/test_support.h"
 
@@ -52,17 +53,8 @@ using xn::exact::kDot2Uncovered;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-// The contract's equality: the same bits, or both NaN.
-bool same(double got, double want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return bits(got) == bits(want);
-}
+constexpr auto &bits = xn_test::ex_bits;
+constexpr auto &same = xn_test::ex_same_bits;
 
 std::string hex(double x) {
   char buf[48];

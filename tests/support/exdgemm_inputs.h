@@ -62,6 +62,13 @@ inline bool ex_same(double got, double want) {
   return ex_bits(got) == ex_bits(want);
 }
 
+// The IEEE contract's equality (xnExdgemm, xnExdgemv, xnExddot): the same
+// bits, signed zeros included, or both NaN (payloads are unspecified).
+inline bool ex_same_bits(double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return ex_bits(got) == ex_bits(want);
+}
+
 // Uniform in [0, 1) with 53 random bits.
 inline double u53(std::mt19937_64 &rng) { return double(rng() >> 11) * 0x1p-53; }
 
