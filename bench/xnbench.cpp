@@ -5,10 +5,12 @@
 //   xnbench exdgemm [...]    the same as gemm --routine exdgemm
 //   xnbench symv [...]       xnDsymv/xnSsymv vs cuBLAS (bench_symv.cu)
 //   xnbench exblas [...]     xnExdgemv/xnExddot vs cuBLAS (bench_exblas.cu)
+//   xnbench batched [...]    xnExdgemm(Strided)Batched vs cuBLAS (bench_batched.cu)
 //   xnbench demo             a short comparison, under a minute on a small CPU
 //
 // This file is the front end: it parses the command line and hands over to
-// the command (bench_gemm.cpp, bench_symv.cu, bench_exblas.cu), which runs
+// the command (bench_gemm.cpp, bench_symv.cu, bench_exblas.cu,
+// bench_batched.cu), which runs
 // the cases through its runners and prints and writes them through the
 // reporter (report.h).
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_batched.h"
 #include "bench_calibrate.h"
 #include "bench_exblas.h"
 #include "bench_gemm.h"
@@ -39,6 +42,10 @@ usage:
   xnbench symv [options]    xnDsymv/xnSsymv vs cublasDsymv/cublasSsymv (GPU only)
   xnbench exblas [options]  the correctly rounded xnExdgemv/xnExddot vs cublasDgemv/
                             cublasDdot (GPU only)
+  xnbench batched [options] xnExdgemmStridedBatched/xnExdgemmBatched vs
+                            cublasDgemmStridedBatched/cublasDgemmBatched (GPU only):
+                            --sizes MxNxK[,...] --batch B --phi P --form strided|array|both
+                            --reps R --warmup W --check E (sampled entries, exact)
   xnbench calibrate [--no-measure]
                             measure this GPU for the recursive GEMMs' depth model
                             (xnCalibrate: about 30 s), cache it, print its rates and the
@@ -243,6 +250,41 @@ void parse_shapes(const std::string &arg, std::vector<Shape> *out) {
     if (p.size() != 3) usage_error("bad shape '" + item + "' (expected MxNxK)");
     out->push_back({parse_int(p[0], "M", 1, INT_MAX), parse_int(p[1], "N", 1, INT_MAX),
                     parse_int(p[2], "K", 1, INT_MAX)});
+  }
+}
+
+// `xnbench batched` options (argv[2] on), into b.
+void parse_batched_args(int argc, char **argv, BatchedOptions *b) {
+  ArgReader a(argc, argv, 2);
+  while (a.next()) {
+    const std::string key = a.key();
+    if (parse_common_option(a, b, kUsage)) continue;
+    if (key == "--sizes") {
+      parse_shapes(a.value(), &b->sizes);
+    } else if (key == "--batch") {
+      b->batch = parse_int(a.value(), "batch", 1, 65535 * 16);
+    } else if (key == "--phi") {
+      b->phi = parse_double(a.value(), "phi", true);
+      b->phi_given = true;
+    } else if (key == "--form") {
+      const std::string v = a.value();
+      if (v != "strided" && v != "array" && v != "both")
+        usage_error("--form must be strided, array or both");
+      b->strided = v != "array";
+      b->array = v != "strided";
+    } else if (key == "--reps") {
+      b->reps = int(parse_int(a.value(), "reps", 1, 100000));
+    } else if (key == "--warmup") {
+      b->warmup = int(parse_int(a.value(), "warmup", 0, 100000));
+    } else if (key == "--check") {
+      b->check = parse_int(a.value(), "check", 0, 1 << 30);
+    } else if (key == "--device") {
+      b->device = a.value();
+      if (b->device != "gpu" && b->device != "auto")
+        usage_error("--device must be gpu or auto for batched");
+    } else {
+      usage_error("unknown batched option '" + key + "'");
+    }
   }
 }
 
@@ -519,7 +561,7 @@ void parse_gemm_args(int argc, char **argv, GemmOptions *o) {
 
 int main(int argc, char **argv) {
   using namespace xnb;
-  if (argc < 2) usage_error("missing command (gemm, exdgemm, symv, exblas or demo)");
+  if (argc < 2) usage_error("missing command (gemm, exdgemm, symv, exblas, batched or demo)");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
     std::fputs(kUsage, stdout);
@@ -541,6 +583,12 @@ int main(int argc, char **argv) {
     parse_exblas_args(argc, argv, &e);
     if (!e.seed_given) e.seed = fresh_seed();
     return run_exblas(e);
+  }
+  if (command == "batched") {  // its own options and runner (bench_batched.cu)
+    BatchedOptions b;
+    parse_batched_args(argc, argv, &b);
+    if (!b.seed_given) b.seed = fresh_seed();
+    return run_batched(b);
   }
   if (command != "gemm" && command != "exdgemm" && command != "demo")
     usage_error("unknown command '" + command + "'");

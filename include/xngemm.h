@@ -255,13 +255,22 @@ cublasStatus_t xnExdgemm(cublasHandle_t handle, cublasOperation_t transa,
  * its bits) on the handle's stream and pointer mode. Bad arguments are
  * xnExdgemm's, and batchCount < 0; they return CUBLAS_STATUS_INVALID_VALUE
  * (NOT_INITIALIZED for a NULL handle) with every C_b untouched. m = 0,
- * n = 0 or batchCount = 0 return at once. If the first product cannot run
- * (no memory: CUBLAS_STATUS_ALLOC_FAILED, ...) its status is returned with
- * every C_b untouched; a later product that cannot run returns
- * CUBLAS_STATUS_EXECUTION_FAILED, the products before it written. Each
- * product synchronises the stream once, as xnExdgemm does (this first
- * version runs the products one after another);
- * xnGetLastExdgemmInfo reports the last product.
+ * n = 0 or batchCount = 0 return at once.
+ *
+ * Where each C_b is at most 8192 x 8192 and op(B_b) has more than 4
+ * columns, the whole batch runs as one modular engine (one exponent scan,
+ * one residue pass per operand, the INT8 products of all products and
+ * moduli as one strided batch, one reconstruction), with one
+ * synchronisation for the call and as many products at a time as the
+ * workspace budget holds (XN_OPT_EXDGEMM_WORKSPACE_LIMIT; by default a
+ * quarter of the free device memory); xnGetLastExdgemmInfo then reports
+ * the batch (blocks = groups of products). Otherwise (other shapes, a
+ * stream capture, alpha = 0, a range beyond the moduli, too little memory
+ * for one product) the products run as one xnExdgemm each, one after
+ * another, and the report is the last product's; if the first product
+ * cannot run its status is returned with every C_b untouched, and a later
+ * product that cannot run returns CUBLAS_STATUS_EXECUTION_FAILED with the
+ * products before it written. Either way each entry is the same bits.
  */
 cublasStatus_t xnExdgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                        cublasOperation_t transb, int m, int n, int k,
@@ -274,9 +283,10 @@ cublasStatus_t xnExdgemmStridedBatched(cublasHandle_t handle, cublasOperation_t 
  * Correctly rounded batched DGEMM with cublasDgemmBatched's parameters: the
  * arrays of batchCount pointers to A_b, B_b and C_b are in device memory,
  * as cuBLAS's. Everything else as xnExdgemmStridedBatched; in addition a
- * NULL array is CUBLAS_STATUS_INVALID_VALUE, and inside a stream capture
- * the call returns CUBLAS_STATUS_NOT_SUPPORTED before anything is enqueued
- * (it reads the pointer arrays back to the host first).
+ * NULL array is CUBLAS_STATUS_INVALID_VALUE. The batched engine reads the
+ * arrays on the device; the product-by-product path reads them back to the
+ * host first, so inside a stream capture the call returns
+ * CUBLAS_STATUS_NOT_SUPPORTED before anything is enqueued.
  */
 cublasStatus_t xnExdgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
                                 cublasOperation_t transb, int m, int n, int k,

@@ -24,6 +24,13 @@ __device__ __forceinline__ double load(const ExView &X, std::int64_t i, std::int
   return X.trans ? X.p[j + i * X.ld] : X.p[i + j * X.ld];
 }
 
+// Product z's operand in a batched call (ExBatchStep).
+template <class T>
+__device__ __forceinline__ T *product_pointer(T *p0, const ExBatchStep &step, std::int64_t z) {
+  return step.pointers ? static_cast<T *>(const_cast<void *>(step.pointers[z]))
+                       : p0 + z * step.stride;
+}
+
 // A block's summary of one row, merged into the row's with integer atomics
 // (max/min/or are order-independent: the result is deterministic).
 __device__ __forceinline__ void publish_info(const VectorInfo &v, VectorInfo &dst) {
@@ -111,8 +118,11 @@ __device__ __forceinline__ void scan_contig_block(const ScanJob &job, unsigned b
 // an H100: 45 + 32 us apart).
 // Full occupancy (8 blocks a multiprocessor, as the two kernels it replaced
 // had): the scans wait on memory, not on arithmetic.
+// Batched: product z = blockIdx.y of `batch`, its operands by the batch's
+// steps (a: the first job's, b: the second's).
+template <bool Batched>
 __global__ void __launch_bounds__(kThreads, 8)
-    scan_operands_kernel(ScanJob first, ScanJob second) {
+    scan_operands_kernel(ScanJob first, ScanJob second, ExBatch batch) {
   __shared__ VectorInfo part[kThreads];
   // Each job's parameters read where they are (no reference chosen at run
   // time: that copies both to the stack).
@@ -123,10 +133,46 @@ __global__ void __launch_bounds__(kThreads, 8)
     else
       scan_fast_block(job, bx, by, part);
   };
-  if (blockIdx.x < first.blocks)
-    run(first, blockIdx.x);
-  else
-    run(second, blockIdx.x - first.blocks);
+  if constexpr (Batched) {
+    const std::int64_t z = batch.first + blockIdx.y;
+    auto product = [&](const ScanJob &job, const ExBatchStep &step) {
+      ScanJob p = job;
+      p.X.p = product_pointer(job.X.p, step, z);
+      p.info = job.info + z * job.X.rows;
+      return p;
+    };
+    if (blockIdx.x < first.blocks)
+      run(product(first, batch.a), blockIdx.x);
+    else
+      run(product(second, batch.b), blockIdx.x - first.blocks);
+  } else {
+    if (blockIdx.x < first.blocks)
+      run(first, blockIdx.x);
+    else
+      run(second, blockIdx.x - first.blocks);
+  }
+}
+
+// spans[0] / spans[1]: the widest span of the first na / the next nb
+// summaries (max: order-independent atomics).
+__global__ void __launch_bounds__(kThreads)
+    batch_spans_kernel(const VectorInfo *a, std::int64_t na, const VectorInfo *b,
+                       std::int64_t nb, int *spans) {
+  int span[2] = {0, 0};
+  for (std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; i < na + nb;
+       i += std::int64_t(gridDim.x) * kThreads) {
+    const VectorInfo v = i < na ? a[i] : b[i - na];
+    const int w = v.top != exact::kNoTop ? v.top - v.low + 1 : 0;
+    span[i >= na] = max(span[i >= na], w);
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    span[0] = max(span[0], __shfl_xor_sync(0xffffffffu, span[0], o));
+    span[1] = max(span[1], __shfl_xor_sync(0xffffffffu, span[1], o));
+  }
+  if ((threadIdx.x & 31) == 0) {
+    if (span[0]) atomicMax(spans, span[0]);
+    if (span[1]) atomicMax(spans + 1, span[1]);
+  }
 }
 
 __global__ void init_info_pair_kernel(VectorInfo *a, std::int64_t na, VectorInfo *b,
@@ -346,23 +392,39 @@ __device__ __forceinline__ bool run_sources(const double (&x)[kResidueRun], std:
   return any == 0;
 }
 
+// Where the residues go: chunk c of product z (blockIdx.z) of the launch
+// starts at out + c chunk_step + z product_step; product z's operand is
+// product `first` + z of the call (step), its summaries at info +
+// (first + z) info_step.
+struct ResidueOut {
+  std::int8_t *out;
+  std::int64_t chunk_step, product_step;
+  ExBatchStep step;
+  std::int64_t first, info_step;
+};
+
 template <int LMax>
 __global__ void __launch_bounds__(kThreads)
     modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
                                    std::int64_t nr, int L, std::int64_t chunk,
-                                   std::int64_t padded, std::int8_t *out) {
-  const std::int64_t p = kResidueRun * (blockIdx.x * std::int64_t(kThreads) + threadIdx.x);
+                                   std::int64_t padded, ResidueOut to) {
+  const std::int64_t p = kResidueRun * (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x);
   if (p >= padded) return;
+  const std::int64_t z = blockIdx.z;
+  X.p = product_pointer(X.p, to.step, to.first + z);
+  info += (to.first + z) * to.info_step;
+  std::int8_t *const out = to.out + z * to.product_step;
   // (A 64-bit division costs as much as several residues: none for one chunk.)
   const std::int64_t c = chunk == padded ? 0 : p / chunk, q = p - c * chunk;
   const std::int64_t stride = nr * chunk / kResidueRun;  // words from one modulus to the next
-  for (std::int64_t i = blockIdx.y; i < nr; i += gridDim.y) {
+  for (std::int64_t i = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y; i < nr;
+       i += std::int64_t(gridDim.y) * blockDim.y) {
     const int low = info[r0 + i].low;
     double x[kResidueRun];
     load_run(row_reader(X, r0 + i), p, X.cols, x);
     exact::ResidueSource src[kResidueRun];
     const bool unshifted = run_sources(x, p, X.cols, low, exact::row_scale(low), src);
-    auto *o = reinterpret_cast<std::uint32_t *>(out + (c * L * nr + i) * chunk + q);
+    auto *o = reinterpret_cast<std::uint32_t *>(out + c * to.chunk_step + i * chunk + q);
     XN_UNROLL
     for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
       if (l >= L) break;
@@ -678,10 +740,23 @@ constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 // entries on an H200).
 constexpr std::int32_t kEntryDone = INT32_MIN;
 
+// Product z (blockIdx.z) of a batched launch: its operands, C and
+// summaries (ExBatch), and its products.
+__device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const ExBatch &batch,
+                                                     std::int64_t z) {
+  ExBlockArgs b = a;
+  const std::int64_t g = batch.first + z;
+  b.A.p = product_pointer(a.A.p, batch.a, g);
+  b.B.p = product_pointer(a.B.p, batch.b, g);
+  b.C = product_pointer(a.C, batch.c, g);
+  b.info_a = a.info_a + g * a.bm;
+  b.info_b = a.info_b + g * a.bn;
+  return b;
+}
+
 template <int LMax>
-__global__ void __launch_bounds__(kSumThreads)
-    modular_round_fast_kernel(const __grid_constant__ ExModularSumArgs a) {
-  const ExBlockArgs &b = a.blk;
+__device__ __forceinline__ void round_fast_entries(const ExBlockArgs &b, std::int32_t *P,
+                                                   const ExModularSumArgs &a) {
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
   if (i >= b.bm) return;
   const double alpha = b.alpha_dev ? *b.alpha_dev : b.alpha;
@@ -694,7 +769,7 @@ __global__ void __launch_bounds__(kSumThreads)
     if (exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits) ||
         !exact::finite_exact_case(ia, ib, alpha, beta, cv))
       continue;
-    std::int32_t *p = a.P + i + j * b.bm;
+    std::int32_t *p = P + i + j * b.bm;
     const auto X = exact::entry_modular_terms<LMax>(p, a.pstride, ia, ib, a.crt, c_modular);
     double r = 0.0;
     if (X.round_fast(alpha, beta, cv, &r)) {
@@ -705,14 +780,14 @@ __global__ void __launch_bounds__(kSumThreads)
 }
 
 template <int LMax>
-__global__ void __launch_bounds__(kSumThreads)
-    modular_round_general_kernel(const __grid_constant__ ExModularSumArgs a) {
-  const ExBlockArgs &b = a.blk;
+__device__ __forceinline__ void round_general_entries(const ExBlockArgs &b,
+                                                      const std::int32_t *P,
+                                                      const ExModularSumArgs &a) {
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
   if (i >= b.bm) return;
   double scratch[kModularScratch];
   for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
-    const std::int32_t *p = a.P + i + j * b.bm;
+    const std::int32_t *p = P + i + j * b.bm;
     if (*p == kEntryDone) continue;
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
@@ -724,6 +799,38 @@ __global__ void __launch_bounds__(kSumThreads)
     const auto X = exact::entry_modular_terms<LMax>(p, a.pstride, ia, ib, a.crt, c_modular);
     store_entry(b, gi, gj, ia, ib, X, scratch, kModularScratch);
   }
+}
+
+template <int LMax>
+__global__ void __launch_bounds__(kSumThreads)
+    modular_round_fast_kernel(const __grid_constant__ ExModularSumArgs a) {
+  round_fast_entries<LMax>(a.blk, a.P, a);
+}
+
+template <int LMax>
+__global__ void __launch_bounds__(kSumThreads)
+    modular_round_general_kernel(const __grid_constant__ ExModularSumArgs a) {
+  round_general_entries<LMax>(a.blk, a.P, a);
+}
+
+// A batched launch: product z = blockIdx.z of `batch`, its L products at
+// P + z p_step.
+template <int LMax>
+__global__ void __launch_bounds__(kSumThreads)
+    modular_round_fast_batch_kernel(const __grid_constant__ ExModularSumArgs a,
+                                    const __grid_constant__ ExBatch batch,
+                                    std::int64_t p_step) {
+  round_fast_entries<LMax>(product_block(a.blk, batch, blockIdx.z), a.P + blockIdx.z * p_step,
+                           a);
+}
+
+template <int LMax>
+__global__ void __launch_bounds__(kSumThreads)
+    modular_round_general_batch_kernel(const __grid_constant__ ExModularSumArgs a,
+                                       const __grid_constant__ ExBatch batch,
+                                       std::int64_t p_step) {
+  round_general_entries<LMax>(product_block(a.blk, batch, blockIdx.z),
+                              a.P + blockIdx.z * p_step, a);
 }
 
 unsigned blocks_for(std::int64_t n, int per) { return unsigned((n + per - 1) / per); }
@@ -744,9 +851,9 @@ constexpr std::int64_t kScanThreads = std::int64_t(1) << 18;
 // 4096 chunks of 32, not 512 chunks of 256 on 64 threads each), more where
 // a block row would take over 65535 pieces (the flattened grid then stays
 // far below gridDim.x's limit).
-std::int64_t scan_chunk(std::int64_t rows, std::int64_t cols) {
+std::int64_t scan_chunk(std::int64_t rows, std::int64_t cols, std::int64_t products) {
   constexpr std::int64_t kMinChunk = 16;
-  const std::int64_t fill = std::max(kMinChunk, rows * cols / kScanThreads);
+  const std::int64_t fill = std::max(kMinChunk, products * rows * cols / kScanThreads);
   return std::max(std::min(kColChunk, fill), (cols + 65534) / 65535);
 }
 
@@ -755,9 +862,10 @@ std::int64_t scan_chunk(std::int64_t rows, std::int64_t cols) {
 // (the columns of a 131072 x 64 op(B) in 1024-column pieces by 8192 warps,
 // not 8192-column pieces by 1024), more where a block row would take over
 // 65535 pieces.
-std::int64_t contig_chunk(std::int64_t rows, std::int64_t cols) {
+std::int64_t contig_chunk(std::int64_t rows, std::int64_t cols, std::int64_t products) {
   constexpr std::int64_t kContigChunk = 8192, kMinContigChunk = 512;
-  const std::int64_t fill = std::max(kMinContigChunk, rows * cols / (kScanThreads / 32));
+  const std::int64_t fill =
+      std::max(kMinContigChunk, products * rows * cols / (kScanThreads / 32));
   return std::max(std::min(kContigChunk, fill), (cols + 65534) / 65535);
 }
 
@@ -767,12 +875,12 @@ namespace {
 
 // The grid of one operand's scan (rows along the stored fast dimension, or
 // stored contiguously).
-ScanJob scan_job(ExView X, VectorInfo *info) {
+ScanJob scan_job(ExView X, VectorInfo *info, std::int64_t products = 1) {
   ScanJob job{X, info, 0, 1, 0, 0};
   if (X.rows <= 0 || X.cols <= 0) return job;  // no blocks
   std::int64_t grid_y;
   if (!X.trans) {
-    job.chunk = scan_chunk(X.rows, X.cols);
+    job.chunk = scan_chunk(X.rows, X.cols, products);
     // Rows a block: the rows rounded up to a warp, at most kThreads; the
     // rest of the block takes further chunks of the same rows.
     const int rows = int(std::min<std::int64_t>(kThreads, (X.rows + 31) / 32 * 32));
@@ -782,7 +890,7 @@ ScanJob scan_job(ExView X, VectorInfo *info) {
     job.grid_x = blocks_for(X.rows, kThreads / groups);
     grid_y = (X.cols + job.chunk * groups - 1) / (job.chunk * groups);
   } else {
-    job.chunk = contig_chunk(X.rows, X.cols);
+    job.chunk = contig_chunk(X.rows, X.cols, products);
     job.grid_x = blocks_for(X.rows, kThreads / 32);
     grid_y = (X.cols + job.chunk - 1) / job.chunk;
   }
@@ -803,7 +911,38 @@ cudaError_t launch_ex_scan_operands(cudaStream_t s, ExView A, VectorInfo *info_a
                                                                           nb);
   const ScanJob first = scan_job(A, info_a), second = scan_job(Bt, info_b);
   const std::uint64_t blocks = std::uint64_t(first.blocks) + second.blocks;
-  if (blocks > 0) scan_operands_kernel<<<unsigned(blocks), kThreads, 0, s>>>(first, second);
+  if (blocks > 0)
+    scan_operands_kernel<false><<<unsigned(blocks), kThreads, 0, s>>>(first, second, ExBatch{});
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_scan_batch(cudaStream_t s, ExView A, VectorInfo *info_a, ExView Bt,
+                                 VectorInfo *info_b, const ExBatch &batch) {
+  if (batch.count <= 0) return cudaSuccess;
+  if (batch.count > 65535) return cudaErrorInvalidValue;
+  const std::int64_t na = std::max<std::int64_t>(A.rows, 0) * batch.count,
+                     nb = std::max<std::int64_t>(Bt.rows, 0) * batch.count;
+  if (na + nb == 0) return cudaSuccess;
+  init_info_pair_kernel<<<blocks_for(na + nb, kThreads), kThreads, 0, s>>>(
+      info_a + batch.first * A.rows, na, info_b + batch.first * Bt.rows, nb);
+  // (The threads aimed at are the whole launch's: chunks as long as one
+  // product's scan of count times the entries would take.)
+  const ScanJob first = scan_job(A, info_a, batch.count),
+                second = scan_job(Bt, info_b, batch.count);
+  const std::uint64_t blocks = std::uint64_t(first.blocks) + second.blocks;
+  if (blocks > 0)
+    scan_operands_kernel<true>
+        <<<dim3(unsigned(blocks), unsigned(batch.count)), kThreads, 0, s>>>(first, second,
+                                                                            batch);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_batch_spans(cudaStream_t s, const VectorInfo *info_a, std::int64_t na,
+                                  const VectorInfo *info_b, std::int64_t nb, int *spans) {
+  const cudaError_t e = cudaMemsetAsync(spans, 0, 2 * sizeof(int), s);
+  if (e != cudaSuccess || na + nb <= 0) return e;
+  const unsigned grid = unsigned(std::min<std::int64_t>(blocks_for(na + nb, kThreads), 1024));
+  batch_spans_kernel<<<grid, kThreads, 0, s>>>(info_a, na, info_b, nb, spans);
   return cudaGetLastError();
 }
 
@@ -846,19 +985,47 @@ cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceL
   return cudaGetLastError();
 }
 
+namespace {
+
+cudaError_t launch_residues(cudaStream_t s, ExView X, const VectorInfo *info,
+                            std::int64_t r0, std::int64_t nr, int L, std::int64_t chunk,
+                            int chunks, std::int64_t count, const ResidueOut &to) {
+  if (chunk % kResidueRun != 0) return cudaErrorInvalidValue;  // ModularSplit pads to 16
+  if (count > 65535) return cudaErrorInvalidValue;
+  const std::int64_t padded = chunk * chunks, runs = padded / kResidueRun;
+  // A block of kThreads threads: runs of one row across x, and, for short
+  // rows (k of a few hundred), several rows across y, so no thread idles.
+  const unsigned tx = unsigned(std::min<std::int64_t>(kThreads, (runs + 31) / 32 * 32));
+  const dim3 block(tx, kThreads / tx);
+  const dim3 grid(blocks_for(runs, int(tx)),
+                  unsigned(std::min<std::int64_t>((nr + block.y - 1) / block.y, 65535)),
+                  unsigned(count));
+  exact::with_moduli_variant(L, [&](auto moduli) {
+    modular_residues_kernel<decltype(moduli)::value>
+        <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+  });
+  return cudaGetLastError();
+}
+
+}  // namespace
+
 cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInfo *info,
                                        std::int64_t r0, std::int64_t nr, int L,
                                        std::int64_t chunk, int chunks, std::int8_t *out) {
   if (nr <= 0 || L <= 0) return cudaSuccess;
-  if (chunk % kResidueRun != 0) return cudaErrorInvalidValue;  // ModularSplit pads to 16
-  const std::int64_t padded = chunk * chunks;
-  const dim3 grid(blocks_for(padded / kResidueRun, kThreads),
-                  unsigned(std::min<std::int64_t>(nr, 65535)));
-  exact::with_moduli_variant(L, [&](auto moduli) {
-    modular_residues_kernel<decltype(moduli)::value>
-        <<<grid, kThreads, 0, s>>>(X, info, r0, nr, L, chunk, padded, out);
-  });
-  return cudaGetLastError();
+  const ResidueOut to{out, L * nr * chunk, 0, ExBatchStep{nullptr, 0}, 0, 0};
+  return launch_residues(s, X, info, r0, nr, L, chunk, chunks, 1, to);
+}
+
+cudaError_t launch_ex_modular_residues_batch(cudaStream_t s, ExView X, ExBatchStep step,
+                                             std::int64_t first, std::int64_t count,
+                                             const VectorInfo *info, int L,
+                                             std::int64_t chunk, int chunks,
+                                             std::int8_t *out) {
+  if (X.rows <= 0 || L <= 0 || count <= 0) return cudaSuccess;
+  const std::int64_t product = L * X.rows * chunk;
+  const ResidueOut to{out, count * product, product, step, first, X.rows};
+  return launch_residues(s, X, info, 0, X.rows, L, chunk, chunks, count, to);
 }
 
 cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X, const VectorInfo *info,
@@ -961,6 +1128,21 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
     constexpr int LMax = decltype(moduli)::value;
     modular_round_fast_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
     modular_round_general_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &a,
+                                        const ExBatch &batch) {
+  if (a.blk.bm <= 0 || a.blk.bn <= 0 || batch.count <= 0) return cudaSuccess;
+  if (batch.count > 65535 || a.blk.i0 != 0 || a.blk.j0 != 0) return cudaErrorInvalidValue;
+  const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
+                  unsigned(std::min<std::int64_t>(a.blk.bn, 65535)), unsigned(batch.count));
+  const std::int64_t p_step = a.crt.L * a.pstride;
+  exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
+    constexpr int LMax = decltype(moduli)::value;
+    modular_round_fast_batch_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a, batch, p_step);
+    modular_round_general_batch_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a, batch, p_step);
   });
   return cudaGetLastError();
 }

@@ -24,10 +24,36 @@ struct ExView {
   bool trans;
 };
 
+// A batched call (xnExdgemmStridedBatched, xnExdgemmBatched): where product
+// z finds an operand, pointers[z] (cublasDgemmBatched's array, read on the
+// device) when set, else the view's p + z stride.
+struct ExBatchStep {
+  const void *const *pointers;
+  std::int64_t stride;
+};
+// A launch's products of a batched call: `count` of them (one per
+// blockIdx.z or blockIdx.y, at most 65535), from product `first` of the
+// call.
+struct ExBatch {
+  ExBatchStep a, b, c;
+  std::int64_t first, count;
+};
+
 // info_a[i] = exponent summary of row i of A, info_b[j] of row j of Bt (the
 // columns of op(B)); both operands in one launch.
 cudaError_t launch_ex_scan_operands(cudaStream_t s, ExView A, exact::VectorInfo *info_a,
                                     ExView Bt, exact::VectorInfo *info_b);
+
+// The same for every product of `batch` (its steps a and b: A and Bt),
+// product z's summaries at info_a + z A.rows and info_b + z Bt.rows.
+cudaError_t launch_ex_scan_batch(cudaStream_t s, ExView A, exact::VectorInfo *info_a,
+                                 ExView Bt, exact::VectorInfo *info_b, const ExBatch &batch);
+
+// spans[0] = the widest span (top - low + 1) of info_a[0..na), spans[1] of
+// info_b[0..nb) (0 where no entry is nonzero and finite).
+cudaError_t launch_ex_batch_spans(cudaStream_t s, const exact::VectorInfo *info_a,
+                                  std::int64_t na, const exact::VectorInfo *info_b,
+                                  std::int64_t nb, int *spans);
 
 // masks[g * kMaskWords ..] = nonzero slices of rows [64 g, 64 g + 64) of X.
 cudaError_t launch_ex_mark_rows(cudaStream_t s, ExView X, const exact::VectorInfo *info,
@@ -75,6 +101,18 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
                                        const exact::VectorInfo *info, std::int64_t r0,
                                        std::int64_t nr, int L, std::int64_t chunk,
                                        int chunks, std::int8_t *out);
+
+// The residues of all rows of X in every product of a batch (step: the
+// operand's ExBatchStep; product z of the launch is product `first` + z of
+// the call, its summaries at info + (first + z) X.rows), laid out chunk by
+// chunk over the launch's products: position p = c chunk + q of row i of
+// product z, modulo m_l, at out[(((c count + z) L + l) X.rows + i) chunk +
+// q], so that each chunk's count x L products are one stride apart.
+cudaError_t launch_ex_modular_residues_batch(cudaStream_t s, ExView X, ExBatchStep step,
+                                             std::int64_t first, std::int64_t count,
+                                             const exact::VectorInfo *info, int L,
+                                             std::int64_t chunk, int chunks,
+                                             std::int8_t *out);
 
 // Skinny n: rows r0..r0+nr of X times op(B)'s residues, X's residues made
 // on the fly (never stored): P[l pstride + i + j nr] = an int32 congruent
@@ -137,5 +175,12 @@ struct ExModularSumArgs {
   int cap_bits, log2_k;
 };
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a);
+
+// The same for every product of `batch` (the whole of each C: i0 = j0 = 0,
+// bm x bn): product z of the launch reads its operands and C by the
+// batch's steps, its summaries at info_a + (first + z) bm and info_b +
+// (first + z) bn, and its L products at P + z L pstride.
+cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &a,
+                                        const ExBatch &batch);
 
 }  // namespace xn

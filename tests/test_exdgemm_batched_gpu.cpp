@@ -5,10 +5,12 @@
 // (left untouched) and a stride of 0 (one A for every product), alpha and
 // beta including beta = 0 (C poisoned with NaN, never read), both pointer
 // modes and a non-default stream; pointer arrays in device memory in any
-// order; bad arguments (INVALID_VALUE, every C untouched) and the quick
-// returns.
+// order; the batched engine at its boundaries (groups of products, chunks
+// of k, specials, wide ranges, shapes it declines); bad arguments
+// (INVALID_VALUE, every C untouched) and the quick returns.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -67,17 +69,22 @@ std::vector<double> expected(const Batch &b, const std::vector<double> &A,
 
 cublasOperation_t op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+// Elements of A, B and C storage for the batch (strides and leading
+// dimensions included).
+std::array<std::size_t, 3> storage_sizes(const Batch &b) {
+  return {std::size_t(b.stride_a * (b.count - 1)) +
+              std::size_t(b.lda) * std::size_t(b.ta ? b.m : b.k),
+          std::size_t(b.stride_b * (b.count - 1)) +
+              std::size_t(b.ldb) * std::size_t(b.tb ? b.k : b.n),
+          std::size_t(b.stride_c * (b.count - 1)) + std::size_t(b.ldc) * std::size_t(b.n)};
+}
+
 class GpuExdgemmBatched : public xn_test::CublasHandleFixture<> {
  protected:
   // Runs one batch both ways (strided; pointer arrays in reverse order)
   // and checks every stored element.
   void check(const Batch &b, std::mt19937_64 &rng, bool device_scalars, cudaStream_t s) {
-    const std::size_t size_a = std::size_t(b.stride_a * (b.count - 1)) +
-                               std::size_t(b.lda) * std::size_t(b.ta ? b.m : b.k);
-    const std::size_t size_b = std::size_t(b.stride_b * (b.count - 1)) +
-                               std::size_t(b.ldb) * std::size_t(b.tb ? b.k : b.n);
-    const std::size_t size_c =
-        std::size_t(b.stride_c * (b.count - 1)) + std::size_t(b.ldc) * std::size_t(b.n);
+    const auto [size_a, size_b, size_c] = storage_sizes(b);
     const std::vector<double> A = draw(size_a, 1.0, rng), B = draw(size_b, 1.0, rng);
     std::vector<double> C(size_c, kNaN);
     if (b.beta != 0.0) C = draw(size_c, 0.0, rng);
@@ -154,6 +161,99 @@ TEST_F(GpuExdgemmBatched, DeviceScalarsAndANonDefaultStream) {
   XN_CUBLAS_OK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST));
   XN_CUBLAS_OK(cublasSetStream(h_, nullptr));
   XN_CUDA_OK(cudaStreamDestroy(s));
+}
+
+// The batched engine (one launch per phase over a group of products) at
+// its boundaries, each entry checked against the oracle and the report
+// saying which path ran: several groups (a small workspace budget, and
+// more products than one grid takes), k in several chunks reduced between
+// them, products whose operand is zero or holds Inf and NaN beside
+// ordinary ones, one set of moduli for products of very different ranges,
+// and the shapes it declines (op(B) of at most 4 columns: one xnExdgemm
+// per product).
+TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  struct Case {
+    Batch b;
+    std::int64_t workspace_limit, k_chunk;
+    int specials;  // 1: product 1's A zero, product 2's A with Inf and NaN
+    double wide;   // product 0's A scaled by 2^wide: the batch's moduli from it
+    bool batched;  // the engine takes it
+    int min_groups;
+  };
+  // clang-format off
+  const Case cases[] = {
+      // ta, tb, m, n, k, lda, ldb, ldc, count, strides, alpha, beta
+      {{false, false, 40, 24, 300, 40, 300, 40, 9, 40 * 300, 300 * 24, 40 * 24, 1.0, 0.0},
+       (1 << 20), 0, 0, 0, true, 3},   // about three products a group
+      {{false, false, 2, 5, 3, 2, 3, 2, 6000, 6, 15, 10, -1.5, 0.5}, 0, 0, 0, 0, true, 2},
+      {{true, false, 19, 21, 1000, 1000, 1000, 19, 4, 1000 * 19, 1000 * 21, 19 * 21, 0.5, 2.0},
+       0, 64, 0, 0, true, 1},   // 16 chunks of 64
+      {{false, true, 17, 13, 90, 17, 13, 17, 5, 17 * 90, 13 * 90, 17 * 13, 1.0, -1.0},
+       0, 0, 1, 0, true, 1},
+      {{false, false, 9, 11, 40, 9, 40, 9, 4, 9 * 40, 40 * 11, 9 * 11, 1.0, 0.0},
+       0, 0, 0, 100, true, 1},  // about 30 moduli
+      {{false, false, 33, 3, 70, 33, 70, 33, 4, 33 * 70, 70 * 3, 33 * 3, 1.0, 0.25},
+       0, 0, 1, 0, false, 0},
+  };
+  // clang-format on
+  for (const Case &c : cases) {
+    const Batch &b = c.b;
+    XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.workspace_limit));
+    XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, c.k_chunk));
+    const auto [size_a, size_b, size_c] = storage_sizes(b);
+    // (u - 0.5) exp(randn / 2): rows of about 60 bits, about 16 moduli.
+    std::normal_distribution<double> randn(0.0, 1.0);
+    auto fill = [&](std::size_t count) {
+      std::vector<double> v(count);
+      for (double &x : v) x = (xn_test::u53(rng) - 0.5) * std::exp(0.5 * randn(rng));
+      return v;
+    };
+    std::vector<double> A = fill(size_a), B = fill(size_b);
+    std::vector<double> C = b.beta != 0.0 ? fill(size_c) : std::vector<double>(size_c, kNaN);
+    const std::size_t one_a = std::size_t(b.lda) * std::size_t(b.ta ? b.m : b.k);
+    if (c.wide != 0)  // every other entry of product 0's A: its rows 2^wide wider
+      for (std::size_t e = 0; e < one_a; e += 2) A[e] = std::ldexp(A[e], int(c.wide));
+    if (c.specials) {
+      for (std::size_t e = 0; e < one_a; ++e) A[std::size_t(b.stride_a) + e] = 0.0;
+      A[std::size_t(2 * b.stride_a) + 1] = std::numeric_limits<double>::infinity();
+      A[std::size_t(2 * b.stride_a) + 5] = kNaN;
+    }
+    const std::vector<double> want = expected(b, A, B, C);
+    DeviceBuffer<double> dA, dB, dC;
+    dA.upload(A), dB.upload(B), dC.upload(C);
+    ASSERT_EQ(xnExdgemmStridedBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha,
+                                      dA.get(), b.lda, b.stride_a, dB.get(), b.ldb, b.stride_b,
+                                      &b.beta, dC.get(), b.ldc, b.stride_c, b.count),
+              CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> got = dC.download();
+    for (std::size_t e = 0; e < got.size(); ++e)
+      ASSERT_TRUE(same_bits(got[e], want[e]))
+          << "m " << b.m << " n " << b.n << " k " << b.k << " count " << b.count
+          << ": C storage [" << e << "] = " << got[e] << ", want " << want[e];
+    xnExdgemmInfo_t info{};
+    XN_CUBLAS_OK(xnGetLastExdgemmInfo(h_, &info));
+    EXPECT_EQ(info.engine, 2);
+    if (c.batched) {
+      // The engine's report: the whole product one block, one slot, its groups.
+      EXPECT_EQ(info.block_rows, b.m);
+      EXPECT_EQ(info.block_cols, b.n);
+      EXPECT_EQ(info.k_slots, 1);
+      EXPECT_GE(info.blocks, c.min_groups) << "m " << b.m << " count " << b.count;
+      if (c.k_chunk > 0) {
+        EXPECT_EQ(info.k_chunks, (b.k + c.k_chunk - 1) / c.k_chunk);
+      }
+      if (c.wide != 0) {
+        EXPECT_GT(info.moduli, 24);
+      }
+    } else {
+      EXPECT_EQ(info.fused_operands, 1);  // the last product's own xnExdgemm
+    }
+  }
+  XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 0));
+  XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0));
 }
 
 TEST_F(GpuExdgemmBatched, BadArgumentsLeaveEveryProductUntouched) {

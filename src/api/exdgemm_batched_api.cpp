@@ -1,8 +1,10 @@
 // exdgemm_batched_api.cpp - xnExdgemmStridedBatched and xnExdgemmBatched
-// (cublasDgemmStridedBatched's and cublasDgemmBatched's parameters): every
-// product is an xnExdgemm on the same handle, stream and pointer mode
+// (cublasDgemmStridedBatched's and cublasDgemmBatched's parameters): the
+// batched engine (core/exdgemm_batched.h) where it takes the call, else
+// one xnExdgemm per product on the same handle, stream and pointer mode
 // (docs/design.md, "Batched exdgemm"). Each product is correctly rounded on
-// its own, so the order of the products never shows in the bits.
+// its own, so neither the engine nor the order of the products shows in
+// the bits.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -12,7 +14,10 @@
 
 #include "api/args.h"
 #include "api/internal.h"
+#include "backend/cuda/call_guard.h"
+#include "backend/cuda/cuda_exdgemm.h"
 #include "backend/cuda/handle_state.h"
+#include "core/exdgemm_batched.h"
 #include "xngemm.h"
 
 namespace xn {
@@ -37,6 +42,36 @@ cublasStatus_t each_product(cublasHandle_t handle, cublasOperation_t transa,
     if (s != CUBLAS_STATUS_SUCCESS) return b == 0 ? s : CUBLAS_STATUS_EXECUTION_FAILED;
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+// The batched engine on the whole call (arguments checked, m, n, count >
+// 0). *ran false: it declined with C untouched (the caller runs the
+// products one by one); else the call's status.
+cublasStatus_t batched_engine(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const double *alpha, const double *beta, ExBatchOperands x,
+                              bool *ran) {
+  *ran = false;
+  CallGuard guard(handle);
+  if (guard.status() != CUBLAS_STATUS_SUCCESS) return CUBLAS_STATUS_SUCCESS;
+  const bool dev = guard.device_scalars();
+  // k = 0 or alpha = 0 on the host: C = beta C per product, nothing to scan.
+  if (k == 0 || (!dev && *alpha == 0.0) || guard.capturing()) return CUBLAS_STATUS_SUCCESS;
+  HandleState &st = guard.state();
+  if (guard.enter() != Status::Ok) return CUBLAS_STATUS_SUCCESS;
+  CudaExBackend be(handle, guard.stream(), st, dev, alpha, beta);
+  x.A = MatView<const double>{x.A.p, m, k, x.A.ld, is_trans(op_of(transa))};
+  x.B = MatView<const double>{x.B.p, k, n, x.B.ld, is_trans(op_of(transb))};
+  ExdgemmReport report;
+  const Status s = exdgemm_batched_run(be, x, exdgemm_limits(be, st.opt), &report, ran);
+  const Status done = guard.finish(*ran ? s : Status::Ok);
+  if (!*ran) return CUBLAS_STATUS_SUCCESS;
+  st.ex_info = report;
+  st.has_ex_info = true;
+  if (be.wide_counter()) st.ex_info.wide_entries = -1;
+  st.ex_wide_dev = be.wide_counter();
+  if (s == Status::Ok && report.span_bits > 0) st.ex_last_direct_span_bits = report.span_bits;
+  return to_cublas(done);
 }
 
 // cublasDgemm*Batched's checks: the GEMM's, then batchCount >= 0.
@@ -65,6 +100,15 @@ cublasStatus_t xnExdgemmStridedBatched(cublasHandle_t handle, cublasOperation_t 
   const cublasStatus_t cs =
       check_batched(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
   if (cs != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0 || batchCount == 0) return cs;
+  bool ran = false;
+  const cublasStatus_t es = batched_engine(
+      handle, transa, transb, m, n, k, alpha, beta,
+      ExBatchOperands{MatView<const double>{A, 0, 0, lda, false},
+                      MatView<const double>{B, 0, 0, ldb, false},
+                      MatView<double>{C, m, n, ldc, false}, BatchStep{nullptr, strideA},
+                      BatchStep{nullptr, strideB}, BatchStep{nullptr, strideC}, batchCount},
+      &ran);
+  if (ran) return es;
   return each_product(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, batchCount,
                       [&](int b, const double **Ab, const double **Bb, double **Cb) {
                         *Ab = A + std::int64_t(b) * strideA;
@@ -82,6 +126,19 @@ cublasStatus_t xnExdgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
       check_batched(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
   if (cs != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0 || batchCount == 0) return cs;
   if (!Aarray || !Barray || !Carray) return CUBLAS_STATUS_INVALID_VALUE;
+  // The engine reads the pointer arrays on the device: no host copy.
+  bool ran = false;
+  const auto pointers = [](const void *array) {
+    return BatchStep{static_cast<const void *const *>(array), 0};
+  };
+  const cublasStatus_t es = batched_engine(
+      handle, transa, transb, m, n, k, alpha, beta,
+      ExBatchOperands{MatView<const double>{nullptr, 0, 0, lda, false},
+                      MatView<const double>{nullptr, 0, 0, ldb, false},
+                      MatView<double>{nullptr, m, n, ldc, false}, pointers(Aarray),
+                      pointers(Barray), pointers(Carray), batchCount},
+      &ran);
+  if (ran) return es;
   // The pointer arrays live in device memory (as cublasDgemmBatched's):
   // the host needs them to launch each product, which a stream capture
   // cannot wait for.

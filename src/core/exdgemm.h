@@ -841,6 +841,23 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
   }
 }
 
+// A call's limits from the options: the workspace budget (the option, or
+// the backend's automatic_budget, within its workspace_cap), forced block,
+// chunk and engine, phase times.
+template <class Backend>
+ExdgemmLimits exdgemm_limits(Backend &be, const Options &opt) {
+  ExdgemmLimits lim;
+  lim.force_block = opt.exdgemm_block;
+  lim.force_chunk = opt.exdgemm_k_chunk;
+  lim.engine = static_cast<ExEngine>(opt.exdgemm_engine);
+  lim.phase_times = opt.exdgemm_phase_times != 0;
+  lim.workspace_bytes =
+      std::min(opt.exdgemm_workspace_limit > 0 ? std::size_t(opt.exdgemm_workspace_limit)
+                                               : be.automatic_budget(),
+               be.workspace_cap());
+  return lim;
+}
+
 // One call C = RN(alpha op(A) op(B) + beta C): the BLAS quick return, the
 // workspace budget from the options, then the scheme (or, inside a CUDA
 // graph capture, exdgemm_capture_run). Both backends' entry points call
@@ -863,15 +880,7 @@ Status exdgemm_driver(Backend &be, MatView<const double> A, MatView<const double
   if (C.rows == 0 || C.cols == 0) return Status::Ok;
   // BLAS: C = beta C, A and B not read (RN(beta c) = fl(beta c)).
   if (A.cols == 0 || alpha_zero) return be.scale_by_beta(C);
-  ExdgemmLimits lim;
-  lim.force_block = opt.exdgemm_block;
-  lim.force_chunk = opt.exdgemm_k_chunk;
-  lim.engine = static_cast<ExEngine>(opt.exdgemm_engine);
-  lim.phase_times = opt.exdgemm_phase_times != 0;
-  lim.workspace_bytes =
-      std::min(opt.exdgemm_workspace_limit > 0 ? std::size_t(opt.exdgemm_workspace_limit)
-                                               : be.automatic_budget(),
-               be.workspace_cap());
+  const ExdgemmLimits lim = exdgemm_limits(be, opt);
   if (be.capturing()) return exdgemm_capture_run(be, A, B, C, lim, info);
   return exdgemm_run(be, A, B, C, lim, info);
 }

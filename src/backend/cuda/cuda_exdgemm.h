@@ -14,6 +14,7 @@
 #include "backend/cuda/handle_state.h"
 #include "backend/cuda/native_dgemm.h"
 #include "core/exdgemm.h"
+#include "core/exdgemm_batched.h"
 #include "kernels/exdgemm_launch.h"
 #include "kernels/launch.h"
 
@@ -310,6 +311,59 @@ class CudaExBackend {
     return ok(launch_ex_modular_sum_block(s_, a));
   }
 
+  // The batched engine (core/exdgemm_batched.h): each phase one launch over
+  // a group of products, product z on blockIdx.z (or y).
+  static constexpr bool kHasBatched = true;
+  Status scan_batch(const ExBatchOperands &x, MatView<const double> Bt, index_t first,
+                    index_t count, exact::VectorInfo *info_a, exact::VectorInfo *info_b) {
+    return ok(launch_ex_scan_batch(s_, view(x.A), info_a, view(Bt), info_b,
+                                   batch(x, first, count)));
+  }
+  // The call's synchronisation: the widest spans over the batch (reduced on
+  // the device: 8 bytes, not the summaries) and device-resident alpha, beta.
+  Status fetch_batch_spans(const exact::VectorInfo *ia, index_t na,
+                           const exact::VectorInfo *ib, index_t nb, int *spans_dev,
+                           int *span_a, int *span_b, double *alpha, double *beta) {
+    char *host = static_cast<char *>(acquire_ex_host(st_, 32));
+    if (!host) return Status::AllocFailed;
+    double *scal = reinterpret_cast<double *>(host);
+    int *spans = reinterpret_cast<int *>(host + 16);
+    if (launch_ex_batch_spans(s_, ia, na, ib, nb, spans_dev) != cudaSuccess ||
+        cudaMemcpyAsync(spans, spans_dev, 2 * sizeof(int), cudaMemcpyDeviceToHost, s_) !=
+            cudaSuccess)
+      return Status::ExecutionFailed;
+    if (dev_ && (cudaMemcpyAsync(scal, alpha_, 8, cudaMemcpyDeviceToHost, s_) != cudaSuccess ||
+                 cudaMemcpyAsync(scal + 1, beta_, 8, cudaMemcpyDeviceToHost, s_) !=
+                     cudaSuccess))
+      return Status::ExecutionFailed;
+    if (cudaStreamSynchronize(s_) != cudaSuccess) return Status::ExecutionFailed;
+    *span_a = spans[0];
+    *span_b = spans[1];
+    *alpha = dev_ ? scal[0] : *alpha_;
+    *beta = dev_ ? scal[1] : *beta_;
+    return Status::Ok;
+  }
+  Status residues_batch(MatView<const double> X, const BatchStep &step, index_t first,
+                        index_t count, const exact::VectorInfo *info, int L,
+                        const ex_detail::ModularSplit &sp, void *out) {
+    return ok(launch_ex_modular_residues_batch(s_, view(X), step_of(step), first, count, info,
+                                               L, sp.chunk, sp.chunks,
+                                               static_cast<std::int8_t *>(out)));
+  }
+  Status sum_batch(const ExBatchOperands &x, index_t first, index_t count,
+                   const exact::VectorInfo *ia, const exact::VectorInfo *ib, int L,
+                   index_t pstride, int cap_bits, int log2_k, void *P, double alpha,
+                   double beta) {
+    const ExModularSumArgs a{
+        block_args(x.A, x.B, x.C, ia, ib, 0, x.C.rows, 0, x.C.cols, alpha, beta),
+        static_cast<std::int32_t *>(P),
+        pstride,
+        exact::crt_basis(L),
+        cap_bits,
+        log2_k};
+    return ok(launch_ex_modular_sum_batch(s_, a, batch(x, first, count)));
+  }
+
   Status sum_block(MatView<const double> A, MatView<const double> B, MatView<double> C,
                    const exact::VectorInfo *ia, const exact::VectorInfo *ib, int w,
                    index_t i0, index_t bm, index_t j0, index_t bn, const SliceList &la,
@@ -336,6 +390,10 @@ class CudaExBackend {
     return ExBlockArgs{view(A), view(B), C.p,   C.ld, ia,   ib,
                        i0,      bm,      j0,    bn,   alpha, beta,
                        dev_ ? alpha_ : nullptr, dev_ ? beta_ : nullptr, wide_};
+  }
+  static ExBatchStep step_of(const BatchStep &b) { return ExBatchStep{b.pointers, b.stride}; }
+  static ExBatch batch(const ExBatchOperands &x, index_t first, index_t count) {
+    return ExBatch{step_of(x.a), step_of(x.b), step_of(x.c), first, count};
   }
   static ExView view(MatView<const double> X) {
     return ExView{X.p, X.rows, X.cols, X.ld, X.trans};
