@@ -1120,10 +1120,19 @@ cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int
   return cudaGetLastError();
 }
 
+// Columns of the reconstruction's grid: a thread takes kSumEntries entries
+// of its row where the launch has 2^22 entries or more (its setup, about a
+// sixth of an entry's instructions, then counts once for them), one each
+// below (small blocks keep their threads).
+unsigned sum_grid_y(std::int64_t bm, std::int64_t bn, std::int64_t products) {
+  constexpr std::int64_t kSumEntries = 4, kManyEntries = std::int64_t(1) << 22;
+  const std::int64_t per = bm * bn * products >= kManyEntries ? kSumEntries : 1;
+  return unsigned(std::min<std::int64_t>((bn + per - 1) / per, 65535));
+}
+
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a) {
   if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
-  const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
-                  unsigned(std::min<std::int64_t>(a.blk.bn, 65535)));
+  const dim3 grid(blocks_for(a.blk.bm, kSumThreads), sum_grid_y(a.blk.bm, a.blk.bn, 1));
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
     modular_round_fast_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
@@ -1137,7 +1146,7 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
   if (a.blk.bm <= 0 || a.blk.bn <= 0 || batch.count <= 0) return cudaSuccess;
   if (batch.count > 65535 || a.blk.i0 != 0 || a.blk.j0 != 0) return cudaErrorInvalidValue;
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
-                  unsigned(std::min<std::int64_t>(a.blk.bn, 65535)), unsigned(batch.count));
+                  sum_grid_y(a.blk.bm, a.blk.bn, batch.count), unsigned(batch.count));
   const std::int64_t p_step = a.crt.L * a.pstride;
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;

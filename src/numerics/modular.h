@@ -128,6 +128,12 @@ XN_HD double fma_exact(double a, double b, double c) {
 XN_HD int exact_int_of(double x) {
   return int(std::uint32_t(wide_detail::double_to_bits(x + 0x1.8p52)));
 }
+// The same for an integer-valued x with |x| < 2^51: x + 1.5 2^52 is in
+// [2^52, 2^53), its 52 fraction bits are x + 2^51.
+XN_HD std::int64_t exact_int64_of(double x) {
+  return std::int64_t(wide_detail::double_to_bits(x + 0x1.8p52) & ((std::uint64_t(1) << 52) - 1)) -
+         (std::int64_t(1) << 51);
+}
 XN_HD double exact_double_of(std::uint32_t u) {
   return wide_detail::bits_to_double((std::uint64_t(0x43300000u) << 32) | u) - 0x1p52;
 }
@@ -442,6 +448,7 @@ struct CrtBasis {
   int limbs = 0;  // 32-bit limbs that hold L M (so S and 2 |X| below)
   std::uint32_t M[kMaxLimbs] = {};
   std::uint32_t cofactor[kMaxModuli][kMaxLimbs] = {};  // M / m_l
+  double cofactor_d[kMaxModuli][kMaxLimbs] = {};       // the same limbs, as doubles
   std::uint8_t inv_cofactor[kMaxModuli] = {};          // (M / m_l)^-1 mod m_l
   double inv_cofactor_d[kMaxModuli] = {};              // the same, as a double
   double recip[kMaxModuli] = {};                       // 1 / m_l, rounded
@@ -476,6 +483,7 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
         mul_small(B.cofactor[l], T.m[j]);
         c = c * (T.m[j] % T.m[l]) % T.m[l];
       }
+    for (int t = 0; t < kMaxLimbs; ++t) B.cofactor_d[l][t] = double(B.cofactor[l][t]);
     B.inv_cofactor[l] = std::uint8_t(inverse_mod(c, T.m[l]));
     B.inv_cofactor_d[l] = double(B.inv_cofactor[l]);
     B.recip[l] = 1.0 / T.m[l];
@@ -567,42 +575,43 @@ XN_HD double crt_digit(P p, int l, const CrtBasis &B, const ModularTables &T) {
 // X (|X| <= (M - 1)/2, M = prod m_l) from p_l = X mod m_l (p_l any integer
 // congruent to it: the engines pass their raw int32 or double dot
 // products), as limbs times 2^base. The Chinese remainder theorem as a sum:
-// with y_l = p_l (M/m_l)^-1 mod m_l (crt_digit, made non-negative), S = sum
-// y_l (M/m_l) = X + q M for an integer q, and q is the nearest integer to
-// S / M = sum y_l / m_l (the double sum is off by less than 2^-40, so q is
-// found within one; the exact comparison of 2 |S - q M| with M below
-// settles it). O(L limbs) per entry, against O(L^2) for Garner's mixed
-// radix: the 64-bit limb sums acc_t < L 2^40 need no carries until the end.
+// with the signed digits y_l = p_l (M/m_l)^-1 mod m_l (crt_digit, |y_l| <=
+// (m_l - 1)/2), S = sum y_l (M/m_l) = X + q M for an integer q, and q is
+// the nearest integer to S / M = sum y_l / m_l (the double sum is off by
+// less than 2^-40, so q is found within one; the exact comparison of 2 |S -
+// q M| with M below settles it). O(L limbs) per entry, against O(L^2) for
+// Garner's mixed radix. S is summed limb by limb in doubles: each y_l
+// times a 32-bit limb of M/m_l is below 2^39 in magnitude and the L <= 48
+// of them below 2^45, so every FMA is exact and the digits need no
+// conversion to integers (two thirds of the instructions per modulus went
+// into that conversion and the 64-bit integer sums); the limbs become
+// integers once, at the end.
 // Compiled for at most LMax moduli (ModuliVariants, B.L <= LMax): the loop
 // over the moduli unrolls, the limbs are kLimbsFor<LMax>.
 template <int LMax = kMaxModuli, class P>
 XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stride, int base,
                                                    const CrtBasis &B, const ModularTables &T) {
   constexpr int N = kLimbsFor<LMax>;
-  std::uint64_t acc[N];
+  double acc[N];
   XN_UNROLL
-  for (int t = 0; t < N; ++t) acc[t] = 0;
+  for (int t = 0; t < N; ++t) acc[t] = 0.0;
   double f = 0.0;  // sum of the signed digits over their moduli
-  int negative = 0;  // digits made non-negative (each adds 1 to S / M)
   // Every product loaded before the first is used: on the GPU the L loads
   // are then in flight together (loaded one per step, each step waited out
   // its own memory latency: 66 % of the reconstruction's stalls on an
   // H200, ncu).
   P products[LMax];
   XN_UNROLL
-  for (int l = 0; l < LMax; ++l) products[l] = l < B.L ? p[l * stride] : P(0);
+  for (int l = 0; l < LMax; ++l, p += stride) products[l] = l < B.L ? *p : P(0);
   XN_UNROLL
   for (int l = 0; l < LMax; ++l) {
     if (l >= B.L) break;
     const double y = crt_digit(products[l], l, B, T);
     f = fma_exact(y, B.recip[l], f);
-    const int yi = exact_int_of(y);
-    negative += yi < 0;
-    const std::uint32_t yu = std::uint32_t(yi < 0 ? yi + T.m[l] : yi);
     XN_UNROLL
-    for (int t = 0; t < N; ++t) acc[t] += std::uint64_t(yu) * B.cofactor[l][t];
+    for (int t = 0; t < N; ++t) acc[t] = fma_exact(y, B.cofactor_d[l][t], acc[t]);
   }
-  const std::int64_t q = exact_int_of(f) + negative;  // f rounded to the nearest integer
+  const std::int64_t q = exact_int_of(f);  // f rounded to the nearest integer
   // x = S - q M in two's complement over the N >= B.limbs limbs (those
   // above B.limbs are zero in M and the cofactors); `carry` ends as its
   // sign (0 or -1: |x| < 2 M < 2^(32 B.limbs - 1)).
@@ -610,7 +619,7 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stri
   std::int64_t carry = 0;
   XN_UNROLL
   for (int t = 0; t < N; ++t) {
-    const std::int64_t v = std::int64_t(acc[t]) - q * std::int64_t(B.M[t]) + carry;
+    const std::int64_t v = exact_int64_of(acc[t]) - q * std::int64_t(B.M[t]) + carry;
     x[t] = std::uint32_t(v);
     carry = v >> 32;  // floor division (arithmetic shift)
   }
