@@ -76,7 +76,7 @@ void run_case(cublasHandle_t h, const BatchedOptions &o, const BatchedCase &c,
   }
   XNB_CUDA(cudaMemcpy(A.p, hA.data(), hA.size() * 8, cudaMemcpyHostToDevice));
   XNB_CUDA(cudaMemcpy(B.p, hB.data(), hB.size() * 8, cudaMemcpyHostToDevice));
-  std::vector<const double *> hp(6 * count);
+  std::vector<const double *> hp(4 * count);
   for (std::size_t b = 0; b < count; ++b) {
     hp[b] = A.as<double>() + b * sa;
     hp[count + b] = B.as<double>() + b * sb;

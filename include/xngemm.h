@@ -271,6 +271,9 @@ cublasStatus_t xnExdgemm(cublasHandle_t handle, cublasOperation_t transa,
  * cannot run its status is returned with every C_b untouched, and a later
  * product that cannot run returns CUBLAS_STATUS_EXECUTION_FAILED with the
  * products before it written. Either way each entry is the same bits.
+ * As for cuBLAS's batched routines, whose products run concurrently, the
+ * C_b must not overlap one another or any A_b, B_b (strideC = 0 runs the
+ * products one after another, the last one's C remaining).
  */
 cublasStatus_t xnExdgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                        cublasOperation_t transb, int m, int n, int k,

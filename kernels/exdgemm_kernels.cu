@@ -125,7 +125,8 @@ __global__ void __launch_bounds__(kThreads, 8)
     scan_operands_kernel(ScanJob first, ScanJob second, ExBatch batch) {
   __shared__ VectorInfo part[kThreads];
   // Each job's parameters read where they are (no reference chosen at run
-  // time: that copies both to the stack).
+  // time: that copies both to the stack; the batched form copies only the
+  // job its block runs, with the product's pointers).
   auto run = [&](const ScanJob &job, unsigned b) {
     const unsigned bx = b % job.grid_x, by = b / job.grid_x;
     if (job.X.trans)
@@ -305,7 +306,8 @@ __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 
 // Thread per kResidueRun consecutive padded positions p of a row (chunk c,
 // offsets q..q+3: chunks are multiples of 16, so a run never straddles
-// two), rows looped over blockIdx.y: the run's four residues of each modulus
+// two), rows over the block's y threads and blockIdx.y (looped where they
+// are more than the grid takes): the run's four residues of each modulus
 // go out as one 32-bit store (byte t at position q + t). The reads run
 // along p too, so for rows along X's stored fast dimension (op(A) = N) they
 // are strided; a tiled kernel that read down the columns and transposed

@@ -162,7 +162,7 @@ cudaError_t launch_ex_modular_fold_slots(cudaStream_t s, std::int32_t *P, int L,
 // The modular engine: X rebuilt from the crt.L products P[l pstride + i + j
 // bm] (int32; consumed: each rounded entry's first product is overwritten
 // with a mark, kernels/exdgemm_kernels.cu); the basis
-// travels by value (about 2 KB of kernel parameters, read uniformly across
+// travels by value (about 5 KB of kernel parameters, read uniformly across
 // a warp: measured faster than the same basis read from a global table).
 // Entries whose range exceeds the moduli's cap_bits
 // (exact::modular_over_range, with ceil(log2 k) = log2_k) are summed from

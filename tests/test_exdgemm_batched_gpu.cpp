@@ -188,7 +188,8 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
       // ta, tb, m, n, k, lda, ldb, ldc, count, strides, alpha, beta
       {{false, false, 40, 24, 300, 40, 300, 40, 9, 40 * 300, 300 * 24, 40 * 24, 1.0, 0.0},
        (1 << 20), 0, 0, 0, true, 3},   // about three products a group
-      {{false, false, 2, 5, 3, 2, 3, 2, 6000, 6, 15, 10, -1.5, 0.5}, 0, 0, 0, 0, true, 2},
+      // More products than one scan launch takes (65535) and a group holds.
+      {{false, false, 2, 5, 3, 2, 3, 2, 70000, 6, 15, 10, -1.5, 0.5}, 0, 0, 0, 0, true, 17},
       {{true, false, 19, 21, 1000, 1000, 1000, 19, 4, 1000 * 19, 1000 * 21, 19 * 21, 0.5, 2.0},
        0, 64, 0, 0, true, 1},   // 16 chunks of 64
       {{false, true, 17, 13, 90, 17, 13, 17, 5, 17 * 90, 13 * 90, 17 * 13, 1.0, -1.0},
@@ -223,37 +224,79 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
     }
     const std::vector<double> want = expected(b, A, B, C);
     DeviceBuffer<double> dA, dB, dC;
-    dA.upload(A), dB.upload(B), dC.upload(C);
-    ASSERT_EQ(xnExdgemmStridedBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha,
-                                      dA.get(), b.lda, b.stride_a, dB.get(), b.ldb, b.stride_b,
-                                      &b.beta, dC.get(), b.ldc, b.stride_c, b.count),
-              CUBLAS_STATUS_SUCCESS);
-    const std::vector<double> got = dC.download();
-    for (std::size_t e = 0; e < got.size(); ++e)
-      ASSERT_TRUE(same_bits(got[e], want[e]))
-          << "m " << b.m << " n " << b.n << " k " << b.k << " count " << b.count
-          << ": C storage [" << e << "] = " << got[e] << ", want " << want[e];
-    xnExdgemmInfo_t info{};
-    XN_CUBLAS_OK(xnGetLastExdgemmInfo(h_, &info));
-    EXPECT_EQ(info.engine, 2);
-    if (c.batched) {
-      // The engine's report: the whole product one block, one slot, its groups.
-      EXPECT_EQ(info.block_rows, b.m);
-      EXPECT_EQ(info.block_cols, b.n);
-      EXPECT_EQ(info.k_slots, 1);
-      EXPECT_GE(info.blocks, c.min_groups) << "m " << b.m << " count " << b.count;
-      if (c.k_chunk > 0) {
-        EXPECT_EQ(info.k_chunks, (b.k + c.k_chunk - 1) / c.k_chunk);
+    dA.upload(A), dB.upload(B), dC.upload(C);  // (allocated before its pointers are taken)
+    // Pointer arrays in device memory, products listed last first.
+    std::vector<const double *> pa, pb;
+    std::vector<double *> pc;
+    for (int p = b.count - 1; p >= 0; --p) {
+      pa.push_back(dA.get() + p * b.stride_a);
+      pb.push_back(dB.get() + p * b.stride_b);
+      pc.push_back(dC.get() + p * b.stride_c);
+    }
+    for (const bool arrays : {false, true}) {
+      dC.upload(C);
+      DeviceBuffer<const double *> da, db;
+      DeviceBuffer<double *> dc;
+      if (arrays) da.upload(pa), db.upload(pb), dc.upload(pc);
+      const cublasStatus_t st =
+          arrays ? xnExdgemmBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha, da.get(),
+                                    b.lda, db.get(), b.ldb, &b.beta, dc.get(), b.ldc, b.count)
+                 : xnExdgemmStridedBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha,
+                                           dA.get(), b.lda, b.stride_a, dB.get(), b.ldb,
+                                           b.stride_b, &b.beta, dC.get(), b.ldc, b.stride_c,
+                                           b.count);
+      ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS) << "arrays " << arrays;
+      const std::vector<double> got = dC.download();
+      for (std::size_t e = 0; e < got.size(); ++e)
+        ASSERT_TRUE(same_bits(got[e], want[e]))
+            << (arrays ? "Batched" : "StridedBatched") << " m " << b.m << " n " << b.n
+            << " k " << b.k << " count " << b.count << ": C storage [" << e
+            << "] = " << got[e] << ", want " << want[e];
+      xnExdgemmInfo_t info{};
+      XN_CUBLAS_OK(xnGetLastExdgemmInfo(h_, &info));
+      EXPECT_EQ(info.engine, 2);
+      if (c.batched) {
+        // The engine's report: the whole product one block, one slot, its groups.
+        EXPECT_EQ(info.block_rows, b.m);
+        EXPECT_EQ(info.block_cols, b.n);
+        EXPECT_EQ(info.k_slots, 1);
+        EXPECT_GE(info.blocks, c.min_groups) << "m " << b.m << " count " << b.count;
+        if (c.k_chunk > 0) {
+          EXPECT_EQ(info.k_chunks, (b.k + c.k_chunk - 1) / c.k_chunk);
+        }
+        if (c.wide != 0) {
+          EXPECT_GT(info.moduli, 24);
+        }
+      } else {
+        EXPECT_EQ(info.fused_operands, 1);  // the last product's own xnExdgemm
       }
-      if (c.wide != 0) {
-        EXPECT_GT(info.moduli, 24);
-      }
-    } else {
-      EXPECT_EQ(info.fused_operands, 1);  // the last product's own xnExdgemm
     }
   }
   XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 0));
   XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0));
+}
+
+// strideC = 0: the products run one after another into the one C, the
+// last product's value remaining (beta = 0).
+TEST_F(GpuExdgemmBatched, ZeroStrideCKeepsTheLastProduct) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  const int m = 9, n = 7, k = 11, count = 3;
+  const std::vector<double> A = draw(std::size_t(m * k * count), 0.5, rng),
+                            B = draw(std::size_t(k * n * count), 0.5, rng);
+  std::vector<double> want;
+  xn_test::exact_gemm_ieee(false, false, m, n, k, 1.0, A.data() + (count - 1) * m * k, m,
+                           B.data() + (count - 1) * k * n, k, 0.0, nullptr, m, want);
+  DeviceBuffer<double> dA, dB, dC;
+  dA.upload(A), dB.upload(B), dC.upload(std::vector<double>(std::size_t(m * n), kNaN));
+  const double one = 1.0, zero = 0.0;
+  ASSERT_EQ(xnExdgemmStridedBatched(h_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.get(), m,
+                                    m * k, dB.get(), k, k * n, &zero, dC.get(), m, 0, count),
+            CUBLAS_STATUS_SUCCESS);
+  const std::vector<double> got = dC.download();
+  for (std::size_t e = 0; e < got.size(); ++e)
+    ASSERT_TRUE(same_bits(got[e], want[e])) << "C[" << e << "] = " << got[e];
 }
 
 TEST_F(GpuExdgemmBatched, BadArgumentsLeaveEveryProductUntouched) {

@@ -132,7 +132,12 @@ TEST(ModularTables, CrtBasisOfEveryLengthAgainstGmp) {
     EXPECT_LE(mpz_sizeinbase(bound.v, 2), std::size_t(32 * B.limbs)) << "L = " << L;
     for (int l = 0; l < L; ++l) {
       mpz_divexact_ui(q.v, M.v, T.m[l]);
-      limbs_to(B.cofactor[l], got);
+      std::uint32_t cofactor[xn::exact::kMaxLimbs];
+      for (int t = 0; t < xn::exact::kMaxLimbs; ++t) {
+        cofactor[t] = std::uint32_t(B.cofactor_d[l][t]);
+        ASSERT_EQ(double(cofactor[t]), B.cofactor_d[l][t]) << "a 32-bit integer limb";
+      }
+      limbs_to(cofactor, got);
       EXPECT_EQ(mpz_cmp(got.v, q.v), 0) << "L = " << L << " l = " << l;
       EXPECT_EQ(mpz_fdiv_ui(q.v, T.m[l]) * B.inv_cofactor[l] % T.m[l], 1u);
       EXPECT_EQ(B.recip[l], 1.0 / T.m[l]);

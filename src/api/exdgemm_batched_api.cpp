@@ -100,15 +100,19 @@ cublasStatus_t xnExdgemmStridedBatched(cublasHandle_t handle, cublasOperation_t 
   const cublasStatus_t cs =
       check_batched(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
   if (cs != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0 || batchCount == 0) return cs;
-  bool ran = false;
-  const cublasStatus_t es = batched_engine(
-      handle, transa, transb, m, n, k, alpha, beta,
-      ExBatchOperands{MatView<const double>{A, 0, 0, lda, false},
-                      MatView<const double>{B, 0, 0, ldb, false},
-                      MatView<double>{C, m, n, ldc, false}, BatchStep{nullptr, strideA},
-                      BatchStep{nullptr, strideB}, BatchStep{nullptr, strideC}, batchCount},
-      &ran);
-  if (ran) return es;
+  // Every product writing the same C (strideC = 0) runs one after another,
+  // as the per-product path does: the engine's products would race.
+  if (strideC != 0 || batchCount == 1) {
+    bool ran = false;
+    const cublasStatus_t es = batched_engine(
+        handle, transa, transb, m, n, k, alpha, beta,
+        ExBatchOperands{MatView<const double>{A, 0, 0, lda, false},
+                        MatView<const double>{B, 0, 0, ldb, false},
+                        MatView<double>{C, m, n, ldc, false}, BatchStep{nullptr, strideA},
+                        BatchStep{nullptr, strideB}, BatchStep{nullptr, strideC}, batchCount},
+        &ran);
+    if (ran) return es;
+  }
   return each_product(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, batchCount,
                       [&](int b, const double **Ab, const double **Bb, double **Cb) {
                         *Ab = A + std::int64_t(b) * strideA;

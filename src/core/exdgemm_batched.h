@@ -24,10 +24,12 @@
 // The engine takes what it runs fastest: every product one block of C (m, n
 // at most the backend's kModularBlockCap), residues stored (no fused
 // products: op(B) wider than kFusedMaxCols), one slot (the batch fills the
-// device). Anything else, a capture, alpha = 0, an operand without a
-// nonzero finite entry, a range beyond the moduli or a workspace too small
-// for one product declines (`*ran` false, C untouched): the caller then runs
-// one xnExdgemm per product.
+// device). Anything else, a capture, a forced block, alpha = 0, an operand
+// without a nonzero finite entry, a range beyond the moduli (over the
+// widest row and column of the whole batch: one outlier product sends the
+// batch to the per-product path) or a workspace too small for the
+// summaries and one product declines (`*ran` false, C untouched): the
+// caller then runs one xnExdgemm per product.
 #pragma once
 
 #include <algorithm>
@@ -57,14 +59,20 @@ struct ExBatchOperands {
 
 namespace ex_detail {
 
-// Body bytes of a group of g products: op(A)'s and op(B)^T's residues and
-// the products, each region 256-byte aligned.
-inline std::size_t batch_group_bytes(index_t g, index_t m, index_t n,
-                                     const ModularSplit &sp, int L, std::size_t residue,
-                                     std::size_t product, index_t pstride) {
-  return std::size_t(round_up(g * sp.residue_bytes(m, L, residue), 256) +
-                     round_up(g * sp.residue_bytes(n, L, residue), 256) +
-                     round_up(g * L * pstride * index_t(product), 256));
+// The body of a group of g products: op(A)'s residues, op(B)^T's, then the
+// products, each region 256-byte aligned (offsets in bytes from the body).
+struct BatchGroupLayout {
+  std::size_t residues_b = 0, products = 0, bytes = 0;
+};
+inline BatchGroupLayout batch_group_layout(index_t g, index_t m, index_t n,
+                                           const ModularSplit &sp, int L,
+                                           std::size_t residue, std::size_t product,
+                                           index_t pstride) {
+  BatchGroupLayout b;
+  b.residues_b = std::size_t(round_up(g * sp.residue_bytes(m, L, residue), 256));
+  b.products = b.residues_b + std::size_t(round_up(g * sp.residue_bytes(n, L, residue), 256));
+  b.bytes = b.products + std::size_t(round_up(g * L * pstride * index_t(product), 256));
+  return b;
 }
 
 // Bytes of the batch's summaries (count x (m + n)) and of the two spans.
@@ -90,25 +98,29 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
   if constexpr (!Backend::kHasBatched) {
     return Status::Ok;
   } else {
+    // (A forced block of C is the product-by-product path's to honour.)
     if (count <= 0 || m <= 0 || n <= 0 || k <= 0 || be.capturing() ||
-        lim.engine == ExEngine::Slices || n <= Backend::kFusedMaxCols ||
-        m > Backend::kModularBlockCap || n > Backend::kModularBlockCap)
+        lim.engine == ExEngine::Slices || lim.force_block > 0 ||
+        n <= Backend::kFusedMaxCols || m > Backend::kModularBlockCap ||
+        n > Backend::kModularBlockCap)
       return Status::Ok;
     PhaseClock<Backend> clock(be, lim.phase_times, info->phase_ms);
     const MatView<const double> Bt{x.B.p, n, k, x.B.ld, !x.B.trans};
+    const ModularSplit sp = modular_split(k, be.modular_max_chunk(), 1, lim.force_chunk);
+    const index_t pstride = product_stride(m, n);
+    const std::size_t rb = be.residue_bytes(), pb = be.product_bytes();
 
-    // Phase 1 over the batch, and its one synchronisation.
+    // Phase 1 over the batch, and its one synchronisation; nothing is
+    // allocated unless the summaries and one product with one modulus fit
+    // the budget.
     const std::size_t head = batch_head_bytes(count, m, n);
-    auto place = [&](char *ws, exact::VectorInfo **ia, exact::VectorInfo **ib, int **spans) {
-      *ia = reinterpret_cast<exact::VectorInfo *>(ws);
-      *ib = *ia + count * m;
-      *spans = reinterpret_cast<int *>(ws + head - 256);
-    };
+    if (head + batch_group_layout(1, m, n, sp, 1, rb, pb, pstride).bytes > lim.workspace_bytes)
+      return Status::Ok;
     char *ws = static_cast<char *>(be.head_space(head));
     if (!ws) return Status::Ok;  // declined: the products one by one need less
-    exact::VectorInfo *ia = nullptr, *ib = nullptr;
-    int *spans = nullptr;
-    place(ws, &ia, &ib, &spans);
+    auto *ia = reinterpret_cast<exact::VectorInfo *>(ws);
+    exact::VectorInfo *ib = ia + count * m;
+    int *spans = reinterpret_cast<int *>(ws + head - 256);
     Status s = clock.start();
     for (index_t z0 = 0; z0 < count && s == Status::Ok; z0 += kMaxBatchGroup)
       s = be.scan_batch(x, Bt, z0, std::min(kMaxBatchGroup, count - z0), ia, ib);
@@ -131,11 +143,8 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
       return Status::Ok;
 
     // Groups of products: as many as the budget holds (and the grids take).
-    const ModularSplit sp = modular_split(k, be.modular_max_chunk(), 1, lim.force_chunk);
-    const index_t pstride = product_stride(m, n);
-    const std::size_t rb = be.residue_bytes(), pb = be.product_bytes();
     auto group_bytes = [&](index_t g) {
-      return batch_group_bytes(g, m, n, sp, L, rb, pb, pstride);
+      return batch_group_layout(g, m, n, sp, L, rb, pb, pstride).bytes;
     };
     index_t group = std::min(count, kMaxBatchGroup / L);
     const std::size_t budget = std::max(lim.workspace_bytes, head) - head;
@@ -147,7 +156,8 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
     for (; group > 0; group /= 2)  // memory taken since the budget was read
       if ((body = static_cast<char *>(be.body_space(group_bytes(group))))) break;
     if (!body) return Status::Ok;
-    place(static_cast<char *>(be.head_address()), &ia, &ib, &spans);
+    ia = static_cast<exact::VectorInfo *>(be.head_address());  // (the head may have moved)
+    ib = ia + count * m;
     *ran = true;
 
     const int cap_bits = exact::modular_capacity_bits(L), log2_k = ceil_log2(k);
@@ -167,9 +177,8 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
     std::int64_t groups = 0;
     for (index_t z0 = 0; z0 < count && s == Status::Ok; z0 += group) {
       const index_t g = std::min(group, count - z0);
-      char *ra = body;
-      char *rbs = ra + round_up(g * sp.residue_bytes(m, L, rb), 256);
-      char *P = rbs + round_up(g * sp.residue_bytes(n, L, rb), 256);
+      const BatchGroupLayout at = batch_group_layout(g, m, n, sp, L, rb, pb, pstride);
+      char *ra = body, *rbs = body + at.residues_b, *P = body + at.products;
       then([&] { return be.residues_batch(x.A, x.a, z0, g, ia, L, sp, ra); });
       then([&] { return be.residues_batch(Bt, x.b, z0, g, ib, L, sp, rbs); });
       then([&] { return clock.lap(kExConversion); });

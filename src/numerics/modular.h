@@ -447,8 +447,9 @@ struct CrtBasis {
   int L = 0;
   int limbs = 0;  // 32-bit limbs that hold L M (so S and 2 |X| below)
   std::uint32_t M[kMaxLimbs] = {};
-  std::uint32_t cofactor[kMaxModuli][kMaxLimbs] = {};  // M / m_l
-  double cofactor_d[kMaxModuli][kMaxLimbs] = {};       // the same limbs, as doubles
+  // M / m_l as 32-bit limbs, each held in a double (the reconstruction's
+  // FMAs take them as they are).
+  double cofactor_d[kMaxModuli][kMaxLimbs] = {};
   std::uint8_t inv_cofactor[kMaxModuli] = {};          // (M / m_l)^-1 mod m_l
   double inv_cofactor_d[kMaxModuli] = {};              // the same, as a double
   double recip[kMaxModuli] = {};                       // 1 / m_l, rounded
@@ -476,14 +477,14 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
   B.M[0] = 1;
   for (int l = 0; l < L; ++l) mul_small(B.M, T.m[l]);
   for (int l = 0; l < L; ++l) {
-    B.cofactor[l][0] = 1;
+    std::uint32_t cofactor[kMaxLimbs] = {1};
     int c = 1;  // M / m_l mod m_l
     for (int j = 0; j < L; ++j)
       if (j != l) {
-        mul_small(B.cofactor[l], T.m[j]);
+        mul_small(cofactor, T.m[j]);
         c = c * (T.m[j] % T.m[l]) % T.m[l];
       }
-    for (int t = 0; t < kMaxLimbs; ++t) B.cofactor_d[l][t] = double(B.cofactor[l][t]);
+    for (int t = 0; t < kMaxLimbs; ++t) B.cofactor_d[l][t] = double(cofactor[t]);
     B.inv_cofactor[l] = std::uint8_t(inverse_mod(c, T.m[l]));
     B.inv_cofactor_d[l] = double(B.inv_cofactor[l]);
     B.recip[l] = 1.0 / T.m[l];
@@ -602,7 +603,7 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stri
   // H200, ncu).
   P products[LMax];
   XN_UNROLL
-  for (int l = 0; l < LMax; ++l, p += stride) products[l] = l < B.L ? *p : P(0);
+  for (int l = 0; l < LMax; ++l) products[l] = l < B.L ? p[l * stride] : P(0);
   XN_UNROLL
   for (int l = 0; l < LMax; ++l) {
     if (l >= B.L) break;
