@@ -69,6 +69,24 @@ std::vector<double> expected(const Batch &b, const std::vector<double> &A,
 
 cublasOperation_t op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+// xnExdgemmBatched's pointer arrays in device memory for the batch's
+// products in dA, dB, dC (allocated), listed last first.
+struct PointerArrays {
+  DeviceBuffer<const double *> a, b;
+  DeviceBuffer<double *> c;
+  PointerArrays(const Batch &bt, const DeviceBuffer<double> &dA, const DeviceBuffer<double> &dB,
+                const DeviceBuffer<double> &dC, cudaStream_t s) {
+    std::vector<const double *> pa, pb;
+    std::vector<double *> pc;
+    for (int p = bt.count - 1; p >= 0; --p) {
+      pa.push_back(dA.get() + p * bt.stride_a);
+      pb.push_back(dB.get() + p * bt.stride_b);
+      pc.push_back(dC.get() + p * bt.stride_c);
+    }
+    a.upload(pa, s), b.upload(pb, s), c.upload(pc, s);
+  }
+};
+
 // Elements of A, B and C storage for the batch (strides and leading
 // dimensions included).
 std::array<std::size_t, 3> storage_sizes(const Batch &b) {
@@ -105,19 +123,10 @@ class GpuExdgemmBatched : public xn_test::CublasHandleFixture<> {
                                      b.lda, b.stride_a, dB.get(), b.ldb, b.stride_b, beta,
                                      dC.get(), b.ldc, b.stride_c, b.count);
       } else {
-        // Pointer arrays in device memory, products listed last first.
-        std::vector<const double *> pa, pb;
-        std::vector<double *> pc;
-        for (int p = b.count - 1; p >= 0; --p) {
-          pa.push_back(dA.get() + p * b.stride_a);
-          pb.push_back(dB.get() + p * b.stride_b);
-          pc.push_back(dC.get() + p * b.stride_c);
-        }
-        DeviceBuffer<const double *> da, db;
-        DeviceBuffer<double *> dc;
-        da.upload(pa, s), db.upload(pb, s), dc.upload(pc, s);
-        st = xnExdgemmBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, alpha, da.get(), b.lda,
-                              db.get(), b.ldb, beta, dc.get(), b.ldc, b.count);
+        const PointerArrays arrays(b, dA, dB, dC, s);
+        st = xnExdgemmBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, alpha, arrays.a.get(),
+                              b.lda, arrays.b.get(), b.ldb, beta, arrays.c.get(), b.ldc,
+                              b.count);
       }
       ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS) << "way " << way;
       const std::vector<double> got = dC.download(s);
@@ -225,22 +234,13 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
     const std::vector<double> want = expected(b, A, B, C);
     DeviceBuffer<double> dA, dB, dC;
     dA.upload(A), dB.upload(B), dC.upload(C);  // (allocated before its pointers are taken)
-    // Pointer arrays in device memory, products listed last first.
-    std::vector<const double *> pa, pb;
-    std::vector<double *> pc;
-    for (int p = b.count - 1; p >= 0; --p) {
-      pa.push_back(dA.get() + p * b.stride_a);
-      pb.push_back(dB.get() + p * b.stride_b);
-      pc.push_back(dC.get() + p * b.stride_c);
-    }
+    const PointerArrays pointers(b, dA, dB, dC, nullptr);
     for (const bool arrays : {false, true}) {
       dC.upload(C);
-      DeviceBuffer<const double *> da, db;
-      DeviceBuffer<double *> dc;
-      if (arrays) da.upload(pa), db.upload(pb), dc.upload(pc);
       const cublasStatus_t st =
-          arrays ? xnExdgemmBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha, da.get(),
-                                    b.lda, db.get(), b.ldb, &b.beta, dc.get(), b.ldc, b.count)
+          arrays ? xnExdgemmBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha,
+                                    pointers.a.get(), b.lda, pointers.b.get(), b.ldb, &b.beta,
+                                    pointers.c.get(), b.ldc, b.count)
                  : xnExdgemmStridedBatched(h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha,
                                            dA.get(), b.lda, b.stride_a, dB.get(), b.ldb,
                                            b.stride_b, &b.beta, dC.get(), b.ldc, b.stride_c,
