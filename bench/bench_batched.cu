@@ -49,11 +49,6 @@ float elapsed(cudaEvent_t a, cudaEvent_t b) {
   return ms;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 // One case: both forms share the operands; C (ours) and C (cuBLAS) apart.
 void run_case(cublasHandle_t h, const BatchedOptions &o, const BatchedCase &c,
               std::vector<BatchedRow> *rows) {
@@ -62,9 +57,8 @@ void run_case(cublasHandle_t h, const BatchedOptions &o, const BatchedCase &c,
   const std::size_t count = std::size_t(c.batch);
   std::vector<double> hA(sa * count), hB(sb * count);
   std::mt19937_64 rng(o.seed);
-  std::normal_distribution<double> nd;
-  for (double &v : hA) v = (xn_test::u53(rng) - 0.5) * std::exp(c.phi * nd(rng));
-  for (double &v : hB) v = (xn_test::u53(rng) - 0.5) * std::exp(c.phi * nd(rng));
+  for (double &v : hA) v = xn_test::ex_value(xn_test::ExKind::Phi, c.phi, rng, 0);
+  for (double &v : hB) v = xn_test::ex_value(xn_test::ExKind::Phi, c.phi, rng, 0);
   DevMem A, B, C, Cref, ptrs;
   std::string why;
   if (!try_alloc(A, hA.size() * 8, &why) || !try_alloc(B, hB.size() * 8, &why) ||
@@ -129,8 +123,8 @@ void run_case(cublasHandle_t h, const BatchedOptions &o, const BatchedCase &c,
     BatchedRow row;
     row.c = c;
     row.array = array;
-    row.ours_ms = median(to);
-    row.cublas_ms = median(tc);
+    row.ours_ms = median_of(to);
+    row.cublas_ms = median_of(tc);
     // The last timed call's C against the exact values.
     std::vector<double> hC(sc * count);
     XNB_CUDA(cudaMemcpy(hC.data(), C.p, hC.size() * 8, cudaMemcpyDeviceToHost));

@@ -215,10 +215,9 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
     XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, c.k_chunk));
     const auto [size_a, size_b, size_c] = storage_sizes(b);
     // (u - 0.5) exp(randn / 2): rows of about 60 bits, about 16 moduli.
-    std::normal_distribution<double> randn(0.0, 1.0);
     auto fill = [&](std::size_t count) {
       std::vector<double> v(count);
-      for (double &x : v) x = (xn_test::u53(rng) - 0.5) * std::exp(0.5 * randn(rng));
+      for (double &x : v) x = xn_test::ex_value(xn_test::ExKind::Phi, 0.5, rng, 0);
       return v;
     };
     std::vector<double> A = fill(size_a), B = fill(size_b);
