@@ -173,6 +173,12 @@ struct ExModularSumArgs {
   std::int64_t pstride;
   exact::CrtBasis crt;
   int cap_bits, log2_k;
+  // The first pass stores `epoch` at *undone where it leaves an entry to
+  // the second, which runs only if *undone == epoch (a new epoch each
+  // launch: nothing to reset). Null: the second pass always runs (inside a
+  // stream capture, where a replayed graph reuses its epoch).
+  unsigned long long *undone = nullptr;
+  unsigned long long epoch = 0;
 };
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a);
 

@@ -642,6 +642,68 @@ TEST(Exdgemm, AFailedModularStepStopsTheCall) {
 // exact_entry over DirectTerms gives the driver's bits for every entry, on
 // rows spanning up to 2000 binades, subnormals, zeros of both signs, Inf
 // and NaN, with and without beta c.
+// The exponent scans' summary from bit patterns (vector_summary, which the
+// GPU's scans run on each thread's run of entries) is the decode's, entry
+// class by class: normal, subnormal, +-0, Inf, NaN, and runs mixing them,
+// empty runs, one entry, negative strides.
+TEST(ExdgemmScan, BitPatternSummaryIsTheDecodes) {
+  std::mt19937_64 rng(20261128);
+  auto from_bits = [](std::uint64_t b) { return xn::exact::wide_detail::bits_to_double(b); };
+  // Every class (all_classes), or only those the bit patterns decide alone:
+  // zeros and normal numbers, with a subnormal among them at times.
+  auto any_double = [&](bool all_classes) {
+    const std::uint64_t sign = (rng() & 1) << 63;
+    const std::uint64_t pick = rng() % 16;
+    switch (all_classes ? pick : (pick == 3 || pick == 4 ? 8 : pick)) {
+      case 0: return from_bits(sign);                      // +-0
+      case 1: return from_bits(sign | (rng() >> 12));      // subnormal
+      case 2: return from_bits(sign | 1);                  // tiniest
+      case 3: return from_bits(sign | 0x7ff0000000000000ull);  // Inf
+      case 4: return from_bits(sign | 0x7ff8000000000000ull | (rng() >> 13));  // NaN
+      case 5:  // few significant bits, anywhere
+        return from_bits(sign | ((rng() % 2046 + 1) << 52) |
+                                                  ((rng() % 16) << (rng() % 49)));
+      case 6: return from_bits(sign | 0x0010000000000000ull);  // smallest normal
+      case 7: return from_bits(sign | 0x7fefffffffffffffull);  // largest
+      default:  // any normal number
+        return from_bits(sign | ((rng() % 2046 + 1) << 52) |
+                                                  (rng() >> 12));
+    }
+  };
+  auto same = [](const xn::exact::VectorInfo &a, const xn::exact::VectorInfo &b) {
+    return a.top == b.top && a.low == b.low && a.nonfinite == b.nonfinite && a.signs == b.signs;
+  };
+  std::vector<double> x(64);
+  int fallbacks = 0, checked = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const int n = round % 41;
+    for (double &v : x) v = any_double(round % 4 == 0);
+    for (int inc : {1, 2, -1}) {
+      const int reach = n == 0 ? 0 : (n - 1) * (inc < 0 ? -inc : inc);
+      if (reach >= int(x.size())) continue;
+      const double *p = inc < 0 ? x.data() + reach : x.data();
+      xn::exact::VectorInfo want;
+      xn::exact::vector_info_init(want);
+      xn::exact::VectorBits bits_seen;
+      for (int i = 0; i < n; ++i) {
+        xn::exact::vector_info_add(want, xn::exact::decode(p[i * inc]));
+        xn::exact::vector_bits_add(bits_seen, p[i * inc]);
+      }
+      fallbacks += !xn::exact::vector_bits_exact(bits_seen);
+      const xn::exact::VectorInfo got = xn::exact::vector_summary(p, n, inc);
+      ++checked;
+      ASSERT_TRUE(same(got, want))
+          << "round " << round << " n " << n << " inc " << inc << ": top " << got.top << "/"
+          << want.top << " low " << got.low << "/" << want.low << " nonfinite "
+          << got.nonfinite << "/" << want.nonfinite << " signs " << got.signs << "/"
+          << want.signs;
+    }
+  }
+  // Both paths ran: the bit patterns decided most runs, the decode the rest.
+  EXPECT_GT(fallbacks, checked / 20);
+  EXPECT_LT(fallbacks, checked / 2);
+}
+
 TEST(Exdgemm, DirectTermsGiveTheEnginesBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);

@@ -344,7 +344,11 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
       for (int l = 0; l < L; ++l) {
         const long r = long(mpz_fdiv_ui(X.v, T.m[l]));  // in [0, m)
         const long off = long(rng() % 8000000) - 4000000;
-        p32[l] = std::int32_t(r + off * T.m[l]);
+        // int32 products anywhere in +-2^30, or at int32's very ends.
+        const std::int64_t top = (std::int64_t(INT32_MAX) - r) / T.m[l],
+                           bottom = -((std::int64_t(INT32_MAX) + 1 + r) / T.m[l]);
+        const std::int64_t off32 = trial % 4 == 3 ? (rng() & 1 ? top : bottom) : off;
+        p32[l] = std::int32_t(r + off32 * T.m[l]);
         // Doubles (the CPU's products, up to 2^52 and more): small, anywhere
         // below 2^53, or at its edge.
         const std::int64_t kmax = ((std::int64_t(1) << 53) - 256) / T.m[l];
@@ -362,7 +366,8 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
       for (int l = 0; l < L; ++l) {
         std::int64_t rest = p32[l];
         for (int sl = 0; sl < kSlots - 1; ++sl) {
-          const std::int32_t part = std::int32_t(std::int64_t(rng() % 400000001) - 200000000);
+          const std::int32_t part = std::int32_t(p32[l] / kSlots +
+                                                 std::int64_t(rng() % 400000001) - 200000000);
           parts[sl * L + l] = part;
           rest -= part;
         }

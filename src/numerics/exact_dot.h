@@ -253,15 +253,6 @@ XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, doub
   return true;
 }
 
-// The summary of n elements of a vector with stride inc (> 0 or < 0 as a
-// signed element stride from p): exponent range, Inf/NaN, signs.
-XN_HD VectorInfo vector_summary(const double *p, std::int64_t n, std::int64_t inc) {
-  VectorInfo v;
-  vector_info_init(v);
-  for (std::int64_t i = 0; i < n; ++i) vector_info_add(v, decode(p[i * inc]));
-  return v;
-}
-
 // RN(alpha sum_i a[i sa] b[i sb] + beta *c_ptr) under xnExdgemm's IEEE
 // contract, exactly from the operands (the wide accumulator; O(n) per call,
 // for the values dot2_round leaves). *c_ptr is read only when beta != 0.

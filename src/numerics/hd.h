@@ -15,3 +15,11 @@
 #else
 #define XN_UNROLL
 #endif
+
+// Unrolling by 4 of a loop whose trip count is known only at run time, on
+// the GPU (four loads in flight before the first is used); plain on the host.
+#if defined(__CUDA_ARCH__)
+#define XN_UNROLL4 _Pragma("unroll 4")
+#else
+#define XN_UNROLL4
+#endif

@@ -452,6 +452,9 @@ struct CrtBasis {
   double cofactor_d[kMaxModuli][kMaxLimbs] = {};
   std::uint8_t inv_cofactor[kMaxModuli] = {};          // (M / m_l)^-1 mod m_l
   double inv_cofactor_d[kMaxModuli] = {};              // the same, as a double
+  // -(2^52 + 2^31) (M / m_l)^-1 mod m_l, exact (a 30-bit integer times
+  // 2^31): crt_digit's offset for an int32 product.
+  double digit_offset[kMaxModuli] = {};
   double recip[kMaxModuli] = {};                       // 1 / m_l, rounded
 };
 
@@ -487,6 +490,7 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
     for (int t = 0; t < kMaxLimbs; ++t) B.cofactor_d[l][t] = double(cofactor[t]);
     B.inv_cofactor[l] = std::uint8_t(inverse_mod(c, T.m[l]));
     B.inv_cofactor_d[l] = double(B.inv_cofactor[l]);
+    B.digit_offset[l] = -(0x1p52 + 0x1p31) * B.inv_cofactor_d[l];
     B.recip[l] = 1.0 / T.m[l];
   }
   int bits_l = 0;
@@ -561,13 +565,19 @@ inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2;
 // product p_l on the FP64 units (symmetric_remainder): an int32 product
 // (|p| < 2^31, the GPU's) times the inverse is below 2^39, one exact
 // remainder; a double one (the CPU's, |p| < 2^53) is reduced first.
+// The int32 product enters as the bit pattern of d = 2^52 + 2^31 + p (its
+// two's complement with the sign bit flipped, under the exponent of 2^52),
+// and p inv = d inv - (2^52 + 2^31) inv is one FMA with the basis's offset:
+// an integer below 2^39, so exact (against a subtraction, a second one and
+// a multiply: the reconstruction is instruction-bound, L of these an entry).
 template <class P>
 XN_HD double crt_digit(P p, int l, const CrtBasis &B, const ModularTables &T) {
   static_assert(std::is_same_v<P, std::int32_t> || std::is_same_v<P, double>,
                 "products are int32 (GPU) or double (CPU)");
   if constexpr (std::is_same_v<P, std::int32_t>) {
-    const double pd = exact_double_of(std::uint32_t(p) ^ 0x80000000u) - 0x1p31;
-    return symmetric_remainder(pd * B.inv_cofactor_d[l], l, T);
+    const double d = wide_detail::bits_to_double((std::uint64_t(0x43300000u) << 32) |
+                                                 (std::uint32_t(p) ^ 0x80000000u));
+    return symmetric_remainder(fma_exact(d, B.inv_cofactor_d[l], B.digit_offset[l]), l, T);
   } else {
     return symmetric_remainder(symmetric_remainder(p, l, T) * B.inv_cofactor_d[l], l, T);
   }

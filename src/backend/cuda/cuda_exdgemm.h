@@ -302,13 +302,9 @@ class CudaExBackend {
                            index_t j0, index_t bn, int L, index_t pstride, int cap_bits,
                            int log2_k, void *P, double alpha, double beta,
                            std::int64_t *) {
-    const ExModularSumArgs a{block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta),
-                             static_cast<std::int32_t *>(P),
-                             pstride,
-                             exact::crt_basis(L),
-                             cap_bits,
-                             log2_k};
-    return ok(launch_ex_modular_sum_block(s_, a));
+    return ok(launch_ex_modular_sum_block(
+        s_, sum_args(block_args(A, B, C, ia, ib, i0, bm, j0, bn, alpha, beta), P, pstride, L,
+                     cap_bits, log2_k)));
   }
 
   // The batched engine (core/exdgemm_batched.h): each phase one launch over
@@ -354,14 +350,11 @@ class CudaExBackend {
                    const exact::VectorInfo *ia, const exact::VectorInfo *ib, int L,
                    index_t pstride, int cap_bits, int log2_k, void *P, double alpha,
                    double beta) {
-    const ExModularSumArgs a{
-        block_args(x.A, x.B, x.C, ia, ib, 0, x.C.rows, 0, x.C.cols, alpha, beta),
-        static_cast<std::int32_t *>(P),
-        pstride,
-        exact::crt_basis(L),
-        cap_bits,
-        log2_k};
-    return ok(launch_ex_modular_sum_batch(s_, a, batch(x, first, count)));
+    return ok(launch_ex_modular_sum_batch(
+        s_,
+        sum_args(block_args(x.A, x.B, x.C, ia, ib, 0, x.C.rows, 0, x.C.cols, alpha, beta), P,
+                 pstride, L, cap_bits, log2_k),
+        batch(x, first, count)));
   }
 
   Status sum_block(MatView<const double> A, MatView<const double> B, MatView<double> C,
@@ -390,6 +383,19 @@ class CudaExBackend {
     return ExBlockArgs{view(A), view(B), C.p,   C.ld, ia,   ib,
                        i0,      bm,      j0,    bn,   alpha, beta,
                        dev_ ? alpha_ : nullptr, dev_ ? beta_ : nullptr, wide_};
+  }
+  // The reconstruction's arguments; its second pass is skipped where the
+  // first leaves no entry (a new epoch per launch, the flag beside the
+  // handle's constants), except inside a capture (ExModularSumArgs::undone).
+  ExModularSumArgs sum_args(const ExBlockArgs &blk, void *P, index_t pstride, int L,
+                            int cap_bits, int log2_k) {
+    ExModularSumArgs a{blk, static_cast<std::int32_t *>(P), pstride, exact::crt_basis(L),
+                       cap_bits, log2_k};
+    if (!st_.in_capture) {
+      a.undone = st_.ex_undone_flag();
+      a.epoch = ++st_.ex_sum_epoch;
+    }
+    return a;
   }
   static ExBatchStep step_of(const BatchStep &b) { return ExBatchStep{b.pointers, b.stride}; }
   static ExBatch batch(const ExBatchOperands &x, index_t first, index_t count) {

@@ -107,13 +107,14 @@ namespace {
 
 // The device constants' layout (handle_state.h, HandleState::consts):
 // {0.f, 1.f} at byte 0, {0.0, 1.0} at 16, exdgemm's wide-path count at 32,
-// the int32 {0, 1} at 40.
+// the int32 {0, 1} at 40, exdgemm's undone-entry epoch at 48.
 struct DeviceConstants {
   float f[4] = {0.f, 1.f, 0.f, 0.f};
   double d[2] = {0.0, 1.0};
   unsigned long long wide = 0;
   int i[2] = {0, 1};
-  char pad[16] = {};
+  unsigned long long undone_epoch = 0;
+  char pad[8] = {};
 };
 static_assert(sizeof(DeviceConstants) == 64, "the constants occupy 64 bytes");
 

@@ -104,6 +104,12 @@ struct HandleState {
   unsigned long long *wide_count() const {
     return reinterpret_cast<unsigned long long *>(static_cast<char *>(consts) + 32);
   }
+  // exdgemm's reconstruction: the epoch of the last launch whose first pass
+  // left an entry to the second (ExModularSumArgs::undone), at byte 48.
+  unsigned long long *ex_undone_flag() const {
+    return reinterpret_cast<unsigned long long *>(static_cast<char *>(consts) + 48);
+  }
+  std::uint64_t ex_sum_epoch = 0;  // the last epoch handed out
 };
 
 // The state of `handle`, created (from the process-wide defaults) if absent.
