@@ -307,11 +307,13 @@ __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 // git history, 6d19b6d).
 constexpr int kResidueRun = 4;
 
+// Byte t of the word is r[t]'s low byte (its int8 two's complement): three
+// byte permutes.
 __device__ __forceinline__ std::uint32_t pack_bytes(const int (&r)[kResidueRun]) {
-  std::uint32_t w = 0;
-  XN_UNROLL
-  for (int t = 0; t < kResidueRun; ++t) w |= (std::uint32_t(r[t]) & 0xffu) << (8 * t);
-  return w;
+  static_assert(kResidueRun == 4, "four residues a word");
+  const std::uint32_t lo = __byte_perm(std::uint32_t(r[0]), std::uint32_t(r[1]), 0x0040),
+                      hi = __byte_perm(std::uint32_t(r[2]), std::uint32_t(r[3]), 0x0040);
+  return __byte_perm(lo, hi, 0x5410);
 }
 
 // The residues modulo m_l of a run of kResidueRun entries, packed (byte t
@@ -370,11 +372,20 @@ __device__ __forceinline__ bool run_sources(const double (&x)[kResidueRun], std:
                                             std::int64_t cols, int low, double scale,
                                             exact::ResidueSource (&src)[kResidueRun]) {
   bool fast = true;
-  XN_UNROLL
-  for (int t = 0; t < kResidueRun; ++t) {
-    double v;
-    fast &= exact::unshifted_value(p + t < cols ? x[t] : 0.0, scale, &v);
-    src[t] = exact::ResidueSource{v, 0};
+  if (p + kResidueRun <= cols) {  // (nearly every run: no test per entry)
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t) {
+      double v;
+      fast &= exact::unshifted_value(x[t], scale, &v);
+      src[t] = exact::ResidueSource{v, 0};
+    }
+  } else {
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t) {
+      double v;
+      fast &= exact::unshifted_value(p + t < cols ? x[t] : 0.0, scale, &v);
+      src[t] = exact::ResidueSource{v, 0};
+    }
   }
   if (fast) return true;
   int any = 0;
@@ -585,7 +596,11 @@ __global__ void __launch_bounds__(kTileThreads, 1)
                                  std::int64_t bm, ExView Y, const VectorInfo *info_y,
                                  std::int64_t j0, std::int64_t bn, int L, std::int64_t chunk,
                                  int chunks, std::int32_t *P, std::int64_t pstride) {
-  __shared__ __align__(16) unsigned char planes[2][kExTileModuli][kTilePlaneBytes];
+  // Two sets of planes, used by turns: a step writes one while the last
+  // step's readers may still read the other, so one barrier a step suffices
+  // (the writers of a set wait at the barrier of the step between for its
+  // readers).
+  __shared__ __align__(16) unsigned char planes[2][2][kExTileModuli][kTilePlaneBytes];
   const int groups = (L + kExTileModuli - 1) / kExTileModuli;
   const int tiles_i = int((bm + kExTileRows - 1) / kExTileRows);
   const int group = int(blockIdx.x) % groups, tile = int(blockIdx.x) / groups;
@@ -627,10 +642,13 @@ __global__ void __launch_bounds__(kTileThreads, 1)
   for (int r = 0; r < 2; ++r) {
     if (inside[r]) continue;
     XN_UNROLL
-    for (int s = 0; s < kExTileModuli; ++s)
-      *reinterpret_cast<std::uint32_t *>(
-          &planes[r][s][row[r] * kTileRowBytes + kResidueRun * run[r]]) = 0;
+    for (int set = 0; set < 2; ++set)
+      XN_UNROLL
+      for (int s = 0; s < kExTileModuli; ++s)
+        *reinterpret_cast<std::uint32_t *>(
+            &planes[set][r][s][row[r] * kTileRowBytes + kResidueRun * run[r]]) = 0;
   }
+  int set = 0;  // the planes this step writes
 
   const std::int64_t k = X.cols;
   for (int c = int(blockIdx.y); c < chunks; c += int(gridDim.y)) {
@@ -640,7 +658,6 @@ __global__ void __launch_bounds__(kTileThreads, 1)
     for (int r = 0; r < 2; ++r)
       if (inside[r]) load_run(reader[r], q0 + kResidueRun * run[r], k, x[r]);
     for (std::int64_t p0 = q0; p0 < q1; p0 += kTileK) {
-      __syncthreads();  // the previous step's planes are consumed
       XN_UNROLL
       for (int r = 0; r < 2; ++r) {
         if (!inside[r]) continue;
@@ -649,7 +666,7 @@ __global__ void __launch_bounds__(kTileThreads, 1)
         // Positions past this chunk count as zero.
         const bool unshifted = run_sources(x[r], p, q1, low[r], scale[r], src);
         if (p0 + kTileK < q1) load_run(reader[r], p + kTileK, k, x[r]);
-        unsigned char *o = &planes[r][0][row[r] * kTileRowBytes + kResidueRun * run[r]];
+        unsigned char *o = &planes[set][r][0][row[r] * kTileRowBytes + kResidueRun * run[r]];
         XN_UNROLL
         for (int s = 0; s < kExTileModuli; ++s)
           if (l0 + s < L)
@@ -658,11 +675,12 @@ __global__ void __launch_bounds__(kTileThreads, 1)
       }
       __syncthreads();
       if (multiplies) {
-        const unsigned char *pa = planes[0][ml] + 16 * quarter * kTileRowBytes;
+        const unsigned char *pa = planes[set][0][ml] + 16 * quarter * kTileRowBytes;
         XN_UNROLL
         for (int b = 0; b < 8; ++b)
-          tile_mma(acc[b], pa, planes[1][ml] + 8 * b * kTileRowBytes, g, t);
+          tile_mma(acc[b], pa, planes[set][1][ml] + 8 * b * kTileRowBytes, g, t);
       }
+      set ^= 1;
     }
     // At most 2^17 positions a chunk: |sum| <= 2^17 127^2 < 2^31. Reduced
     // before the next chunk of the same slot.

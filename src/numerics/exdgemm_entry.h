@@ -129,7 +129,7 @@ XN_HD void vector_bits_merge(VectorInfo &v, const VectorBits &s) {
 // one: rare). The GPU's exponent scans run it on each thread's run.
 XN_HD VectorInfo vector_summary(const double *p, std::int64_t n, std::int64_t inc) {
   VectorBits s;
-  XN_UNROLL4
+  XN_UNROLL8
   for (std::int64_t i = 0; i < n; ++i) vector_bits_add(s, p[i * inc]);
   VectorInfo v;
   vector_info_init(v);

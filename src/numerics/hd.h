@@ -16,10 +16,11 @@
 #define XN_UNROLL
 #endif
 
-// Unrolling by 4 of a loop whose trip count is known only at run time, on
-// the GPU (four loads in flight before the first is used); plain on the host.
+// Unrolling by 8 of a loop whose trip count is known only at run time, on
+// the GPU (eight loads in flight before the first is used: the exponent
+// scans wait on memory); plain on the host.
 #if defined(__CUDA_ARCH__)
-#define XN_UNROLL4 _Pragma("unroll 4")
+#define XN_UNROLL8 _Pragma("unroll 8")
 #else
-#define XN_UNROLL4
+#define XN_UNROLL8
 #endif

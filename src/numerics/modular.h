@@ -390,6 +390,10 @@ struct ModularTermsN {
     const std::uint64_t a = da.mant >> za;  // < 2^53
     const int e = base + da.q + za;
     bool sign = neg != da.neg;
+    // alpha a power of two and no beta c (C = A B, the usual call): X's own
+    // limbs rounded, no product and N limbs, not N + 3, to search (about a
+    // tenth of the reconstruction's instructions).
+    if (a == 1 && (beta == 0.0 || c == 0.0)) return round_limbs_normal(limb, sign, e, r);
     std::uint32_t w[W];
     std::uint64_t carry = 0;
     XN_UNROLL
@@ -447,6 +451,7 @@ struct CrtBasis {
   int L = 0;
   int limbs = 0;  // 32-bit limbs that hold L M (so S and 2 |X| below)
   std::uint32_t M[kMaxLimbs] = {};
+  double M_d[kMaxLimbs] = {};  // the same limbs as doubles
   // M / m_l as 32-bit limbs, each held in a double (the reconstruction's
   // FMAs take them as they are).
   double cofactor_d[kMaxModuli][kMaxLimbs] = {};
@@ -479,6 +484,7 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
   };
   B.M[0] = 1;
   for (int l = 0; l < L; ++l) mul_small(B.M, T.m[l]);
+  for (int t = 0; t < kMaxLimbs; ++t) B.M_d[t] = double(B.M[t]);
   for (int l = 0; l < L; ++l) {
     std::uint32_t cofactor[kMaxLimbs] = {1};
     int c = 1;  // M / m_l mod m_l
@@ -622,28 +628,36 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stri
     XN_UNROLL
     for (int t = 0; t < N; ++t) acc[t] = fma_exact(y, B.cofactor_d[l][t], acc[t]);
   }
-  const std::int64_t q = exact_int_of(f);  // f rounded to the nearest integer
+  // q, the integer nearest f (|f| <= 24: rounded by adding 1.5 2^52).
+  constexpr double kRound = 0x1.8p52;
+  const double q = (f + kRound) - kRound;
   // x = S - q M in two's complement over the N >= B.limbs limbs (those
   // above B.limbs are zero in M and the cofactors); `carry` ends as its
-  // sign (0 or -1: |x| < 2 M < 2^(32 B.limbs - 1)).
+  // sign (0 or -1: |x| < 2 M < 2^(32 B.limbs - 1)). Limb t of S - q M is
+  // exact in one FMA (|q M_t| < 2^38, |acc_t| < 2^45).
   std::uint32_t x[N];
   std::int64_t carry = 0;
   XN_UNROLL
   for (int t = 0; t < N; ++t) {
-    const std::int64_t v = exact_int64_of(acc[t]) - q * std::int64_t(B.M[t]) + carry;
+    const std::int64_t v = exact_int64_of(fma_exact(-q, B.M_d[t], acc[t])) + carry;
     x[t] = std::uint32_t(v);
     carry = v >> 32;  // floor division (arithmetic shift)
   }
   bool neg = carry < 0;
   if (neg) negate_limbs(x);  // the magnitude
   // q one off: |x| > M/2 (M is odd: 2 |x| > M). Then X = -(sign) (M - |x|).
+  // Only where f lies within its error (< 2^-40) of a half can q be off:
+  // elsewhere the exact comparison is skipped (nearly every entry).
+  const double from_q = f - q;  // exact: both multiples of f's ulp
   int cmp = 0;  // sign of 2 |x| - M, from the top limb down
-  XN_UNROLL
-  for (int t = N - 1; t >= 0; --t)
-    if (cmp == 0) {
-      const std::uint32_t twice = (x[t] << 1) | (t > 0 ? x[t - 1] >> 31 : 0u);
-      cmp = twice > B.M[t] ? 1 : (twice < B.M[t] ? -1 : 0);
-    }
+  if (from_q > 0.5 - 0x1p-30 || from_q < -(0.5 - 0x1p-30)) {
+    XN_UNROLL
+    for (int t = N - 1; t >= 0; --t)
+      if (cmp == 0) {
+        const std::uint32_t twice = (x[t] << 1) | (t > 0 ? x[t - 1] >> 31 : 0u);
+        cmp = twice > B.M[t] ? 1 : (twice < B.M[t] ? -1 : 0);
+      }
+  }
   if (cmp > 0) {
     std::int64_t b = 0;
     XN_UNROLL
