@@ -32,14 +32,20 @@ __device__ __forceinline__ T *product_pointer(T *p0, const ExBatchStep &step, st
 }
 
 // A block's summary of one row, merged into the row's with integer atomics
-// (max/min/or are order-independent: the result is deterministic).
+// (max/min/or are order-independent: the result is deterministic). Each
+// atomic is issued only where the row's summary, read from L2 first, does
+// not already hold the block's value: the summary only grows (max, min,
+// or), so a value it holds stays held, and a stale read costs at most an
+// atomic that changes nothing. The rows of a long operand receive one
+// update per block otherwise (1024 a row for 64 x 131072, all on the same
+// few words).
 __device__ __forceinline__ void publish_info(const VectorInfo &v, VectorInfo &dst) {
   if (v.top != exact::kNoTop) {
-    atomicMax(&dst.top, v.top);
-    atomicMin(&dst.low, v.low);
+    if (v.top > __ldcg(&dst.top)) atomicMax(&dst.top, v.top);
+    if (v.low < __ldcg(&dst.low)) atomicMin(&dst.low, v.low);
   }
-  if (v.nonfinite) atomicOr(&dst.nonfinite, 1u);
-  if (v.signs) atomicOr(&dst.signs, v.signs);
+  if (v.nonfinite && !__ldcg(&dst.nonfinite)) atomicOr(&dst.nonfinite, 1u);
+  if (v.signs & ~__ldcg(&dst.signs)) atomicOr(&dst.signs, v.signs);
 }
 
 // One operand's exponent scan within scan_operands_kernel: its view, its

@@ -68,7 +68,7 @@ XN_HD void vector_info_merge(VectorInfo &v, const VectorInfo &w) {
 
 // The exponent scans' step without a decode: every entry of both operands
 // passes through the scan once, and decode + vector_info_add cost about 67
-// instructions an entry on an H100 (ncu: the batched scan issue-bound at 2
+// instructions an entry (ncu on an H200: the batched scan issue-bound at 2
 // TB/s). From the bit pattern alone, with integer max/min: the largest
 // biased exponent e (top = e - 1023 for a normal number), the smallest
 // max(e, 1) + ctz(significand) over the nonzero entries (low = that - 1075:
