@@ -322,24 +322,6 @@ __device__ __forceinline__ std::uint32_t pack_bytes(const int (&r)[kResidueRun])
   return __byte_perm(lo, hi, 0x5410);
 }
 
-// The residues modulo m_l of a run of kResidueRun entries, packed (byte t
-// for entry t); `unshifted`: no entry of the run is shifted
-// (modular_residue_unshifted, straight-line code).
-__device__ __forceinline__ std::uint32_t run_residues(const exact::ResidueSource (&src)[kResidueRun],
-                                                      bool unshifted, int l) {
-  int r[kResidueRun];
-  if (unshifted) {
-    XN_UNROLL
-    for (int t = 0; t < kResidueRun; ++t)
-      r[t] = exact::modular_residue_unshifted(src[t].v, l, c_modular);
-  } else {
-    XN_UNROLL
-    for (int t = 0; t < kResidueRun; ++t)
-      r[t] = exact::modular_residue_of(src[t], l, c_modular, g_modular);
-  }
-  return pack_bytes(r);
-}
-
 // One row of X (op(A), or op(B)^T) as a pointer and the step between
 // consecutive positions, made once per row: the kernels' loads then cost a
 // multiply-add each, not the 64-bit index arithmetic of both layouts (the
@@ -357,50 +339,83 @@ __device__ __forceinline__ RowReader row_reader(const ExView &X, std::int64_t ro
 // entry's branches and waited out its own DRAM latency); in a run that
 // crosses `cols`, positions past it read the last one (run_sources counts
 // them as zero).
-__device__ __forceinline__ void load_run(const RowReader &r, std::int64_t p, std::int64_t cols,
-                                         double (&x)[kResidueRun]) {
+__device__ __forceinline__ void load_run(const RowReader &r, const double *at, std::int64_t p,
+                                         std::int64_t cols, double (&x)[kResidueRun]) {
   if (p + kResidueRun <= cols) {
-    const double *q = r.p + p * r.step;
     XN_UNROLL
-    for (int t = 0; t < kResidueRun; ++t) x[t] = q[t * r.step];
+    for (int t = 0; t < kResidueRun; ++t) x[t] = at[t * r.step];
   } else {
     XN_UNROLL
     for (int t = 0; t < kResidueRun; ++t) x[t] = r.p[min(p + t, cols - 1) * r.step];
   }
 }
+// The same where `at` (position p's address) is not kept by the caller.
+__device__ __forceinline__ void load_run(const RowReader &r, std::int64_t p, std::int64_t cols,
+                                         double (&x)[kResidueRun]) {
+  load_run(r, r.p + p * r.step, p, cols, x);
+}
 
 // A run's residue sources (positions from `cols` on count as zero) in a
-// row whose lowest bit is `low` (scale = exact::row_scale(low)); returns
-// whether none is shifted. The entries are decoded only where the shortcut
-// (exact::unshifted_value: one multiply and a compare) fails for one of
-// them: at phi = 0 it never does.
-__device__ __forceinline__ bool run_sources(const double (&x)[kResidueRun], std::int64_t p,
+// row whose lowest bit is `low` (scale = exact::row_scale(low)), whether
+// none is shifted, and then the sources' low words (for
+// exact::modular_residue_word: once a run, for every modulus). The entries
+// are decoded only where the shortcut (exact::unshifted_value: one
+// multiply and a compare) fails for one of them: at phi = 0 it never does.
+struct RunSources {
+  exact::ResidueSource src[kResidueRun];
+  std::uint32_t low_word[kResidueRun];  // where unshifted
+  bool unshifted;
+};
+__device__ __forceinline__ void run_sources(const double (&x)[kResidueRun], std::int64_t p,
                                             std::int64_t cols, int low, double scale,
-                                            exact::ResidueSource (&src)[kResidueRun]) {
+                                            RunSources &run) {
   bool fast = true;
   if (p + kResidueRun <= cols) {  // (nearly every run: no test per entry)
     XN_UNROLL
     for (int t = 0; t < kResidueRun; ++t) {
       double v;
       fast &= exact::unshifted_value(x[t], scale, &v);
-      src[t] = exact::ResidueSource{v, 0};
+      run.src[t] = exact::ResidueSource{v, 0};
     }
   } else {
     XN_UNROLL
     for (int t = 0; t < kResidueRun; ++t) {
       double v;
       fast &= exact::unshifted_value(p + t < cols ? x[t] : 0.0, scale, &v);
-      src[t] = exact::ResidueSource{v, 0};
+      run.src[t] = exact::ResidueSource{v, 0};
     }
   }
-  if (fast) return true;
-  int any = 0;
-  XN_UNROLL
-  for (int t = 0; t < kResidueRun; ++t) {
-    src[t] = exact::residue_source(p + t < cols ? exact::decode(x[t]) : Decoded{}, low);
-    any |= src[t].shift;
+  if (!fast) {
+    int any = 0;
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t) {
+      run.src[t] = exact::residue_source(p + t < cols ? exact::decode(x[t]) : Decoded{}, low);
+      any |= run.src[t].shift;
+    }
+    fast = any == 0;
   }
-  return any == 0;
+  run.unshifted = fast;
+  if (fast) {
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t) run.low_word[t] = exact::low_word_of_integer(run.src[t].v);
+  }
+}
+
+// The residues modulo m_l of a run, packed (byte t for entry t): where no
+// entry is shifted, straight-line code of one FMA and one integer
+// multiply-add a residue (exact::modular_residue_word).
+__device__ __forceinline__ std::uint32_t run_residues(const RunSources &run, int l) {
+  int r[kResidueRun];
+  if (run.unshifted) {
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t)
+      r[t] = int(exact::modular_residue_word(run.src[t].v, run.low_word[t], l, c_modular));
+  } else {
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t)
+      r[t] = exact::modular_residue_of(run.src[t], l, c_modular, g_modular);
+  }
+  return pack_bytes(r);
 }
 
 // Where the residues go: chunk c of product z (blockIdx.z) of the launch
@@ -433,13 +448,13 @@ __global__ void __launch_bounds__(kThreads)
     const int low = info[r0 + i].low;
     double x[kResidueRun];
     load_run(row_reader(X, r0 + i), p, X.cols, x);
-    exact::ResidueSource src[kResidueRun];
-    const bool unshifted = run_sources(x, p, X.cols, low, exact::row_scale(low), src);
+    RunSources sources;
+    run_sources(x, p, X.cols, low, exact::row_scale(low), sources);
     auto *o = reinterpret_cast<std::uint32_t *>(out + c * to.chunk_step + i * chunk + q);
     XN_UNROLL
     for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
       if (l >= L) break;
-      o[l * stride] = run_residues(src, unshifted, l);
+      o[l * stride] = run_residues(sources, l);
     }
   }
 }
@@ -503,12 +518,12 @@ __global__ void __launch_bounds__(kFusedThreads)
       XN_UNROLL
       for (int t = 0; t < kResidueRun; ++t) x[t] = next[t];
       if (w + 1 < tw) load_run(reader, p + kResidueRun, X.cols, next);
-      exact::ResidueSource src[kResidueRun];
-      const bool unshifted = run_sources(x, p, X.cols, low, scale, src);
+      RunSources sources;
+      run_sources(x, p, X.cols, low, scale, sources);
       XN_UNROLL
       for (int l = 0; l < LMax; ++l) {
         if (l >= L) break;
-        const int a = int(run_residues(src, unshifted, l));
+        const int a = int(run_residues(sources, l));
         XN_UNROLL
         for (int j = 0; j < NB; ++j)
           acc[l][j] = __dp4a(a, int(tile[(l * NB + j) * kFusedTileWords + w]), acc[l][j]);
@@ -659,25 +674,34 @@ __global__ void __launch_bounds__(kTileThreads, 1)
   const std::int64_t k = X.cols;
   for (int c = int(blockIdx.y); c < chunks; c += int(gridDim.y)) {
     const std::int64_t q0 = std::int64_t(c) * chunk, q1 = min(k, q0 + chunk);
+    // The next load's address runs along the row (a 64-bit add a step, not
+    // an index product).
     double x[2][kResidueRun];
+    const double *at[2];
     XN_UNROLL
-    for (int r = 0; r < 2; ++r)
-      if (inside[r]) load_run(reader[r], q0 + kResidueRun * run[r], k, x[r]);
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t p = q0 + kResidueRun * run[r];
+      at[r] = reader[r].p + p * reader[r].step;
+      if (inside[r]) load_run(reader[r], at[r], p, k, x[r]);
+    }
     for (std::int64_t p0 = q0; p0 < q1; p0 += kTileK) {
       XN_UNROLL
       for (int r = 0; r < 2; ++r) {
         if (!inside[r]) continue;
         const std::int64_t p = p0 + kResidueRun * run[r];
-        exact::ResidueSource src[kResidueRun];
         // Positions past this chunk count as zero.
-        const bool unshifted = run_sources(x[r], p, q1, low[r], scale[r], src);
-        if (p0 + kTileK < q1) load_run(reader[r], p + kTileK, k, x[r]);
+        RunSources sources;
+        run_sources(x[r], p, q1, low[r], scale[r], sources);
+        if (p0 + kTileK < q1) {
+          at[r] += kTileK * reader[r].step;
+          load_run(reader[r], at[r], p + kTileK, k, x[r]);
+        }
         unsigned char *o = &planes[set][r][0][row[r] * kTileRowBytes + kResidueRun * run[r]];
         XN_UNROLL
         for (int s = 0; s < kExTileModuli; ++s)
           if (l0 + s < L)
             *reinterpret_cast<std::uint32_t *>(o + s * kTilePlaneBytes) =
-                run_residues(src, unshifted, l0 + s);
+                run_residues(sources, l0 + s);
       }
       __syncthreads();
       if (multiplies) {

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "numerics/exdgemm_entry.h"
-#include "numerics/modular.h"
+#include "numerics/modular_crt.h"
 #include "numerics/ozaki_split.h"
 
 namespace xn {

@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-#include "numerics/modular.h"
+#include "numerics/modular_crt.h"
 #include "support/test_support.h"
 
 namespace {
@@ -211,6 +211,11 @@ TEST(ModularResidue, Fp64RemainderIsExactAtTheEdges) {
         ASSERT_LE(std::abs(ri), std::min<std::int64_t>(127, (m + 1) / 2))
             << "x " << x << " modulus " << m;
       ASSERT_EQ(xn::exact::exact_int_of(r), int(ri));
+      // The kernels' integer form: the same remainder, from x's low word.
+      const std::uint32_t low = xn::exact::low_word_of_integer(double(x));
+      ASSERT_EQ(low, std::uint32_t(std::uint64_t(x)));
+      ASSERT_EQ(int(xn::exact::modular_residue_word(double(x), low, l, T)), int(ri))
+          << "x " << x << " modulus " << m;
     }
   }
   for (std::uint32_t u : {0u, 1u, 255u, 65535u, 0x7fffffffu, 0xffffffffu})
@@ -281,6 +286,9 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
         // The GPU's straight-line case (runs of unshifted entries) agrees.
         if (src.shift == 0) {
           ASSERT_EQ(xn::exact::modular_residue_unshifted(src.v, l, T), r);
+          ASSERT_EQ(int(xn::exact::modular_residue_word(
+                        src.v, xn::exact::low_word_of_integer(src.v), l, T)),
+                    r);
         }
         Mpz diff;
         mpz_sub_ui(diff.v, M.v, 0);

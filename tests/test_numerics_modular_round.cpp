@@ -16,7 +16,7 @@
 #include <cstring>
 #include <random>
 
-#include "numerics/modular.h"
+#include "numerics/modular_crt.h"
 #include "support/test_support.h"
 
 namespace {

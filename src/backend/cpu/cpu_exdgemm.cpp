@@ -10,7 +10,7 @@
 
 #include "core/exdgemm.h"
 #include "numerics/exdgemm_entry.h"
-#include "numerics/modular.h"
+#include "numerics/modular_crt.h"
 
 namespace xn {
 
