@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/scalapack.h"
+#include "distributed/scalapack.h"
 #include "mpi_entries.h"
 #include "support/mpfr_oracle.h"
 #include "xnbench_mpi_gpu.h"

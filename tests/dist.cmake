@@ -45,11 +45,11 @@ set_tests_properties(gpu_dist_pgemm_np4_mpi PROPERTIES LABELS "gpu;accuracy"
 
 # The index arithmetic alone (no MPI): unit.
 xn_add_test(test_dist_block_cyclic LABELS unit SOURCES test_dist_block_cyclic.cpp
-  ${PROJECT_SOURCE_DIR}/src/dist/block_cyclic.cpp)
+  ${PROJECT_SOURCE_DIR}/src/distributed/block_cyclic.cpp)
 target_include_directories(test_dist_block_cyclic PRIVATE ${PROJECT_SOURCE_DIR}/src)
 # The device engine's exchange plans, for whole grids in one process: unit.
 xn_add_test(test_dist_strip_plan LABELS unit SOURCES test_dist_strip_plan.cpp
-  ${PROJECT_SOURCE_DIR}/src/dist/strip_plan.cpp ${PROJECT_SOURCE_DIR}/src/dist/block_cyclic.cpp)
+  ${PROJECT_SOURCE_DIR}/src/distributed/strip_plan.cpp ${PROJECT_SOURCE_DIR}/src/distributed/block_cyclic.cpp)
 target_include_directories(test_dist_strip_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
 # The driver's order of memory reservations (panels, the routine's workspace): unit.
 xn_add_test(test_dist_panel_choice LABELS unit SOURCES test_dist_panel_choice.cpp)
@@ -68,7 +68,7 @@ endif()
 # The key of the device engine's kept communicators, for grids made and
 # freed many times (plain MPI, no GPU): unit.
 add_executable(test_dist_grid_identity test_dist_grid_identity.cpp
-  ${PROJECT_SOURCE_DIR}/src/dist/grid_identity.cpp)
+  ${PROJECT_SOURCE_DIR}/src/distributed/grid_identity.cpp)
 target_link_libraries(test_dist_grid_identity PRIVATE ${XN_SCALAPACK_LIBRARY} MPI::MPI_C)
 target_include_directories(test_dist_grid_identity PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(test_dist_grid_identity PRIVATE ${XN_WARNINGS})

@@ -19,6 +19,7 @@
 
 #include "api/args.h"
 #include "backend/cuda/device_model_cuda.h"
+#include "core/blas_conventions.h"
 #include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/schedule.h"
@@ -205,10 +206,25 @@ TEST(ApiArgs, FortranChecksTable) {
         << c.what;
 }
 
-TEST(ApiArgs, FortranTransFlag) {
-  EXPECT_FALSE(xn::fortran_trans('N'));
-  EXPECT_FALSE(xn::fortran_trans('n'));
-  for (char t : {'T', 't', 'C', 'c'}) EXPECT_TRUE(xn::fortran_trans(t)) << t;
+// The conventions every front end decodes through (core/blas_conventions.h).
+TEST(ApiArgs, BlasConventionsDecodeEveryTransAndCblasValue) {
+  namespace blas = xn::blas;
+  for (int c = 0; c < 256; ++c) {
+    const char t = char(c);
+    const bool valid = std::strchr("NnTtCc", t) != nullptr && t != '\0';
+    EXPECT_EQ(blas::valid_trans(t), valid) << c;
+    if (valid) {
+      EXPECT_EQ(blas::transposes(t), t != 'N' && t != 'n') << t;
+    }
+  }
+  EXPECT_EQ(blas::kRowMajor, int(XnRowMajor));
+  EXPECT_EQ(blas::kColMajor, int(XnColMajor));
+  for (int v = 100; v < 115; ++v) {
+    EXPECT_EQ(blas::valid_layout(v), v == 101 || v == 102) << v;
+    EXPECT_EQ(blas::valid_cblas_trans(v), v >= 111 && v <= 113) << v;
+    EXPECT_EQ(blas::trans_char(v), v == 111 ? 'N' : v == 112 ? 'T' : v == 113 ? 'C' : '?') << v;
+  }
+  EXPECT_EQ(blas::trans_char(XnConjTrans), 'C');
 }
 
 // ------------------------------------------------------------- CBLAS checks

@@ -1,5 +1,5 @@
 // test_dist_block_cyclic.cpp - the block-cyclic index arithmetic of the
-// distributed products (src/dist/block_cyclic.h) against a brute-force deal
+// distributed products (src/distributed/block_cyclic.h) against a brute-force deal
 // of every entry, for first blocks smaller and larger than the others,
 // every source process, replication and one process.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dist/block_cyclic.h"
+#include "distributed/block_cyclic.h"
 
 namespace {
 

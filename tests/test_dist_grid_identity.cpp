@@ -1,5 +1,5 @@
 // test_dist_grid_identity.cpp - the key under which the device engine keeps
-// a grid's communicators (src/dist/grid_identity.h): the grid's processes
+// a grid's communicators (src/distributed/grid_identity.h): the grid's processes
 // as ranks of MPI_COMM_WORLD, row-major, for grids made in every way BLACS
 // offers (row-major, column-major, a user's map), made and freed many
 // times over (so that MPI reuses the handles of freed grid communicators),
@@ -13,8 +13,8 @@
 #include <random>
 #include <vector>
 
-#include "dist/grid_identity.h"
-#include "dist/scalapack.h"
+#include "distributed/grid_identity.h"
+#include "distributed/scalapack.h"
 
 extern "C" void Cblacs_gridmap(int *ctxt, int *usermap, int ldumap, int nprow, int npcol);
 

@@ -1,5 +1,5 @@
 // test_dist_panel_choice.cpp - the order in which the distributed driver
-// reserves memory for a band (src/dist/panel_choice.h): the widest panel
+// reserves memory for a band (src/distributed/panel_choice.h): the widest panel
 // with the local routine's workspace first, at most two panels for the
 // workspace's sake, then ever narrower panels without it down to one
 // column; the correctly rounded product never takes panels.
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dist/panel_choice.h"
+#include "distributed/panel_choice.h"
 
 namespace {
 

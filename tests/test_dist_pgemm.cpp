@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "dist/engine.h"
-#include "dist/scalapack.h"
+#include "distributed/engine.h"
+#include "distributed/scalapack.h"
 #include "support/mpfr_oracle.h"
 #include "xngemm.h"
 #include "xngemm_dist.h"

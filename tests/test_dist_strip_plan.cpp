@@ -1,5 +1,5 @@
 // test_dist_strip_plan.cpp - the exchange plans of the device engine
-// (src/dist/strip_plan.h), replayed for a whole process grid in one
+// (src/distributed/strip_plan.h), replayed for a whole process grid in one
 // process: every process packs what its plan says from its local array
 // (the pack kernel's rule, done on the host), the blocks go where the
 // sends say, every process unpacks what its plan says, and each strip must
@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "dist/strip_plan.h"
+#include "distributed/strip_plan.h"
 
 namespace {
 

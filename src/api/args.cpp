@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "core/blas_conventions.h"
+#include "xngemm.h"
+
 namespace xn {
 
 namespace {
@@ -10,14 +13,13 @@ namespace {
 bool valid_device_op(cublasOperation_t op) {
   return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C;
 }
-bool valid_fortran_op(char t) {
-  return t == 'N' || t == 'n' || t == 'T' || t == 't' || t == 'C' || t == 'c';
-}
-// cblas.h values: CblasRowMajor 101, CblasColMajor 102, CblasNoTrans 111,
-// CblasTrans 112, CblasConjTrans 113.
-constexpr int kRowMajor = 101, kColMajor = 102;
-constexpr int kNoTrans = 111, kTrans = 112, kConjTrans = 113;
-bool valid_cblas_op(int t) { return t == kNoTrans || t == kTrans || t == kConjTrans; }
+using blas::kColMajor;
+using blas::kNoTrans;
+using blas::kRowMajor;
+static_assert(XnRowMajor == blas::kRowMajor && XnColMajor == blas::kColMajor &&
+                  XnNoTrans == blas::kNoTrans && XnTrans == blas::kTrans &&
+                  XnConjTrans == blas::kConjTrans,
+              "the public header's CBLAS values are cblas.h's");
 
 }  // namespace
 
@@ -58,10 +60,10 @@ cublasStatus_t check_symv_device_args(const void *handle, cublasFillMode_t uplo,
 int check_gemm_fortran_args(char transa, char transb, int m, int n, int k, int lda,
                             int ldb, int ldc) {
   // Reference DGEMM: the first failing test, in this order, sets INFO.
-  const int nrowa = fortran_trans(transa) ? k : m;
-  const int nrowb = fortran_trans(transb) ? n : k;
-  if (!valid_fortran_op(transa)) return 1;
-  if (!valid_fortran_op(transb)) return 2;
+  const int nrowa = blas::transposes(transa) ? k : m;
+  const int nrowb = blas::transposes(transb) ? n : k;
+  if (!blas::valid_trans(transa)) return 1;
+  if (!blas::valid_trans(transb)) return 2;
   if (m < 0) return 3;
   if (n < 0) return 4;
   if (k < 0) return 5;
@@ -76,9 +78,9 @@ int check_gemm_cblas_args(int layout, int transa, int transb, int m, int n, int 
   // Reference CBLAS checks the layout and the two transposes itself, then
   // calls Fortran DGEMM (with A and B, m and n swapped for row-major) whose
   // xerbla position is mapped back to the CBLAS argument list.
-  if (layout != kRowMajor && layout != kColMajor) return 1;
-  if (!valid_cblas_op(transa)) return 2;
-  if (!valid_cblas_op(transb)) return 3;
+  if (!blas::valid_layout(layout)) return 1;
+  if (!blas::valid_cblas_trans(transa)) return 2;
+  if (!blas::valid_cblas_trans(transb)) return 3;
   const bool ta = transa != kNoTrans, tb = transb != kNoTrans;
   // The CBLAS position of each Fortran position (index: 3 m, 4 n, 5 k,
   // 8 lda, 10 ldb, 13 ldc; 0: valid). Row-major: Fortran sees
@@ -103,7 +105,7 @@ cublasStatus_t check_gemv_device_args(const void *handle, cublasOperation_t tran
 
 int check_gemv_fortran_args(char trans, int m, int n, int lda, int incx, int incy) {
   // Reference DGEMV: the first failing test, in this order, sets INFO.
-  if (!valid_fortran_op(trans)) return 1;
+  if (!blas::valid_trans(trans)) return 1;
   if (m < 0) return 2;
   if (n < 0) return 3;
   if (lda < std::max(1, m)) return 6;
@@ -117,8 +119,8 @@ int check_gemv_cblas_args(int layout, int trans, int m, int n, int lda, int incx
   // As cblas_?gemm: layout and trans checked by CBLAS itself, the rest by
   // Fortran DGEMV (row-major: on the transposed problem, n x m), mapped
   // back to the argument that failed.
-  if (layout != kRowMajor && layout != kColMajor) return 1;
-  if (!valid_cblas_op(trans)) return 2;
+  if (!blas::valid_layout(layout)) return 1;
+  if (!blas::valid_cblas_trans(trans)) return 2;
   static const int kColPos[12] = {0, 0, 3, 4, 0, 0, 7, 0, 9, 0, 0, 12};
   static const int kRowPos[12] = {0, 0, 4, 3, 0, 0, 7, 0, 9, 0, 0, 12};
   if (layout == kColMajor) return kColPos[check_gemv_fortran_args('N', m, n, lda, incx, incy)];

@@ -64,7 +64,4 @@ T *blas_vector_start(T *p, long long n, long long inc) {
   return inc >= 0 || n <= 0 ? p : p + (n - 1) * -inc;
 }
 
-// 'N'/'n' -> false, 'T'/'t'/'C'/'c' -> true (callers check validity first).
-inline bool fortran_trans(char t) { return !(t == 'N' || t == 'n'); }
-
 }  // namespace xn

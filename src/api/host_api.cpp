@@ -19,6 +19,7 @@
 #include "api/internal.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_exdgemm.h"
+#include "core/blas_conventions.h"
 #include "core/call_depth.h"
 #include "core/environment.h"
 #include "core/options.h"
@@ -267,7 +268,7 @@ void fortran_gemm(HostRoutine routine, const char *name, const char *transa,
     report(name, info);
     return;
   }
-  host_gemm<T>(routine, fortran_trans(*transa), fortran_trans(*transb), *m, *n, *k,
+  host_gemm<T>(routine, blas::transposes(*transa), blas::transposes(*transb), *m, *n, *k,
                *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
 }
 

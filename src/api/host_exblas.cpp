@@ -13,6 +13,7 @@
 
 #include "api/args.h"
 #include "api/internal.h"
+#include "core/blas_conventions.h"
 #include "core/call_depth.h"
 #include "numerics/exact_dot.h"
 #include "xngemm.h"
@@ -122,7 +123,7 @@ void exdgemv_(const char *trans, const int *m, const int *n, const double *alpha
     report_bad_argument("EXDGEMV", info);
     return;
   }
-  host_exdgemv(fortran_trans(*trans), *m, *n, *alpha, a, *lda, x, *incx, *beta, y, *incy);
+  host_exdgemv(blas::transposes(*trans), *m, *n, *alpha, a, *lda, x, *incx, *beta, y, *incy);
 }
 
 void cblas_exdgemv(int layout, int trans, int m, int n, double alpha, const double *A,

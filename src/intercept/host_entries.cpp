@@ -7,6 +7,7 @@
 // reaches without the interposer.
 #include <cstdint>
 
+#include "core/blas_conventions.h"
 #include "intercept/routing.h"
 
 // Only what the interposer intercepts is exported (exports.map).
@@ -18,9 +19,10 @@ namespace {
 
 using i64 = std::int64_t;
 
-char upper(char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; }
-bool is_trans(char c) { return c == 'T' || c == 'C'; }
-bool op_ok(char t) { return t == 'N' || t == 'T' || t == 'C'; }
+using blas::upper;
+// (TRANS characters already in upper case.)
+bool is_trans(char c) { return blas::transposes(c); }
+bool op_ok(char t) { return blas::valid_trans(t); }
 bool ld_ok(i64 ld, i64 rows) { return ld >= (rows > 1 ? rows : 1); }
 
 // BLAS's checks of ?GEMM (column-major, op(A) m x k, op(B) k x n).
@@ -116,11 +118,9 @@ void fortran_gemm(SymbolId id, const void *caller, const char *transa, const cha
 // CBLAS arguments as the column-major call they describe: RowMajor C =
 // op(A) op(B) is column-major C^T = op(B)^T op(A)^T. False for arguments
 // CBLAS rejects (left to the BLAS).
-constexpr int kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112,
-              kConjTrans = 113;
-char cblas_op(int t) {
-  return t == kNoTrans ? 'N' : t == kTrans ? 'T' : t == kConjTrans ? 'C' : '?';
-}
+using blas::kColMajor;
+using blas::kRowMajor;
+constexpr char cblas_op(int t) { return blas::trans_char(t); }
 
 template <class T, class Int>
 void cblas_gemm(SymbolId id, const void *caller, int layout, int transa, int transb, Int m,

@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "core/environment.h"
-#include "dist/engine.h"
-#include "dist/grid_identity.h"
-#include "dist/scalapack.h"
-#include "dist/strip_plan.h"
+#include "distributed/engine.h"
+#include "distributed/grid_identity.h"
+#include "distributed/scalapack.h"
+#include "distributed/strip_plan.h"
 
 // NCCL is loaded at run time (libnccl.so.2, or the file XN_NCCL_LIBRARY
 // names), so the library neither links nor needs it. These are the few

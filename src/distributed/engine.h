@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "dist/block_cyclic.h"
+#include "distributed/block_cyclic.h"
 #include "xngemm.h"
 
 namespace xn::dist {

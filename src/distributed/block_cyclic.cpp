@@ -1,5 +1,7 @@
 // block_cyclic.cpp - PBLAS's argument checks of PDGEMM (block_cyclic.h).
-#include "dist/block_cyclic.h"
+#include "distributed/block_cyclic.h"
+
+#include "core/blas_conventions.h"
 
 namespace xn::dist {
 
@@ -25,10 +27,7 @@ int to_info(int scaled) {
   return -scaled;
 }
 
-bool legal_trans(char t) {
-  const char u = char(t & ~0x20);  // upper case
-  return u == 'N' || u == 'T' || u == 'C';
-}
+bool legal_trans(char t) { return blas::valid_trans(t); }
 
 }  // namespace
 
@@ -97,7 +96,7 @@ int check_gemm(const Grid &g, char transa, char transb, std::int64_t m, std::int
   // IC 17, JC 18, DESCC 19.
   if (g.nprow == -1) return -(10 * kDescMult + Desc::kCtxt);  // not in A's grid
   int info = 0;
-  const bool nota = (transa & ~0x20) == 'N', notb = (transb & ~0x20) == 'N';
+  const bool nota = !blas::transposes(transa), notb = !blas::transposes(transb);
   if (!legal_trans(transa))
     info = -1;
   else if (!legal_trans(transb))

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dist/block_cyclic.h"
+#include "distributed/block_cyclic.h"
 
 namespace xn::dist {
 

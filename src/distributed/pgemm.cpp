@@ -11,10 +11,11 @@
 #include <memory>
 #include <new>
 
-#include "dist/block_cyclic.h"
-#include "dist/engine.h"
-#include "dist/panel_choice.h"
-#include "dist/scalapack.h"
+#include "core/blas_conventions.h"
+#include "distributed/block_cyclic.h"
+#include "distributed/engine.h"
+#include "distributed/panel_choice.h"
+#include "distributed/scalapack.h"
 #include "xngemm.h"
 #include "xngemm_dist.h"
 
@@ -385,7 +386,7 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // PDGEMM's quick returns.
   if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
 
-  const bool nota = (*transa & ~0x20) == 'N', notb = (*transb & ~0x20) == 'N';
+  const bool nota = !blas::transposes(*transa), notb = !blas::transposes(*transb);
   const Problem<T> pr{nota,  notb, m,  n,  k,     alpha, beta, A,  ia,   ja,
                       desca, B,    ib, jb, descb, C,     ic,   jc, descc};
   const bool first = g.myrow == 0 && g.mycol == 0;

@@ -1,5 +1,5 @@
 // strip_plan.cpp - see strip_plan.h.
-#include "dist/strip_plan.h"
+#include "distributed/strip_plan.h"
 
 #include <cstddef>
 #include <functional>

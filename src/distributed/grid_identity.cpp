@@ -1,7 +1,7 @@
 // grid_identity.cpp - see grid_identity.h.
-#include "dist/grid_identity.h"
+#include "distributed/grid_identity.h"
 
-#include "dist/scalapack.h"
+#include "distributed/scalapack.h"
 
 // Not in scalapack.h (only the grid identity asks): the MPI communicator
 // behind a BLACS system handle, and a grid process's number in it.
