@@ -19,6 +19,7 @@
 #include "api/internal.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_exdgemm.h"
+#include "backend/cuda/kept_device.h"
 #include "core/blas_conventions.h"
 #include "core/call_depth.h"
 #include "core/environment.h"
@@ -55,51 +56,10 @@ void report(const char *name, int position) {
   xerbla_(name, &position, len);
 }
 
-// Per host thread: a cuBLAS handle, a stream and device buffers, grown on
-// demand and kept for the thread's next call.
-struct ThreadGpu {
-  cublasHandle_t handle = nullptr;
-  cudaStream_t stream = nullptr;
-  void *buf = nullptr;
-  std::size_t bytes = 0;
-  bool broken = false;
-
-  ~ThreadGpu() {
-    const RelaxedCaptureMode relaxed;
-    if (handle) {
-      xnRelease(handle);
-      cublasDestroy(handle);
-    }
-    if (buf) cudaFree(buf);
-    if (stream) cudaStreamDestroy(stream);
-  }
-  bool ready() {
-    if (broken) return false;
-    if (handle) return true;
-    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
-        cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS ||
-        cublasSetStream(handle, stream) != CUBLAS_STATUS_SUCCESS) {
-      cudaGetLastError();
-      broken = true;
-      return false;
-    }
-    return true;
-  }
-  void *reserve(std::size_t need) {
-    if (bytes >= need) return buf;
-    if (buf) cudaFree(buf);
-    buf = nullptr;
-    bytes = 0;
-    if (cudaMalloc(&buf, need) != cudaSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    bytes = need;
-    return buf;
-  }
-};
-
-thread_local ThreadGpu t_gpu;
+// Per host thread: a cuBLAS handle, a stream and a device buffer, grown on
+// demand and kept for the thread's next call (the kind the distributed
+// routines keep per GPU).
+thread_local KeptDevice t_gpu;
 
 // The interposer's ngemm mode (xn_internal_host_check_nonneg): the host
 // routines scan their operands and limit the depth as XN_OPT_CHECK_NONNEG
@@ -143,13 +103,15 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k,
   // invalidate another thread's global-mode capture (docs/design.md, "CUDA
   // graphs").
   const RelaxedCaptureMode relaxed;
-  if (!t_gpu.ready()) return false;
+  if (!t_gpu.ready(KeptDevice::StreamKind::NonBlocking)) return false;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
   const std::size_t rb = tb ? n : k, cb = tb ? k : n;
   const std::size_t na = ra * ca, nb = rb * cb, nc = std::size_t(m) * n;
   auto align = [](std::size_t x) { return (x + 63) / 64 * 64; };
-  T *dev = static_cast<T *>(t_gpu.reserve((align(na) + align(nb) + nc) * sizeof(T)));
-  if (!dev) return false;
+  if (!t_gpu.work.reserve((align(na) + align(nb) + nc) * sizeof(T), t_gpu.stream,
+                          t_gpu.device))
+    return false;
+  T *dev = static_cast<T *>(t_gpu.work.data());
   T *dA = dev, *dB = dev + align(na), *dC = dB + align(nb);
   const cudaStream_t s = t_gpu.stream;
   auto copy_in = [&](T *dst, const T *src, std::size_t rows, std::size_t cols, int ld) {
@@ -165,13 +127,8 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k,
     cudaStreamSynchronize(s);
     return false;
   }
-  // The thread's handle follows the process-wide options: every option of
-  // the table.
-  const Options o = host_options();
-  for (std::size_t i = 0; i < option_count(); ++i) {
-    const OptionSpec &spec = option_table()[i];
-    xnSetOption(t_gpu.handle, xnOption_t(spec.id), o.*spec.field);
-  }
+  // The thread's handle follows the process-wide options.
+  t_gpu.follow(host_options());
   std::uint64_t before = 0, after = 0;
   xnGetNonNegFallbackCount(t_gpu.handle, &before);
   cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;

@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cuda/kept_device.h"
 #include "core/environment.h"
 #include "distributed/engine.h"
 #include "distributed/grid_identity.h"
@@ -189,28 +190,6 @@ bool cuda_ok(cudaError_t e, const char *what) {
   return false;
 }
 
-// Whether n more bytes could be had on `device`: the free memory, plus what
-// the stream-ordered pool holds freed but not yet given back (true if CUDA
-// cannot say).
-bool could_have(std::size_t n, int device) {
-  std::size_t free_b = 0, total_b = 0;
-  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-    cudaGetLastError();
-    return true;
-  }
-  cudaMemPool_t pool = nullptr;
-  std::uint64_t reserved = 0, used = 0;  // (cuuint64_t)
-  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) ==
-          cudaSuccess &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) ==
-          cudaSuccess &&
-      reserved > used)
-    free_b += std::size_t(reserved - used);
-  cudaGetLastError();
-  return n <= free_b;
-}
-
 // Device memory the engine's buffers always leave free for what the
 // transports allocate on their own after the buffers are sized: NCCL's
 // connections are made when a grid's communicator is (warm_up_nccl) and
@@ -218,56 +197,13 @@ bool could_have(std::size_t n, int device) {
 // take a little more while moving data (docs/design.md, "Memory").
 constexpr std::size_t kTransportHeadroom = std::size_t(256) << 20;
 
-// Stream-ordered device memory that only grows (no allocation once it is
-// large enough: the hot path allocates nothing).
-struct DeviceBuffer {
-  void *p = nullptr;
-  std::size_t bytes = 0;
-  bool reserve(std::size_t n, cudaStream_t s, int device) {
-    if (n <= bytes) return true;
-    // A size the device cannot give even with this buffer back, and the
-    // transports' headroom, fails at once and keeps the buffer (the driver
-    // tries a smaller one next).
-    if (!could_have(n - bytes + kTransportHeadroom, device)) return false;
-    if (p) cudaFreeAsync(p, s);
-    p = nullptr;
-    bytes = 0;
-    if (cudaMallocAsync(&p, std::max<std::size_t>(n, 1), s) != cudaSuccess) {
-      cudaGetLastError();
-      p = nullptr;
-      return false;
-    }
-    bytes = n;
-    return true;
-  }
-};
-
-struct HostBuffer {
-  void *p = nullptr;
-  std::size_t bytes = 0;
-  bool reserve(std::size_t n) {
-    if (n <= bytes) return true;
-    if (p) cudaFreeHost(p);
-    p = nullptr;
-    bytes = 0;
-    if (cudaMallocHost(&p, std::max<std::size_t>(n, 1)) != cudaSuccess) {
-      cudaGetLastError();
-      p = nullptr;
-      return false;
-    }
-    bytes = n;
-    return true;
-  }
-};
-
-// One GPU's stream, cuBLAS handle and buffers, kept for the process's
-// later calls.
+// One GPU's kept context (its stream, handle and `work` buffer, shared with
+// the host routines' kind: backend/cuda/kept_device.h) and the exchange's
+// own buffers, kept for the process's later calls.
 struct DeviceState {
-  int device = -1;
-  cudaStream_t stream = nullptr;
-  cublasHandle_t handle = nullptr;
-  DeviceBuffer work, index;
-  HostBuffer staging;
+  KeptDevice kept;
+  GrowingDeviceBuffer index;
+  GrowingHostBuffer staging;
 };
 
 // One grid's processes as an MPI communicator (ranks in the grid's
@@ -283,25 +219,25 @@ struct GridComm {
 };
 
 std::mutex g_mutex;  // the states below, and one device engine at a time
-std::vector<std::unique_ptr<DeviceState>> g_states;
+// Never destroyed: CUDA and cuBLAS may be gone when static objects are
+// (the process's exit), and the states serve until then.
+std::vector<DeviceState *> g_states;
 std::vector<std::unique_ptr<GridComm>> g_grids;
 
 DeviceState *state_for(int device) {
-  for (auto &s : g_states)
-    if (s->device == device) return s.get();
+  for (DeviceState *s : g_states)
+    if (s->kept.device == device) return s;
   auto s = std::make_unique<DeviceState>();
-  s->device = device;
-  // Blocking with respect to the legacy default stream: the call follows
-  // the caller's work there, as a host routine would.
-  if (!cuda_ok(cudaStreamCreate(&s->stream), "stream") ||
-      cublasCreate(&s->handle) != CUBLAS_STATUS_SUCCESS ||
-      cublasSetStream(s->handle, s->stream) != CUBLAS_STATUS_SUCCESS) {
+  // (device is current.) Blocking with respect to the legacy default
+  // stream: the call follows the caller's work there, as a host routine
+  // would.
+  if (!s->kept.ready(KeptDevice::StreamKind::Blocking)) {
     std::fprintf(stderr, "xngemm: distributed GEMM: no cuBLAS handle on GPU %d\n",
                  device);
     return nullptr;
   }
-  g_states.push_back(std::move(s));
-  return g_states.back().get();
+  g_states.push_back(s.release());
+  return g_states.back();
 }
 
 // At MPI_Finalize (the delete callback of an attribute on MPI_COMM_SELF,
@@ -512,19 +448,22 @@ class DeviceEngine final : public Engine<T> {
     strips_bytes_ =
         (std::size_t(a_elems_ + b_elems_) * sizeof(T) + kAlign - 1) / kAlign * kAlign;
     const std::size_t routine = routine_workspace && ml > 0 && nl > 0
-                                    ? workspace_(st_.handle, int(ml), int(nl), int(kb))
+                                    ? workspace_(st_.kept.handle, int(ml), int(nl), int(kb))
                                     : 0;
     scratch_bytes_ = std::max(std::size_t(send + recv) * sizeof(T), routine);
-    if (!st_.work.reserve(strips_bytes_ + scratch_bytes_, st_.stream, st_.device) ||
-        !st_.index.reserve(std::size_t(index) * sizeof(int), st_.stream, st_.device) ||
+    const KeptDevice &kd = st_.kept;
+    if (!st_.kept.work.reserve(strips_bytes_ + scratch_bytes_, kd.stream, kd.device,
+                               kTransportHeadroom) ||
+        !st_.index.reserve(std::size_t(index) * sizeof(int), kd.stream, kd.device,
+                           kTransportHeadroom) ||
         (!gc_.nccl && !gc_.gpu_buffers_over_mpi &&
          !st_.staging.reserve(std::size_t(send + recv) * sizeof(T)))) {
-      xnSetWorkspace(st_.handle, nullptr, 0);  // (the buffer may be gone)
+      xnSetWorkspace(st_.kept.handle, nullptr, 0);  // (the buffer may be gone)
       return false;
     }
     // No scratch at all: nothing to exchange and a routine that does not
     // recurse here; it then allocates what it may need itself.
-    return xnSetWorkspace(st_.handle, scratch_bytes_ ? send_buf() : nullptr,
+    return xnSetWorkspace(st_.kept.handle, scratch_bytes_ ? send_buf() : nullptr,
                           scratch_bytes_) == CUBLAS_STATUS_SUCCESS;
   }
   void release() override {}  // the buffers stay for the next call
@@ -541,7 +480,7 @@ class DeviceEngine final : public Engine<T> {
   bool product(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, int w, T beta,
                T *cl, int ldc) override {
     auto run = [&] {
-      return gemm_(st_.handle, CUBLAS_OP_N, CUBLAS_OP_N, int(ml), int(nl), w, &pr.alpha,
+      return gemm_(st_.kept.handle, CUBLAS_OP_N, CUBLAS_OP_N, int(ml), int(nl), w, &pr.alpha,
                    strip_a(), lda(), strip_b(), ldb(), &beta, cl, ldc);
     };
     cublasStatus_t s = run();
@@ -551,12 +490,12 @@ class DeviceEngine final : public Engine<T> {
     // with a workspace the library allocates itself (stream-ordered), which
     // the next reserve() frees when it hands the scratch back.
     if (s == CUBLAS_STATUS_ALLOC_FAILED && scratch_bytes_ > 0 &&
-        xnSetWorkspace(st_.handle, nullptr, 0) == CUBLAS_STATUS_SUCCESS)
+        xnSetWorkspace(st_.kept.handle, nullptr, 0) == CUBLAS_STATUS_SUCCESS)
       s = run();
     if (s != CUBLAS_STATUS_SUCCESS)
       std::fprintf(stderr, "xngemm: %s: the local product failed (cuBLAS status %d)\n",
                    name_, int(s));
-    if (xnGetLastLevels(st_.handle, &levels_) != CUBLAS_STATUS_SUCCESS) levels_ = -1;
+    if (xnGetLastLevels(st_.kept.handle, &levels_) != CUBLAS_STATUS_SUCCESS) levels_ = -1;
     return s == CUBLAS_STATUS_SUCCESS;
   }
 
@@ -565,11 +504,11 @@ class DeviceEngine final : public Engine<T> {
   bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) override {
     if (rows <= 0 || cols <= 0) return true;
     const std::int64_t blocks = std::min<std::int64_t>((rows * cols + 255) / 256, 65536);
-    scale_kernel<T><<<unsigned(blocks), 256, 0, st_.stream>>>(cl, ldc, rows, cols, beta);
+    scale_kernel<T><<<unsigned(blocks), 256, 0, st_.kept.stream>>>(cl, ldc, rows, cols, beta);
     return cuda_ok(cudaGetLastError(), "scale");
   }
 
-  bool finish() override { return cuda_ok(cudaStreamSynchronize(st_.stream), name_); }
+  bool finish() override { return cuda_ok(cudaStreamSynchronize(st_.kept.stream), name_); }
 
  private:
   // The plan of this process for the A strip (which = 0) or the B strip
@@ -605,10 +544,10 @@ class DeviceEngine final : public Engine<T> {
     return n;
   }
 
-  T *strip_a() const { return static_cast<T *>(st_.work.p); }
+  T *strip_a() const { return static_cast<T *>(st_.kept.work.data()); }
   T *strip_b() const { return strip_a() + a_elems_; }
   T *send_buf() const {
-    return reinterpret_cast<T *>(static_cast<char *>(st_.work.p) + strips_bytes_);
+    return reinterpret_cast<T *>(static_cast<char *>(st_.kept.work.data()) + strips_bytes_);
   }
   T *recv_buf() const { return send_buf() + send_elems_; }
   int lda() const { return int(std::max<std::int64_t>(ml_, 1)); }
@@ -636,17 +575,17 @@ class DeviceEngine final : public Engine<T> {
       idx.insert(idx.end(), u.row_pos.begin(), u.row_pos.end());
       idx.insert(idx.end(), u.col_pos.begin(), u.col_pos.end());
     }
-    int *didx = static_cast<int *>(st_.index.p);
+    int *didx = static_cast<int *>(st_.index.data());
     if (ok && !idx.empty())
       ok = cuda_ok(cudaMemcpyAsync(didx, idx.data(), idx.size() * sizeof(int),
-                                   cudaMemcpyHostToDevice, st_.stream),
+                                   cudaMemcpyHostToDevice, st_.kept.stream),
                    "index upload");
     const int *at = didx;
     for (const Pack &k : p.packs) {
       const int *u = at, *v = at + k.u.size();
       at = v + k.v.size();
       if (ok)
-        pack_kernel<T><<<tiles(k.rows, k.cols), dim3(kTile, kPass), 0, st_.stream>>>(
+        pack_kernel<T><<<tiles(k.rows, k.cols), dim3(kTile, kPass), 0, st_.kept.stream>>>(
             send_buf() + k.offset, src, x.lld, u, v, int(k.rows), int(k.cols), trans);
     }
     if (ok) ok = cuda_ok(cudaGetLastError(), "pack") && g_fail_exchange != 3;
@@ -657,7 +596,7 @@ class DeviceEngine final : public Engine<T> {
       const T *block = (u.from_send ? send_buf() : recv_buf()) + u.offset;
       unpack_kernel<T>
           <<<tiles(std::int64_t(u.row_pos.size()), std::int64_t(u.col_pos.size())),
-             dim3(kTile, kPass), 0, st_.stream>>>(
+             dim3(kTile, kPass), 0, st_.kept.stream>>>(
               strip, ld, rp, cp, block, int(u.row_pos.size()), int(u.col_pos.size()));
     }
     return cuda_ok(cudaGetLastError(), "unpack");
@@ -677,7 +616,7 @@ class DeviceEngine final : public Engine<T> {
       if (comm_all(gc_.comm, mine)) return true;
       std::fprintf(stderr, "xngemm: %s: NCCL failed on some process: over MPI instead\n",
                    name_);
-      abandon_nccl(gc_, st_.stream);
+      abandon_nccl(gc_, st_.kept.stream);
       return exchange_mpi(p, !ok || g_fail_exchange == 2);
     }
     return exchange_mpi(p, !ok || g_fail_exchange == 1 || g_fail_exchange == 2);
@@ -689,11 +628,11 @@ class DeviceEngine final : public Engine<T> {
     n.group_start();
     for (const Send &s : p.sends)
       n.send(send_buf() + s.offset, std::size_t(s.count) * size, kNcclUint8, s.peer,
-             gc_.nccl, st_.stream);
+             gc_.nccl, st_.kept.stream);
     for (const Unpack &u : p.unpacks)
       if (!u.from_send)
         n.recv(recv_buf() + u.offset, std::size_t(u.count()) * size, kNcclUint8, u.peer,
-               gc_.nccl, st_.stream);
+               gc_.nccl, st_.kept.stream);
     const ncclResult_t r = n.group_end();
     if (r != 0) std::fprintf(stderr, "xngemm: %s: NCCL: %s\n", name_, n.error_string(r));
     return r == 0;
@@ -710,15 +649,15 @@ class DeviceEngine final : public Engine<T> {
     bool ready = !fail;
     if (ready && !gc_.gpu_buffers_over_mpi) {
       ready = st_.staging.reserve(std::size_t(p.send_elems + p.recv_elems) * size);
-      char *host = static_cast<char *>(st_.staging.p);
+      char *host = static_cast<char *>(st_.staging.data());
       if (ready && p.send_elems > 0)
         ready = cuda_ok(cudaMemcpyAsync(host, send, std::size_t(p.send_elems) * size,
-                                        cudaMemcpyDeviceToHost, st_.stream),
+                                        cudaMemcpyDeviceToHost, st_.kept.stream),
                         "staging");
       send = host;
       recv = host + std::size_t(p.send_elems) * size;
     }
-    if (ready) ready = cuda_ok(cudaStreamSynchronize(st_.stream), "pack");
+    if (ready) ready = cuda_ok(cudaStreamSynchronize(st_.kept.stream), "pack");
     if (!comm_all(gc_.comm, ready)) return false;
     std::vector<MPI_Request> reqs;
     constexpr std::size_t kChunk = std::size_t(1) << 30;  // bytes per message
@@ -743,7 +682,7 @@ class DeviceEngine final : public Engine<T> {
       return false;
     if (!gc_.gpu_buffers_over_mpi && p.recv_elems > 0)
       return cuda_ok(cudaMemcpyAsync(recv_buf(), recv, std::size_t(p.recv_elems) * size,
-                                     cudaMemcpyHostToDevice, st_.stream),
+                                     cudaMemcpyHostToDevice, st_.kept.stream),
                      "staging");
     return true;
   }
@@ -772,18 +711,13 @@ std::unique_ptr<Engine<T>> make_device_engine(int ctxt, const Grid &g, int devic
   const int previous = current_device();
   DeviceState *st =
       cuda_ok(cudaSetDevice(device), "cudaSetDevice") ? state_for(device) : nullptr;
-  // A host routine: the process-wide options (xnSetOption(NULL, ...)) hold
-  // for it, as for the host API, not what the kept handle had.
-  if (st)
-    for (int id = 0;; ++id) {
-      std::int64_t v = 0;
-      if (xnGetOption(nullptr, xnOption_t(id), &v) != CUBLAS_STATUS_SUCCESS) break;
-      xnSetOption(st->handle, xnOption_t(id), v);
-    }
+  // A host routine: the process-wide options hold for it, as for the host
+  // API.
+  if (st) st->kept.follow_process_options();
   // The grid's communicators are made together: only if every process
   // has its GPU ready.
   GridComm *gc =
-      grid_all(ctxt, st != nullptr) ? grid_for(ctxt, g, device, st->stream) : nullptr;
+      grid_all(ctxt, st != nullptr) ? grid_for(ctxt, g, device, st->kept.stream) : nullptr;
   if (!st || !gc) {
     cudaSetDevice(previous);
     return nullptr;
