@@ -5,7 +5,8 @@
 set -euo pipefail
 pkgs=(cmake g++ gfortran make libopenblas-dev libmpfr-dev libgmp-dev libgtest-dev
       python3 python3-numpy python3-matplotlib python3-venv pkgconf
-      openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)
+      openmpi-bin libopenmpi-dev libscalapack-openmpi-dev
+      dpkg-dev lintian fakeroot)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

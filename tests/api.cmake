@@ -67,10 +67,15 @@ else()
 endif()
 
 # ------------------------------------------------ install + find_package
-# Installs this build into a scratch prefix and builds a C consumer against
-# it with find_package(xngemm) / xngemm::xngemm and with pkg-config. Serial: it runs a build of
-# the library targets (a no-op when up to date) and must not race another
-# test that does the same.
+# The distributed consumer's launcher: two processes (Open MPI refuses more
+# processes than cores unless told).
+set(xn_mpiexec_args "${MPIEXEC_NUMPROC_FLAG} 2")
+if(MPI_C_LIBRARY_VERSION_STRING MATCHES "Open MPI")
+  string(APPEND xn_mpiexec_args " --oversubscribe")
+endif()
+# Installs this build into a scratch prefix (cmake --install) and builds and
+# runs a C consumer against it with find_package(xngemm) (shared, static,
+# dist) and with pkg-config (tests/install_consumer/run_install_test.cmake).
 add_test(NAME api_install_find_package
   COMMAND ${CMAKE_COMMAND}
     -DBUILD_DIR=${PROJECT_BINARY_DIR}
@@ -79,19 +84,29 @@ add_test(NAME api_install_find_package
     -DCONFIG=$<CONFIG>
     -DC_COMPILER=${CMAKE_C_COMPILER}
     -DEXPECT_DIST=${XN_HAVE_DIST}
+    -DMPIEXEC=${MPIEXEC_EXECUTABLE} "-DMPIEXEC_ARGS=${xn_mpiexec_args}"
     -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
-# The same from the Debian package that `cpack -G DEB` builds, unpacked into
-# a fresh folder.
+# The Debian packages (scripts/debian/packages.cmake): built with cpack,
+# checked by lintian, installed with dpkg into a scratch root, and C, C++
+# and Fortran consumers built against that root with CMake and pkg-config,
+# shared and static (tests/install_consumer/run_deb_test.cmake). Needs
+# lintian and a Fortran compiler (scripts/deps.sh installs them).
 add_test(NAME api_package_deb
   COMMAND ${CMAKE_COMMAND}
     -DBUILD_DIR=${PROJECT_BINARY_DIR}
     -DCONSUMER_DIR=${CMAKE_CURRENT_SOURCE_DIR}/install_consumer
     -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/deb_test
+    -DDOCS=${PROJECT_SOURCE_DIR}/docs/packaging.md
+    -DTRIPLET=${CMAKE_LIBRARY_ARCHITECTURE}
     -DCONFIG=$<CONFIG>
     -DC_COMPILER=${CMAKE_C_COMPILER}
-    -DDEB=ON
+    -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+    -DFortran_COMPILER=${CMAKE_Fortran_COMPILER}
     -DEXPECT_DIST=${XN_HAVE_DIST}
-    -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_install_test.cmake)
+    -DMPIEXEC=${MPIEXEC_EXECUTABLE} "-DMPIEXEC_ARGS=${xn_mpiexec_args}"
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/run_deb_test.cmake)
+# Serial: each runs a build of the library targets (a no-op when up to date)
+# and must not race another test that does the same.
 set_tests_properties(api_install_find_package api_package_deb PROPERTIES
   LABELS api TIMEOUT 300 RUN_SERIAL TRUE)
 

@@ -1,15 +1,17 @@
 # run_install_test.cmake - the install round trip, as a downstream user does
-# it: install the library into a fresh prefix (or, with -DDEB=ON, build the
-# Debian package with cpack and unpack it into a fresh folder), then
-# configure, build and run a consumer project that finds it with
-# find_package(xngemm), build and run the same program with the flags of
-# `pkg-config --cflags --libs xngemm`, and check that the interposer is there;
-# with -DEXPECT_DIST=ON also that xngemm::xngemm_dist links and runs.
+# it: `cmake --install` into a fresh prefix, then the C consumer project
+# (consumers.cmake) with find_package(xngemm), linked to the shared and to
+# the static library (a C-only project: xngemm::xngemm_static must not need
+# C++) and, with -DEXPECT_DIST=ON, to xngemm::xngemm_dist; the same program
+# built with the flags of `pkg-config --cflags --libs xngemm` and of
+# xngemm-static; and the interposer under LD_PRELOAD.
 #
 #   cmake -DBUILD_DIR=<xngemm build tree> -DCONSUMER_DIR=<this folder>
 #         -DWORK_DIR=<scratch folder, wiped> [-DCONFIG=<config>]
-#         [-DC_COMPILER=<path>] [-DDEB=ON] [-DEXPECT_DIST=ON]
-#         -P run_install_test.cmake
+#         [-DC_COMPILER=<path>] [-DEXPECT_DIST=ON -DMPIEXEC=<mpiexec>
+#         -DMPIEXEC_ARGS=<its arguments>] -P run_install_test.cmake
+#
+# The Debian packages' round trip is run_deb_test.cmake.
 cmake_minimum_required(VERSION 3.24)
 
 foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR)
@@ -20,20 +22,12 @@ endforeach()
 if(NOT CONFIG)
   set(CONFIG Release)
 endif()
-
-# Runs a step, echoing its output only when it fails.
-function(step name)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${name} failed (${rc}):\n${out}")
-  endif()
-  message(STATUS "${name}: ok")
-  set(step_output "${out}" PARENT_SCOPE)
-endfunction()
+if(NOT C_COMPILER)
+  set(C_COMPILER cc)
+endif()
+include(${CMAKE_CURRENT_LIST_DIR}/consumers.cmake)
 
 set(prefix "${WORK_DIR}/prefix")
-set(consumer_build "${WORK_DIR}/consumer-build")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
@@ -45,30 +39,11 @@ if(EXPECT_DIST)
 endif()
 step("build xngemm" "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --config ${CONFIG}
      --target ${targets})
-if(DEB)
-  # What a user of the .deb gets: the package built by cpack, unpacked (as
-  # dpkg would install it, without touching this machine's /usr).
-  find_program(CPACK cpack HINTS "${CMAKE_COMMAND}/.." REQUIRED)
-  find_program(DPKG_DEB dpkg-deb REQUIRED)
-  step("cpack -G DEB" "${CPACK}" -G DEB -C ${CONFIG} -B "${WORK_DIR}/deb"
-       --config "${BUILD_DIR}/CPackConfig.cmake")
-  file(GLOB debs "${WORK_DIR}/deb/*.deb")
-  list(LENGTH debs count)
-  if(NOT count EQUAL 1)
-    message(FATAL_ERROR "expected one .deb, found: ${debs}")
-  endif()
-  step("dpkg-deb --info" "${DPKG_DEB}" --info ${debs})
-  if(NOT step_output MATCHES "Package: xngemm" OR NOT step_output MATCHES "Depends: ")
-    message(FATAL_ERROR "the package's control file:\n${step_output}")
-  endif()
-  step("dpkg-deb -x" "${DPKG_DEB}" -x ${debs} "${WORK_DIR}/root")
-  set(prefix "${WORK_DIR}/root/usr")
-else()
-  step("install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --config ${CONFIG}
-       --prefix "${prefix}")
-endif()
+step("install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --config ${CONFIG}
+     --prefix "${prefix}")
 
-# What a consumer needs: the header and the package files.
+# What a consumer needs: the header and the package files; and no file of
+# the Debian packages' layout (their components are not installed by default).
 file(GLOB_RECURSE config_files "${prefix}/*/xngemmConfig.cmake")
 file(GLOB_RECURSE headers "${prefix}/include/xngemm.h")
 file(GLOB_RECURSE pc_files "${prefix}/*/pkgconfig/xngemm.pc")
@@ -77,57 +52,40 @@ if(NOT config_files OR NOT headers OR NOT pc_files OR NOT interposer)
   message(FATAL_ERROR "install tree lacks xngemmConfig.cmake, xngemm.h, xngemm.pc "
                       "or libxngemm_intercept.so")
 endif()
-
-set(configure_args -S "${CONSUMER_DIR}" -B "${consumer_build}"
-    -DCMAKE_BUILD_TYPE=${CONFIG} "-DCMAKE_PREFIX_PATH=${prefix}"
-    "-DXN_EXPECTED_PREFIX=${prefix}" "-DXN_EXPECT_DIST=${EXPECT_DIST}"
-    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-if(C_COMPILER)
-  list(APPEND configure_args "-DCMAKE_C_COMPILER=${C_COMPILER}")
-endif()
-step("configure consumer" "${CMAKE_COMMAND}" ${configure_args})
-step("build consumer" "${CMAKE_COMMAND}" --build "${consumer_build}"
-     --config ${CONFIG})
-
-find_program(app NAMES app PATHS "${consumer_build}" "${consumer_build}/${CONFIG}"
-             NO_DEFAULT_PATH REQUIRED)
-set(ENV{XN_DEVICE} cpu)
-step("run consumer" "${app}")
-if(NOT step_output MATCHES "consumer: OK")
-  message(FATAL_ERROR "consumer printed:\n${step_output}")
-endif()
-message(STATUS "${step_output}")
-if(EXPECT_DIST)
-  find_program(app_dist NAMES app_dist PATHS "${consumer_build}"
-               "${consumer_build}/${CONFIG}" NO_DEFAULT_PATH REQUIRED)
-  step("run the distributed consumer" "${app_dist}")
-  if(NOT step_output MATCHES "dist consumer: OK")
-    message(FATAL_ERROR "the distributed consumer printed:\n${step_output}")
-  endif()
+list(LENGTH config_files count)
+if(EXISTS "${prefix}/share/doc" OR NOT count EQUAL 1)
+  message(FATAL_ERROR "the plain install holds files of the Debian layout: "
+                      "${config_files}")
 endif()
 
-# pkg-config, as a Makefile user does it: the same program, compiled and
-# linked with the flags the installed xngemm.pc gives.
-find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
+cmake_consumer(C "${prefix}")
+
+# pkg-config, as a Makefile user does it. Linked to the shared library from
+# a prefix the dynamic loader does not search, the program runs only with
+# an rpath or LD_LIBRARY_PATH (README, "Installing"): without either it must
+# fail for that reason, unless an xNGEMM is installed on the system (then
+# that one would be found).
 get_filename_component(pc_dir "${pc_files}" DIRECTORY)
-set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
-step("pkg-config" "${PKG_CONFIG}" --cflags --libs xngemm)
-string(STRIP "${step_output}" pc_flags)
-separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
-if(NOT pc_flags MATCHES "-lxngemm")
-  message(FATAL_ERROR "pkg-config gave: ${pc_flags}")
-endif()
 get_filename_component(lib_dir "${interposer}" DIRECTORY)
-if(NOT C_COMPILER)
-  set(C_COMPILER cc)
+pkg_config_consumer(C xngemm "${pc_dir}" app_pc)
+execute_process(COMMAND ldconfig -p OUTPUT_VARIABLE system_libs ERROR_QUIET)
+if(system_libs MATCHES "libxngemm\\.so\\.0")
+  message(STATUS "run without rpath: not checked (libxngemm.so.0 is installed on this system)")
+else()
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env XN_DEVICE=cpu "${app_pc}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc EQUAL 0 OR NOT out MATCHES "libxngemm\\.so\\.0: cannot open shared object file")
+    message(FATAL_ERROR "the pkg-config consumer without rpath (${rc}):\n${out}")
+  endif()
+  message(STATUS "run without rpath: fails as the README says")
 endif()
-step("build consumer with pkg-config" "${C_COMPILER}" "${CONSUMER_DIR}/main.c"
-     ${pc_flags} "-Wl,-rpath,${lib_dir}" -o "${WORK_DIR}/app_pc")
-step("run consumer built with pkg-config" "${WORK_DIR}/app_pc")
-if(NOT step_output MATCHES "consumer: OK")
-  message(FATAL_ERROR "consumer (pkg-config) printed:\n${step_output}")
-endif()
-message(STATUS "pkg-config flags: ${pc_flags}")
+set(RUN_ENV "LD_LIBRARY_PATH=${lib_dir}")
+run_consumer("C consumer, SHARED (pkg-config, LD_LIBRARY_PATH)" "${app_pc}" SHARED)
+set(RUN_ENV "")
+pkg_config_consumer(C xngemm "${pc_dir}" app_pc_rpath "-Wl,-rpath,${lib_dir}")
+run_consumer("C consumer, SHARED (pkg-config, rpath)" "${app_pc_rpath}" SHARED)
+pkg_config_consumer(C xngemm-static "${pc_dir}" app_pc_static)
+run_consumer("C consumer, STATIC (pkg-config)" "${app_pc_static}" STATIC)
 
 # The installed interposer loads by LD_PRELOAD alone into a program of the
 # system BLAS that does not link xngemm (the interposer tests' client, when
