@@ -357,15 +357,24 @@ __device__ __forceinline__ void load_run(const RowReader &r, std::int64_t p, std
 
 // A run's residue sources (positions from `cols` on count as zero) in a
 // row whose lowest bit is `low` (scale = exact::row_scale(low)), whether
-// none is shifted, and then the sources' low words (for
+// none is shifted, and then, with LowWords, the sources' low words (for
 // exact::modular_residue_word: once a run, for every modulus). The entries
 // are decoded only where the shortcut (exact::unshifted_value: one
 // multiply and a compare) fails for one of them: at phi = 0 it never does.
+//
+// LowWords (one FMA and one integer multiply-add a residue, not four FP64
+// operations) serves the fused products, which are bound by their issue
+// slots, and the residue kernel up to 16 moduli (61 -> 64 registers, the
+// same occupancy). Beyond, the residue kernel keeps the FP64 form: the low
+// words took it from 64 to 80 registers at 24 moduli, from 4 blocks a
+// multiprocessor to 3 (the batched 512 x 256^3 at phi = 1 spent 2.7-2.9 ms
+// in it on an H200, against 2.3 before).
 struct RunSources {
   exact::ResidueSource src[kResidueRun];
-  std::uint32_t low_word[kResidueRun];  // where unshifted
+  std::uint32_t low_word[kResidueRun];  // where unshifted, with LowWords
   bool unshifted;
 };
+template <bool LowWords>
 __device__ __forceinline__ void run_sources(const double (&x)[kResidueRun], std::int64_t p,
                                             std::int64_t cols, int low, double scale,
                                             RunSources &run) {
@@ -395,21 +404,24 @@ __device__ __forceinline__ void run_sources(const double (&x)[kResidueRun], std:
     fast = any == 0;
   }
   run.unshifted = fast;
-  if (fast) {
+  if (LowWords && fast) {
     XN_UNROLL
     for (int t = 0; t < kResidueRun; ++t) run.low_word[t] = exact::low_word_of_integer(run.src[t].v);
   }
 }
 
 // The residues modulo m_l of a run, packed (byte t for entry t): where no
-// entry is shifted, straight-line code of one FMA and one integer
-// multiply-add a residue (exact::modular_residue_word).
+// entry is shifted, straight-line code (with LowWords one FMA and one
+// integer multiply-add a residue: exact::modular_residue_word).
+template <bool LowWords>
 __device__ __forceinline__ std::uint32_t run_residues(const RunSources &run, int l) {
   int r[kResidueRun];
   if (run.unshifted) {
     XN_UNROLL
     for (int t = 0; t < kResidueRun; ++t)
-      r[t] = int(exact::modular_residue_word(run.src[t].v, run.low_word[t], l, c_modular));
+      r[t] = LowWords ? int(exact::modular_residue_word(run.src[t].v, run.low_word[t], l,
+                                                         c_modular))
+                      : exact::modular_residue_unshifted(run.src[t].v, l, c_modular);
   } else {
     XN_UNROLL
     for (int t = 0; t < kResidueRun; ++t)
@@ -449,12 +461,12 @@ __global__ void __launch_bounds__(kThreads)
     double x[kResidueRun];
     load_run(row_reader(X, r0 + i), p, X.cols, x);
     RunSources sources;
-    run_sources(x, p, X.cols, low, exact::row_scale(low), sources);
+    run_sources<(LMax <= 16)>(x, p, X.cols, low, exact::row_scale(low), sources);
     auto *o = reinterpret_cast<std::uint32_t *>(out + c * to.chunk_step + i * chunk + q);
     XN_UNROLL
     for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
       if (l >= L) break;
-      o[l * stride] = run_residues(sources, l);
+      o[l * stride] = run_residues<(LMax <= 16)>(sources, l);
     }
   }
 }
@@ -519,11 +531,11 @@ __global__ void __launch_bounds__(kFusedThreads)
       for (int t = 0; t < kResidueRun; ++t) x[t] = next[t];
       if (w + 1 < tw) load_run(reader, p + kResidueRun, X.cols, next);
       RunSources sources;
-      run_sources(x, p, X.cols, low, scale, sources);
+      run_sources<true>(x, p, X.cols, low, scale, sources);
       XN_UNROLL
       for (int l = 0; l < LMax; ++l) {
         if (l >= L) break;
-        const int a = int(run_residues(sources, l));
+        const int a = int(run_residues<true>(sources, l));
         XN_UNROLL
         for (int j = 0; j < NB; ++j)
           acc[l][j] = __dp4a(a, int(tile[(l * NB + j) * kFusedTileWords + w]), acc[l][j]);
@@ -691,7 +703,7 @@ __global__ void __launch_bounds__(kTileThreads, 1)
         const std::int64_t p = p0 + kResidueRun * run[r];
         // Positions past this chunk count as zero.
         RunSources sources;
-        run_sources(x[r], p, q1, low[r], scale[r], sources);
+        run_sources<true>(x[r], p, q1, low[r], scale[r], sources);
         if (p0 + kTileK < q1) {
           at[r] += kTileK * reader[r].step;
           load_run(reader[r], at[r], p + kTileK, k, x[r]);
@@ -701,7 +713,7 @@ __global__ void __launch_bounds__(kTileThreads, 1)
         for (int s = 0; s < kExTileModuli; ++s)
           if (l0 + s < L)
             *reinterpret_cast<std::uint32_t *>(o + s * kTilePlaneBytes) =
-                run_residues(sources, l0 + s);
+                run_residues<true>(sources, l0 + s);
       }
       __syncthreads();
       if (multiplies) {
