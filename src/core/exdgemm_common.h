@@ -186,6 +186,8 @@ inline Blocking choose_blocking(index_t m, index_t n, index_t k, int s, int t,
       });
 }
 
+// Highest span (top - low + 1) over rows with a nonzero finite entry; 0 if
+// none.
 inline int max_span(const std::vector<exact::VectorInfo> &info) {
   int span = 0;
   for (const exact::VectorInfo &v : info)

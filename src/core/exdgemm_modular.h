@@ -85,9 +85,6 @@ inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n,
   return std::size_t(a + b + p);
 }
 
-// Highest span (top - low + 1) over rows with a nonzero finite entry; 0 if
-// none.
-
 }  // namespace ex_detail
 
 // The modular engine's products and sums (docs/design.md, "exdgemm: the

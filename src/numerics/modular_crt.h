@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "numerics/exdgemm_entry.h"
 #include "numerics/hd.h"

@@ -18,11 +18,11 @@ struct Options;
 // Device memory that only grows, stream-ordered on the stream it is given.
 class GrowingDeviceBuffer {
  public:
-  // At least n bytes at data() (contents not kept); false where the device
-  // cannot give them, the buffer then keeping what it had. `headroom`: bytes
-  // that must stay free beyond the growth (memory others allocate later:
-  // the distributed routines' transports), checked before anything is
-  // freed.
+  // At least n bytes at data() (contents not kept); false where they cannot
+  // be had. `headroom`: bytes that must stay free beyond the growth (memory
+  // others allocate later: the distributed routines' transports), checked
+  // before anything is freed: a refusal there keeps the buffer; a failed
+  // allocation leaves it empty.
   bool reserve(std::size_t n, cudaStream_t stream, int device, std::size_t headroom = 0);
   void release(cudaStream_t stream);
   void *data() const { return p_; }
