@@ -1,6 +1,7 @@
 # consumers.cmake - what run_install_test.cmake and run_deb_test.cmake share:
-# running a step, and building and running this folder's consumer programs
-# against an installed xNGEMM, with CMake (find_package) and with pkg-config,
+# running a step, a fresh work folder with the library built, and building
+# and running this folder's consumer programs against an installed xNGEMM,
+# with CMake (find_package) and with pkg-config,
 # linked to the shared and to the static library. Every program checks its
 # own results and prints "... consumer...: OK".
 #
@@ -21,6 +22,19 @@ function(step name)
   endif()
   message(STATUS "${name}: ok")
   set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# A fresh WORK_DIR, and the library targets built: the installed targets
+# must exist even if only the test programs were built (up to date: a no-op).
+function(fresh_work_dir_and_library)
+  file(REMOVE_RECURSE "${WORK_DIR}")
+  file(MAKE_DIRECTORY "${WORK_DIR}")
+  set(targets xngemm xngemm_static xngemm_intercept)
+  if(EXPECT_DIST)
+    list(APPEND targets xngemm_dist)
+  endif()
+  step("build xngemm" "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --config ${CONFIG}
+       --target ${targets})
 endfunction()
 
 find_program(READELF readelf REQUIRED)

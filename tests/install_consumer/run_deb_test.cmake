@@ -68,14 +68,7 @@ if(NOT uid STREQUAL "0")
   set(not_root --force-not-root)
 endif()
 
-file(REMOVE_RECURSE "${WORK_DIR}")
-file(MAKE_DIRECTORY "${WORK_DIR}")
-set(targets xngemm xngemm_static xngemm_intercept)
-if(EXPECT_DIST)
-  list(APPEND targets xngemm_dist)
-endif()
-step("build xngemm" "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --config ${CONFIG}
-     --target ${targets})
+fresh_work_dir_and_library()
 
 # ---------------------------------------------------------------- 1. cpack
 find_program(CPACK cpack HINTS "${CMAKE_COMMAND}/.." REQUIRED)

@@ -28,17 +28,7 @@ endif()
 include(${CMAKE_CURRENT_LIST_DIR}/consumers.cmake)
 
 set(prefix "${WORK_DIR}/prefix")
-file(REMOVE_RECURSE "${WORK_DIR}")
-file(MAKE_DIRECTORY "${WORK_DIR}")
-
-# The installed targets must exist even if only the test programs were built
-# (up to date: a no-op).
-set(targets xngemm xngemm_static xngemm_intercept)
-if(EXPECT_DIST)
-  list(APPEND targets xngemm_dist)
-endif()
-step("build xngemm" "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --config ${CONFIG}
-     --target ${targets})
+fresh_work_dir_and_library()
 step("install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --config ${CONFIG}
      --prefix "${prefix}")
 
