@@ -3,7 +3,7 @@
 // "custom CUDA kernels for assignment, addition and subtraction"; Li, Ranka,
 // Sahni, ICPADS'11, Figures 16 and 23: steps fused so that each operand is
 // read once), and the transposing add/sub that forms a non-transposed T from a
-// transposed op(B). The arithmetic is src/numerics/elementwise.h.
+// transposed op(B). The arithmetic is kernels/numerics/elementwise.h.
 //
 // Geometry: blockIdx.y walks columns, threads walk rows; each thread owns V
 // consecutive rows of a column. When every pointer is 16-byte aligned and

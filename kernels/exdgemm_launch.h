@@ -1,7 +1,7 @@
 // exdgemm_launch.h - host-side launchers of the exdgemm CUDA kernels. Each
 // runs one phase of src/core/exdgemm.h on the GPU with the shared numerics of
-// src/numerics/ozaki_split.h and src/numerics/exdgemm_entry.h, enqueues on `stream` and
-// returns the launch's cudaError_t (never synchronises).
+// numerics/ozaki_split.h and numerics/exdgemm_entry.h, enqueues on `stream`
+// and returns the launch's cudaError_t (never synchronises).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -92,7 +92,7 @@ struct ExSumArgs {
 cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceList &la,
                                 const SliceList &lb);
 
-// The modular engine (src/numerics/modular.h). Residues of rows r0..r0+nr
+// The modular engine (kernels/numerics/modular.h). Residues of rows r0..r0+nr
 // of X modulo the first L moduli, k cut into `chunks` chunks of `chunk` (a
 // multiple of 16; core/exdgemm.h, ModularSplit): position p = c chunk + q
 // of row i at out[((c L + l) nr + i) chunk + q] (int8), zero in the

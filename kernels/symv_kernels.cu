@@ -1113,7 +1113,7 @@ cudaError_t launch_regs_tiles(cudaStream_t stream, const SymvTileArgs<T> &ta) {
   return cudaGetLastError();
 }
 
-// One variant of the table (core/symv_variants.h): the register tile kernel
+// One variant of the list (numerics/symv_variant_list.h): the register tile kernel
 // or the ring kernel with its template parameters.
 template <class T, int NB, int TV, int STAGES, int MINB, int P, int REGS>
 cudaError_t launch_variant(cudaStream_t stream, const SymvVariant &v,
@@ -1139,12 +1139,12 @@ cudaError_t launch_variant(cudaStream_t stream, const SymvVariant &v,
 }  // namespace
 
 template <class T>
-cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, Fill uplo,
+cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, bool lower,
                         std::int64_t n, ScalarArg<T> alpha, const T *A, std::int64_t lda,
                         const T *x, std::int64_t incx, ScalarArg<T> beta, T *y,
                         std::int64_t incy, T *ws, bool alpha_is_zero) {
   if (n <= 0) return cudaSuccess;
-  const symv::Layout L = symv_layout(v, n, uplo);
+  const symv::Layout L = symv_variant_layout(v, n, lower);
   const T *xb = x + (incx > 0 ? 0 : -(n - 1) * incx);
   T *yb = y + (incy > 0 ? 0 : -(n - 1) * incy);
   // The dispatch is generated from the same lists as the table, so every
@@ -1165,12 +1165,12 @@ cudaError_t launch_symv(cudaStream_t stream, const SymvVariant &v, Fill uplo,
   return cudaErrorInvalidValue;
 }
 
-template cudaError_t launch_symv<float>(cudaStream_t, const SymvVariant &, Fill,
+template cudaError_t launch_symv<float>(cudaStream_t, const SymvVariant &, bool,
                                         std::int64_t, ScalarArg<float>, const float *,
                                         std::int64_t, const float *, std::int64_t,
                                         ScalarArg<float>, float *, std::int64_t, float *,
                                         bool);
-template cudaError_t launch_symv<double>(cudaStream_t, const SymvVariant &, Fill,
+template cudaError_t launch_symv<double>(cudaStream_t, const SymvVariant &, bool,
                                          std::int64_t, ScalarArg<double>, const double *,
                                          std::int64_t, const double *, std::int64_t,
                                          ScalarArg<double>, double *, std::int64_t,

@@ -115,3 +115,23 @@ add_test(NAME api_citations_by_paper
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/check_citations.cmake)
 set_tests_properties(api_citations_by_paper PROPERTIES LABELS "api;unit" TIMEOUT 60)
+
+# ------------------------------------------------ layers
+# The layer rule (scripts/check_layers.cmake) holds on the tree, and it
+# fails on an include that runs back up: a copy of the lowest layer's folder
+# with one header naming the core, planted in the build folder.
+add_test(NAME api_layers_hold
+  COMMAND ${CMAKE_COMMAND} -DXN_ROOT=${PROJECT_SOURCE_DIR}
+    -P ${PROJECT_SOURCE_DIR}/scripts/check_layers.cmake)
+set(xn_planted ${CMAKE_CURRENT_BINARY_DIR}/layers_planted)
+file(WRITE ${xn_planted}/kernels/numerics/planted.h
+  "#pragma once\n#include \"numerics/hd.h\"\n#include \"core/types.h\"\n")
+add_test(NAME api_layers_catch_an_upward_include
+  COMMAND ${CMAKE_COMMAND} -DXN_ROOT=${xn_planted}
+    -P ${PROJECT_SOURCE_DIR}/scripts/check_layers.cmake)
+set_tests_properties(api_layers_hold PROPERTIES LABELS "api;unit" TIMEOUT 60)
+set_tests_properties(api_layers_catch_an_upward_include PROPERTIES LABELS "api;unit"
+  TIMEOUT 60
+  # (CMake wraps the message: any run of blanks and newlines between words.)
+  PASS_REGULAR_EXPRESSION
+  "planted\\.h:[ \n]+layer[ \n]+numerics[ \n]+includes[ \n]+\"core/types\\.h\"")

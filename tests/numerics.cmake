@@ -1,4 +1,4 @@
-# numerics.cmake - the shared __host__ __device__ numerics of src/numerics/
+# numerics.cmake - the shared __host__ __device__ numerics of kernels/numerics/
 # that the exdgemm engine is built from: NearSum and the wide accumulator,
 # against MPFR (unit).
 xn_add_test(test_numerics_nearsum LABELS unit SOURCES test_numerics_nearsum.cpp)

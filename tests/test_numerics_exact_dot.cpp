@@ -1,5 +1,5 @@
 // test_numerics_exact_dot.cpp - the one-pass correctly rounded dot product
-// (src/numerics/exact_dot.h) held to its own claims, below the host and
+// (kernels/numerics/exact_dot.h) held to its own claims, below the host and
 // device entry points that use it:
 //  * dot2_round's certificate is sound: whenever it returns true, its value
 //    is the IEEE oracle's (support/ieee_oracle.h) bit for bit, whatever the

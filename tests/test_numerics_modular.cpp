@@ -1,5 +1,5 @@
 // test_numerics_modular.cpp - the arithmetic of exdgemm's modular engine
-// (src/numerics/modular.h) against GMP's exact integers: the moduli table
+// (kernels/numerics/modular.h) against GMP's exact integers: the moduli table
 // (pairwise coprime, reciprocals, powers of two), the division-free
 // remainders, the CRT constants, the residue of a double, the number of
 // moduli a range needs, and the reconstruction of

@@ -1,5 +1,5 @@
 // test_numerics_modular_round.cpp - the modular engine's own rounding
-// (ModularTermsN<N>::round_fast, src/numerics/modular.h): RN(alpha X + beta c)
+// (ModularTermsN<N>::round_fast, kernels/numerics/modular.h): RN(alpha X + beta c)
 // by integer arithmetic on X's limbs, for every limb count the engine is
 // compiled for (kLimbsFor of each ModuliVariants entry). Wherever it decides, its result must be MPFR's correctly
 // rounded value; wherever it declines, the general rounding

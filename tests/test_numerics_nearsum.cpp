@@ -1,4 +1,4 @@
-// test_numerics_nearsum.cpp - NearSum (src/numerics/nearsum.h) against an exact MPFR oracle.
+// test_numerics_nearsum.cpp - NearSum (kernels/numerics/nearsum.h) against an exact MPFR oracle.
 //
 // Every check is bitwise: near_sum(p) must have the bit pattern of the double
 // nearest (ties to even, IEEE subnormals and overflow) to the exact sum, and

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "backend/cuda/handle_state.h"
-#include "kernels/symv_launch.h"
+#include "core/symv_variants.h"
 #include "support/dd_reference.h"
 #include "support/gpu_support.h"
 #include "support/test_support.h"

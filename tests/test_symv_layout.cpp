@@ -1,5 +1,5 @@
 // test_symv_layout.cpp - the block decomposition of xnSsymv/xnDsymv
-// (src/numerics/symv_layout.h), on the CPU (label unit).
+// (kernels/numerics/symv_layout.h), on the CPU (label unit).
 //
 // Part 1 checks the closed forms against plain loops: floor_sum, slot bases
 // and counts, the ranges of own and cross slots, the bijection from the

@@ -10,6 +10,7 @@
 #include "api/internal.h"
 #include "backend/cuda/call_guard.h"
 #include "core/options.h"
+#include "core/symv_variants.h"
 #include "kernels/symv_launch.h"
 #include "xngemm.h"
 
@@ -48,8 +49,9 @@ cublasStatus_t device_symv(cublasHandle_t handle, cublasFillMode_t uplo, int n,
   }
   const ScalarArg<T> a{dev ? T(0) : *alpha, dev ? alpha : nullptr};
   const ScalarArg<T> b{dev ? T(0) : *beta, dev ? beta : nullptr};
-  const cudaError_t e = launch_symv<T>(guard.stream(), v, fill, n, a, A, lda, x, incx, b,
-                                       y, incy, static_cast<T *>(ws), alpha_is_zero);
+  const cudaError_t e =
+      launch_symv<T>(guard.stream(), v, fill == Fill::Lower, n, a, A, lda, x, incx, b, y,
+                     incy, static_cast<T *>(ws), alpha_is_zero);
   return to_cublas(guard.finish(e == cudaSuccess ? Status::Ok : Status::ExecutionFailed));
 }
 

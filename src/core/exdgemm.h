@@ -1,6 +1,6 @@
 // exdgemm.h - the correctly rounded DGEMM (Ozaki scheme), written once over a
 // backend (docs/design.md, "exdgemm"). The backends supply these phases,
-// each a pass of the shared __host__ __device__ numerics in src/numerics/:
+// each a pass of the shared __host__ __device__ numerics in kernels/numerics/:
 //
 //   scan_operands    per row of op(A) and of op(B)^T: highest/lowest set
 //                    bit, non-finite flag, signs
@@ -147,11 +147,11 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
   Blocking blk;
   char *body = nullptr;
   s = claim_blocking(
-      be, head, lim,
+      head, lim,
       [&](std::size_t budget) {
         return choose_blocking(m, n, k, s_all, t_all, budget, lim.force_block);
       },
-      &blk, &body);
+      [&](std::size_t bytes) { return be.body_space(bytes); }, &blk, &body);
   if (s != Status::Ok) return s;
   place_head(static_cast<char *>(be.head_address()));
   double *a_slices = reinterpret_cast<double *>(body);

@@ -203,20 +203,20 @@ inline int ceil_log2(index_t k) {
 
 }  // namespace ex_detail
 
-// The largest blocking choose(budget) gives whose body the backend can
-// allocate after the head: if the body cannot be had after all (memory taken
-// since the budget was read), the largest one below it, down to the
-// smallest block; AllocFailed when none (C untouched). Growing the workspace
-// may move the head region (its contents kept): callers place the phase-1
-// arrays again at head_address().
-template <class Backend, class Choose>
-Status claim_blocking(Backend &be, std::size_t head, const ExdgemmLimits &lim,
-                      Choose &&choose, ex_detail::Blocking *blk, char **body) {
+// The largest blocking choose(budget) gives whose body allocate_body(bytes)
+// (the backend's space after the head; nullptr when it cannot) can have: if the body cannot be had after all (memory taken since the budget
+// was read), the largest one below it, down to the smallest block;
+// AllocFailed when none (C untouched). Growing the workspace may move the
+// head region (its contents kept): callers place the phase-1 arrays again
+// at the backend's head_address().
+template <class Choose, class AllocateBody>
+Status claim_blocking(std::size_t head, const ExdgemmLimits &lim, Choose &&choose,
+                      AllocateBody &&allocate_body, ex_detail::Blocking *blk, char **body) {
   std::size_t budget = lim.workspace_bytes;
   for (;;) {
     *blk = choose(budget);
     if (blk->bm == 0) return Status::AllocFailed;
-    *body = static_cast<char *>(be.body_space(blk->bytes - head));
+    *body = static_cast<char *>(allocate_body(blk->bytes - head));
     if (*body) return Status::Ok;
     if (lim.force_block > 0 || blk->bytes <= head + 1) return Status::AllocFailed;
     budget = blk->bytes - 1;

@@ -225,11 +225,11 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
   Blocking blk;
   char *body = nullptr;
   const Status got = claim_blocking(
-      be, head, lim,
+      head, lim,
       [&](std::size_t budget) {
         return modular_blocking(be, m, n, k, L, tiles, head, budget, lim);
       },
-      &blk, &body);
+      [&](std::size_t bytes) { return be.body_space(bytes); }, &blk, &body);
   if (got != Status::Ok) return got;
   // One split for every block: the full block's (edge blocks are smaller,
   // and their products fit its space).

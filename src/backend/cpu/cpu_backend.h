@@ -1,5 +1,5 @@
 // cpu_backend.h - the CPU backend: OpenBLAS cblas_?gemm leaves and host loops
-// over the shared elementwise functions (src/numerics/elementwise.h).
+// over the shared elementwise functions (kernels/numerics/elementwise.h).
 #pragma once
 
 #include <cstdint>

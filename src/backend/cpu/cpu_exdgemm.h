@@ -1,6 +1,6 @@
 // cpu_exdgemm.h - the CPU backend of exdgemm: host loops over the shared
-// numerics (src/numerics/ozaki_split.h, src/numerics/exdgemm_entry.h) and OpenBLAS for
-// the slice products (exact: every partial sum is an integer below 2^53, so
+// numerics (numerics/ozaki_split.h, numerics/exdgemm_entry.h) and OpenBLAS
+// for the slice products (exact: every partial sum is an integer below 2^53, so
 // OpenBLAS's order and FMAs cannot change it).
 #pragma once
 

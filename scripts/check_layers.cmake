@@ -1,0 +1,91 @@
+# check_layers.cmake - fails when a file of src/ or kernels/ includes a
+# header of a layer above its own (docs/design.md, "Layers").
+#
+#   cmake -DXN_ROOT=<source tree> -P scripts/check_layers.cmake
+#
+# The build runs it before compiling any layer (CMakeLists.txt), and the
+# unit test check_layers runs it on the tree and on a planted violation.
+# Every layer includes by path ("core/...", "numerics/...", "kernels/..."),
+# from include folders that show all of src/ and kernels/: this table, not
+# the folders, is what keeps an include from running back up.
+
+cmake_minimum_required(VERSION 3.24)  # the policies of the project's CMake
+
+if(NOT XN_ROOT)
+  message(FATAL_ERROR "check_layers.cmake: set -DXN_ROOT=<source tree>")
+endif()
+
+# layer | its files (a folder under XN_ROOT) | the prefix its headers are
+# included by | the layers it may include besides itself (- for none).
+# Bottom up.
+set(XN_LAYER_TABLE
+  "numerics|kernels/numerics|numerics/|-"
+  "core|src/core|core/|numerics"
+  "kernels|kernels|kernels/|numerics"
+  "backend_cpu|src/backend/cpu|backend/cpu/|numerics core"
+  "backend_cuda|src/backend/cuda|backend/cuda/|numerics core kernels public"
+  "api|src/api|api/|numerics core kernels backend_cpu backend_cuda public"
+  "distributed|src/distributed|distributed/|numerics core backend_cuda api public"
+  "intercept|src/intercept|intercept/|numerics core api public")
+# The public headers (include/): a layer that may use them lists "public".
+set(XN_PUBLIC_HEADERS xngemm.h xngemm_dist.h)
+
+set(layers "")
+foreach(row IN LISTS XN_LAYER_TABLE)
+  string(REPLACE "|" ";" f "${row}")
+  list(GET f 0 name)
+  list(GET f 1 dir)
+  list(GET f 2 prefix)
+  list(GET f 3 may)
+  string(REPLACE " " ";" may "${may}")
+  list(REMOVE_ITEM may -)
+  list(APPEND layers ${name})
+  set(dir_${name} ${dir})
+  set(prefix_${name} ${prefix})
+  set(may_${name} ${name} ${may})
+endforeach()
+
+# The layer of an included path ("" when it is none of ours: a system or
+# third-party header).
+function(layer_of_include path out)
+  set(found "")
+  if(path IN_LIST XN_PUBLIC_HEADERS)
+    set(found public)
+  else()
+    # The longest prefix wins ("kernels/" is not "numerics/": no overlap).
+    set(best 0)
+    foreach(l IN LISTS layers)
+      string(LENGTH "${prefix_${l}}" len)
+      string(SUBSTRING "${path}" 0 ${len} head)
+      if(head STREQUAL prefix_${l} AND len GREATER best)
+        set(found ${l})
+        set(best ${len})
+      endif()
+    endforeach()
+  endif()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
+set(violations 0)
+foreach(l IN LISTS layers)
+  file(GLOB files LIST_DIRECTORIES false
+    ${XN_ROOT}/${dir_${l}}/*.h ${XN_ROOT}/${dir_${l}}/*.cpp
+    ${XN_ROOT}/${dir_${l}}/*.cu ${XN_ROOT}/${dir_${l}}/*.cuh)
+  foreach(file IN LISTS files)
+    file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" path "${line}")
+      layer_of_include("${path}" target)
+      if(target STREQUAL "" OR target IN_LIST may_${l})
+        continue()
+      endif()
+      file(RELATIVE_PATH rel ${XN_ROOT} ${file})
+      message(SEND_ERROR "${rel}: layer ${l} includes \"${path}\" (layer ${target}), "
+                         "which is not below it (scripts/check_layers.cmake)")
+      math(EXPR violations "${violations} + 1")
+    endforeach()
+  endforeach()
+endforeach()
+if(violations GREATER 0)
+  message(FATAL_ERROR "${violations} include(s) run up the layers")
+endif()
