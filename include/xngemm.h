@@ -736,14 +736,14 @@ cublasStatus_t xnGetLastGemmInfo(cublasHandle_t handle, xnGemmInfo_t *info);
  * $XDG_CACHE_HOME/xngemm or $HOME/.cache/xngemm), one file per device,
  * keyed by the device's UUID, the driver, cuBLAS and xNGEMM versions;
  * later processes read it at their first call on the device. A file that
- * is stale or damaged is ignored with one line on stderr. Not needed on
+ * is stale or damaged is ignored (said on stderr under XN_VERBOSE=1). Not needed on
  * the cards the library has a built-in model for (H100 SXM, H200); for
  * other cards it replaces a first guess (XN_PARAMETERS_SCALED). Never call
  * it inside a stream capture. Returns CUBLAS_STATUS_ALLOC_FAILED when the
  * memory cannot be had, CUBLAS_STATUS_EXECUTION_FAILED when a measurement
  * fails (nothing is installed then), CUBLAS_STATUS_NOT_INITIALIZED for a
- * NULL handle. A cache file that cannot be written is said on stderr; the
- * calibration is still used in this process.
+ * NULL handle. A cache file that cannot be written is said on stderr under
+ * XN_VERBOSE=1; the calibration is still used in this process.
  */
 cublasStatus_t xnCalibrate(cublasHandle_t handle);
 
@@ -858,6 +858,27 @@ double exddot_(const int *n, const double *x, const int *incx, const double *y,
                const int *incy);
 /** CBLAS-style EXDDOT (see exddot_). */
 double cblas_exddot(int n, const double *x, int incx, const double *y, int incy);
+
+/** Outcomes of the routines without a status return (the host routines:
+ *  xnGetLastHostStatus; the distributed ones: xnGetLastDistStatus,
+ *  include/xngemm_dist.h) beyond 0 (done) and -i (argument i was illegal:
+ *  the INFO given to XERBLA or PXERBLA; the output unchanged). */
+#ifndef XN_STATUS_UNCHANGED /* (xngemm_dist.h has them too) */
+#define XN_STATUS_UNCHANGED 1 /**< the call did not run: the output is unchanged */
+#define XN_STATUS_PARTIAL 2   /**< it failed after part of the output was written */
+#endif
+
+/**
+ * The outcome of the calling thread's last host routine call (sngemm_ to
+ * exddot_ and their cblas_ forms above): 0 when its output is the result;
+ * -i when argument i was illegal (reported through xerbla_, with the same
+ * i; the output unchanged); XN_STATUS_UNCHANGED when it could not run (the
+ * CPU's exdgemm with XN_EXDGEMM_WORKSPACE_LIMIT below one block), the output
+ * unchanged. A GPU that fails takes the CPU instead, so the host routines
+ * never leave a partial result. Nothing is said on stderr unless
+ * XN_VERBOSE=1.
+ */
+int xnGetLastHostStatus(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -26,7 +26,7 @@
  *
  * Local arrays in host memory or in GPU memory: on every process of the
  * grid, A, B and C are either host arrays or device arrays of one GPU
- * (cudaMalloc), never a mix (then a message and sub(C) unchanged). Device
+ * (cudaMalloc), never a mix (then XN_STATUS_UNCHANGED and sub(C) unchanged). Device
  * arrays stay on the GPUs: the blocks move between them over NCCL (where
  * every process has a GPU of its own and libnccl.so.2 loads) or MPI
  * (XN_OPT_DIST_TRANSPORT), the local product is the library's device
@@ -67,8 +67,8 @@ void psngemm_(const char *transa, const char *transb, const int *m, const int *n
               const int *ic, const int *jc, const int *descc);
 
 /** PEXDGEMM: PDGEMM's argument list; every entry correctly rounded. Only if
- *  not even one row and one column of K fit is a message printed and that
- *  entry of sub(C) left unchanged. */
+ *  not even one row and one column of K fit is sub(C) left unchanged
+ *  (xnGetLastDistStatus: XN_STATUS_UNCHANGED). */
 void pexdgemm_(const char *transa, const char *transb, const int *m, const int *n,
                const int *k, const double *alpha, const double *a, const int *ia,
                const int *ja, const int *desca, const double *b, const int *ib,
@@ -89,9 +89,15 @@ void xnGetLastDistInfo(int *bands, int *panels);
 void xnGetLastDistLevels(int *levels);
 
 /** Outcomes of xnGetLastDistStatus beyond 0 (done) and -i (argument i was
- *  illegal: PDGEMM's INFO, reported through PXERBLA). */
-#define XN_DIST_UNCHANGED 1 /**< the call did not run: sub(C) is unchanged */
-#define XN_DIST_PARTIAL 2   /**< it failed after part of sub(C) was written */
+ *  illegal: PDGEMM's INFO, reported through PXERBLA): those of the host
+ *  routines (xngemm.h, repeated here so that this header needs no CUDA
+ *  header), also under the names earlier releases gave them. */
+#ifndef XN_STATUS_UNCHANGED
+#define XN_STATUS_UNCHANGED 1
+#define XN_STATUS_PARTIAL 2
+#endif
+#define XN_DIST_UNCHANGED XN_STATUS_UNCHANGED /**< the call did not run: sub(C) is unchanged */
+#define XN_DIST_PARTIAL XN_STATUS_PARTIAL     /**< it failed after part of sub(C) was written */
 
 /** The outcome of the last PDNGEMM/PSNGEMM/PEXDGEMM call of this thread on
  *  this process; every process of the grid gets a nonzero value when the
@@ -106,7 +112,8 @@ void xnGetLastDistLevels(int *levels);
  *  (whole bands, or the panels of K summed so far). A transport that fails
  *  on some process (NCCL, out of memory) is agreed by every process before
  *  any of them writes sub(C): the grid moves its blocks over MPI instead,
- *  and only if that fails too does the call stop, with sub(C) unchanged. */
+ *  and only if that fails too does the call stop, with sub(C) unchanged.
+ *  Nothing is said on stderr unless XN_VERBOSE=1. */
 int xnGetLastDistStatus(void);
 
 #ifdef __cplusplus

@@ -370,10 +370,15 @@ class CacheFolder : public ::testing::Test {
   bool had_ = false;
 };
 
+// What is said on stderr while `body` runs, with XN_VERBOSE=1 (without it
+// nothing is: test_api_options.cpp, NothingOnStderrUnlessAskedFor).
 std::string stderr_of(const std::function<void()> &body) {
+  setenv("XN_VERBOSE", "1", 1);
   testing::internal::CaptureStderr();
   body();
-  return testing::internal::GetCapturedStderr();
+  std::string said = testing::internal::GetCapturedStderr();
+  unsetenv("XN_VERBOSE");
+  return said;
 }
 
 TEST_F(CacheFolder, WrittenAtomicallyAndReadBack) {
@@ -420,7 +425,7 @@ TEST_F(CacheFolder, StaleOrDamagedFilesAreIgnoredAndSaidOnce) {
       EXPECT_EQ(xn::load_calibrated_model(t, "0.1.0", fallback).source,
                 xn::ModelSource::BuiltIn);
   });
-  EXPECT_EQ(err, "xNGEMM: calibration " + path +
+  EXPECT_EQ(err, "xngemm: calibration " + path +
                      " was made with driver 12080, this is 13000; ignored (xnbench "
                      "calibrate makes a new one)\n");
   // A damaged file: said once too, with its own reason.

@@ -295,6 +295,7 @@ TYPED_TEST(HostApi, BadArgumentsReportedViaXerbla) {
     EXPECT_EQ(g_xerbla.calls, 1);
     EXPECT_EQ(g_xerbla.name, Api<T>::f77_name);
     EXPECT_EQ(g_xerbla.info, b.info);
+    EXPECT_EQ(xnGetLastHostStatus(), -b.info) << "the thread's last status";
     EXPECT_TRUE(same_bytes(C, pattern)) << "C written after a bad argument";
   }
   for (const BadCblas &b : kBadCblas) {
@@ -310,6 +311,7 @@ TYPED_TEST(HostApi, BadArgumentsReportedViaXerbla) {
     EXPECT_EQ(g_xerbla.calls, 1);
     EXPECT_EQ(g_xerbla.name, Api<T>::cblas_name);
     EXPECT_EQ(g_xerbla.info, b.pos);
+    EXPECT_EQ(xnGetLastHostStatus(), -b.pos) << "the thread's last status";
     EXPECT_TRUE(same_bytes(C, pattern)) << "C written after a bad argument";
   }
 }
@@ -674,6 +676,69 @@ TEST(HostApiThreads, ConcurrentCallsAreCorrect) {
   for (std::thread &th : pool) th.join();
   for (int t = 0; t < kThreads; ++t)
     EXPECT_TRUE(failures[t].empty()) << "thread " << t << ": " << failures[t];
+}
+
+// One error model (docs/design.md): the host routines' outcome is the
+// thread's last status, 0 / -position / XN_STATUS_UNCHANGED, never reporting
+// an earlier call, and stderr stays silent unless XN_VERBOSE=1.
+TEST(HostApiStatus, LastStatusOfEachCallAndSilentStderr) {
+  OptionGuard guard("cpu");
+  std::mt19937_64 rng(xn_test::fresh_seed());
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int m = 37, n = 29, k = 41;
+  std::vector<double> A(std::size_t(m) * k), B(std::size_t(k) * n);
+  for (double &x : A) x = u(rng);
+  for (double &x : B) x = u(rng);
+  const double one = 1.0, zero = 0.0;
+
+  // An illegal argument, then a call that completes: 0 again.
+  std::vector<double> C(std::size_t(m) * n, std::nan(""));
+  g_xerbla = XerblaLog{};
+  const int bad_m = -1;
+  dngemm_("N", "N", &bad_m, &n, &k, &one, A.data(), &m, B.data(), &k, &zero, C.data(), &m);
+  EXPECT_EQ(xnGetLastHostStatus(), -3);
+  exdgemm_("N", "N", &m, &n, &k, &one, A.data(), &m, B.data(), &k, &zero, C.data(), &m);
+  EXPECT_EQ(xnGetLastHostStatus(), 0);
+  EXPECT_TRUE(std::isfinite(C[0]));
+
+  // A workspace limit below one block: C unchanged, XN_STATUS_UNCHANGED,
+  // and nothing on stderr without XN_VERBOSE.
+  ASSERT_EQ(xnSetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 1), CUBLAS_STATUS_SUCCESS);
+  const std::vector<double> before = C;
+  unsetenv("XN_VERBOSE");
+  testing::internal::CaptureStderr();
+  exdgemm_("N", "N", &m, &n, &k, &one, A.data(), &m, B.data(), &k, &one, C.data(), &m);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(xnGetLastHostStatus(), XN_STATUS_UNCHANGED);
+  EXPECT_TRUE(same_bytes(C, before)) << "C written by a call that did not run";
+  // Asked for, the same failure is one line.
+  setenv("XN_VERBOSE", "1", 1);
+  testing::internal::CaptureStderr();
+  exdgemm_("N", "N", &m, &n, &k, &one, A.data(), &m, B.data(), &k, &one, C.data(), &m);
+  const std::string said = testing::internal::GetCapturedStderr();
+  unsetenv("XN_VERBOSE");
+  EXPECT_EQ(xnGetLastHostStatus(), XN_STATUS_UNCHANGED);
+  EXPECT_EQ(said.rfind("xngemm: EXDGEMM could not run on the CPU", 0), 0u) << said;
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+
+  // Other host routines that complete clear it (each reports its own call).
+  const int inc = 1;
+  EXPECT_TRUE(std::isfinite(exddot_(&k, A.data(), &inc, B.data(), &inc)));
+  EXPECT_EQ(xnGetLastHostStatus(), 0);
+  exdgemm_("N", "N", &m, &n, &k, &one, A.data(), &m, B.data(), &k, &one, C.data(), &m);
+  EXPECT_EQ(xnGetLastHostStatus(), XN_STATUS_UNCHANGED);
+  cblas_dngemm(XnColMajor, XnNoTrans, XnNoTrans, m, n, k, 1.0, A.data(), m, B.data(), k,
+               0.0, C.data(), m);
+  EXPECT_EQ(xnGetLastHostStatus(), 0);
+  // Per thread: another thread's calls do not change this thread's status.
+  dngemm_("N", "N", &bad_m, &n, &k, &one, A.data(), &m, B.data(), &k, &zero, C.data(), &m);
+  std::thread([&] {
+    EXPECT_EQ(xnGetLastHostStatus(), 0) << "a new thread's status before any call";
+    std::vector<double> D(std::size_t(m) * n);
+    dngemm_("N", "N", &m, &n, &k, &one, A.data(), &m, B.data(), &k, &zero, D.data(), &m);
+    EXPECT_EQ(xnGetLastHostStatus(), 0);
+  }).join();
+  EXPECT_EQ(xnGetLastHostStatus(), -3);
 }
 
 TEST(HostApiEnvironment, CpuPathForced) {

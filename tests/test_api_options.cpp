@@ -4,7 +4,7 @@
 // through xnSetOption/xnGetOption and the environment (label api). The
 // environment-only settings (kEnvironmentTable, src/core/environment.cpp) and
 // the validator both tables go through: bad numbers, bad words, ranges, one
-// line on stderr per variable and value.
+// line on stderr per variable and value, and only under XN_VERBOSE=1.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -202,12 +202,19 @@ TEST(OptionTable, EnvironmentGoesThroughTheTable) {
 
 // ---------------------------------------------------------------- the validator
 
-// What the validator prints while `body` runs.
+// What the validator says on stderr while `body` runs, with XN_VERBOSE set
+// to `verbose` (nullptr: unset).
 template <class Body>
-std::string stderr_of(Body &&body) {
+std::string stderr_of(Body &&body, const char *verbose = "1") {
+  if (verbose)
+    setenv("XN_VERBOSE", verbose, 1);
+  else
+    unsetenv("XN_VERBOSE");
   testing::internal::CaptureStderr();
   body();
-  return testing::internal::GetCapturedStderr();
+  std::string said = testing::internal::GetCapturedStderr();
+  unsetenv("XN_VERBOSE");
+  return said;
 }
 
 TEST(EnvironmentTable, RowsAreWellFormed) {
@@ -402,6 +409,33 @@ TEST(EnvironmentValidator, ReportsOncePerVariableAndValue) {
   EXPECT_EQ(err,
             "xngemm: XN_TEST_ONCE=x is a test: nothing done\n"
             "xngemm: XN_TEST_ONCE=y is a test: again\n");
+}
+
+// Nothing goes to stderr unless XN_VERBOSE=1 asks for it; a value said
+// nothing for is said once it is asked for; any other XN_VERBOSE is no.
+TEST(EnvironmentValidator, NothingOnStderrUnlessAskedFor) {
+  ASSERT_EQ(setenv("XN_LEAF_D", "-7x", 1), 0);
+  for (const char *quiet : {static_cast<const char *>(nullptr), "0", "yes", "", "10"}) {
+    const std::string err = stderr_of(
+        [] {
+          EXPECT_EQ(xn::options_from_environment().leaf_d, -1);
+          EXPECT_FALSE(
+              xn::report_environment_once("XN_TEST_QUIET", "q", "is a test", "nothing"));
+          xn::diagnostic("a diagnostic %d", 1);
+        },
+        quiet);
+    EXPECT_EQ(err, "") << "XN_VERBOSE=" << (quiet ? quiet : "(unset)");
+  }
+  const std::string err = stderr_of([] {
+    EXPECT_EQ(xn::options_from_environment().leaf_d, -1);
+    EXPECT_TRUE(xn::report_environment_once("XN_TEST_QUIET", "q", "is a test", "nothing"));
+    xn::diagnostic("a diagnostic %d", 2);
+  });
+  EXPECT_EQ(err,
+            "xngemm: XN_LEAF_D=-7x is not an integer: using -1\n"
+            "xngemm: XN_TEST_QUIET=q is a test: nothing\n"
+            "xngemm: a diagnostic 2\n");
+  unsetenv("XN_LEAF_D");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "backend/cuda/device_model_cuda.h"
 #include "backend/cuda/handle_state.h"
 #include "core/call_depth.h"
+#include "core/environment.h"
 #include "core/gemm_driver.h"
 #include "core/options.h"
 #include "core/plan.h"
@@ -197,8 +198,7 @@ cublasStatus_t xnCalibrate(cublasHandle_t handle) {
   std::string path, problem;
   const Status s = calibrate_current_device(handle, &model, &path, &problem);
   if (s == Status::Ok && !problem.empty())
-    std::fprintf(stderr, "xNGEMM: the calibration is used in this process but not saved: %s\n",
-                 problem.c_str());
+    diagnostic("the calibration is used in this process but not saved: %s", problem.c_str());
   return to_cublas(s);
 }
 

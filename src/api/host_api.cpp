@@ -50,7 +50,14 @@ bool gpu_present() {
   return present;
 }
 
+// The outcome of the calling thread's last host call (xnGetLastHostStatus):
+// 0, -position of an illegal argument, XN_STATUS_UNCHANGED.
+thread_local int t_host_status = 0;
+
+// An illegal argument: XERBLA, as reference BLAS, and the same position in
+// the thread's last status.
 void report(const char *name, int position) {
+  t_host_status = -position;
   std::size_t len = 0;
   while (name[len]) ++len;
   xerbla_(name, &position, len);
@@ -72,10 +79,6 @@ Options host_options() {
   return o;
 }
 
-// Whether the calling thread's last host call could not run and left C
-// unchanged (xn_internal_host_call_failed: the interposer then calls the
-// BLAS instead).
-thread_local bool t_host_failed = false;
 
 // What the calling thread's last recursive host GEMM did
 // (xnGetLastGemmInfo(NULL, ...); its levels: xnGetLastLevels(NULL, ...));
@@ -169,7 +172,7 @@ template <class T>
 void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
                const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   const CallDepthGuard inside;  // its BLAS/cuBLAS leaves bypass the interposer
-  t_host_failed = false;
+  begin_host_call();
   // The depth this call ran, for xnGetLastLevels(NULL, ...): 0 for an empty
   // C and the quick return, the device's on the GPU, the CPU's otherwise.
   const bool recursive = routine != HostRoutine::Exdgemm;
@@ -194,14 +197,13 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
       const Status st =
           cpu_exdgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, o, &info);
       set_host_exdgemm_info(to_public(info));
-      // A BLAS routine has no error return: say it rather than leave C
-      // unchanged in silence (a workspace limit too small for one block).
-      t_host_failed = st != Status::Ok;
-      if (t_host_failed)
-        std::fprintf(stderr,
-                     "xngemm: EXDGEMM could not run on the CPU (status %d; "
-                     "XN_EXDGEMM_WORKSPACE_LIMIT too small?): C is unchanged\n",
-                     int(st));
+      // A BLAS routine has no error return: the thread's last status says
+      // it (a workspace limit too small for one block leaves C unchanged).
+      t_host_status = outcome_of(st, false);
+      if (st != Status::Ok)
+        diagnostic("EXDGEMM could not run on the CPU (status %d; "
+                   "XN_EXDGEMM_WORKSPACE_LIMIT too small?): C is unchanged",
+                   int(st));
       return;
     }
   }
@@ -251,8 +253,8 @@ void report_bad_argument(const char *name, int position) { report(name, position
 
 std::uint64_t host_nonneg_fallbacks() { return g_host_fallbacks; }
 xnGemmInfo_t host_last_gemm_info() { return t_last_info; }
-bool host_call_failed() { return t_host_failed; }
-void begin_host_call() { t_host_failed = false; }
+bool host_call_failed() { return t_host_status == XN_STATUS_UNCHANGED; }
+void begin_host_call() { t_host_status = 0; }
 
 void set_host_check_nonneg(bool on) { g_host_check_nonneg = on; }
 
@@ -366,5 +368,7 @@ void cblas_exdgemm(int layout, int transa, int transb, int m, int n, int k, doub
   cblas_gemm_entry<double>(HostRoutine::Exdgemm, "cblas_exdgemm", layout, transa, transb,
                            m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+
+int xnGetLastHostStatus(void) { return xn::t_host_status; }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "api/args.h"
+#include "api/status_conventions.h"
 #include "backend/cuda/call_guard.h"
 #include "core/device_model.h"
 #include "core/exdgemm.h"
@@ -18,23 +19,6 @@
 #include "xngemm.h"
 
 namespace xn {
-
-inline cublasStatus_t to_cublas(Status s) {
-  switch (s) {
-    case Status::Ok:
-      return CUBLAS_STATUS_SUCCESS;
-    case Status::InvalidValue:
-      return CUBLAS_STATUS_INVALID_VALUE;
-    case Status::AllocFailed:
-      return CUBLAS_STATUS_ALLOC_FAILED;
-    case Status::ExecutionFailed:
-      return CUBLAS_STATUS_EXECUTION_FAILED;
-    case Status::NotSupported:
-      return CUBLAS_STATUS_NOT_SUPPORTED;
-    default:
-      return CUBLAS_STATUS_INTERNAL_ERROR;
-  }
-}
 
 // Valid operations only (the argument checks come first): CUBLAS_OP_C is the
 // transpose of real data.
@@ -111,7 +95,8 @@ void set_host_exdgemm_info(const xnExdgemmInfo_t &info);
 cublasStatus_t uncaptured_stream(cublasHandle_t handle, cudaStream_t *stream);
 
 // Reports the bad parameter `position` of host routine `name` through
-// xerbla_, as reference BLAS does.
+// xerbla_, as reference BLAS does, and as the thread's last host status
+// (-position: xnGetLastHostStatus).
 void report_bad_argument(const char *name, int position);
 
 // How many host-API calls fell back to the classical product under
@@ -127,10 +112,12 @@ xnGemmInfo_t gemm_info_of(const GemmReport &report, const DepthModel *model,
                           int levels = -2);
 
 // Whether the calling thread's last host entry point could not run (C left
-// unchanged): CPU exdgemm within a workspace limit too small for one block.
+// unchanged, xnGetLastHostStatus XN_STATUS_UNCHANGED): CPU exdgemm within a
+// workspace limit too small for one block. The interposer then calls the
+// BLAS instead.
 bool host_call_failed();
-// A host entry point that cannot fail (the exact GEMV and DOT) clears the
-// flag host_call_failed reads, so that it never reports an earlier call.
+// Every host entry point begins here: the thread's last status is 0 until
+// the call says otherwise, so it never reports an earlier call.
 void begin_host_call();
 
 // The host routines scan non-negative operands and limit their depth as

@@ -49,12 +49,13 @@ bool make_dirs(const std::string &dir, std::string *problem) {
   return true;
 }
 
-// One line per process for each (path, problem).
+// One diagnostic per process for each (path, problem).
 void say_once(const std::string &line) {
+  if (!verbose()) return;
   static std::mutex mu;
   static std::set<std::string> said;
   std::lock_guard<std::mutex> lock(mu);
-  if (said.insert(line).second) std::fprintf(stderr, "xNGEMM: %s\n", line.c_str());
+  if (said.insert(line).second) diagnostic("%s", line.c_str());
 }
 
 }  // namespace

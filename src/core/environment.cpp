@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,8 @@ constexpr EnvSetting kEnvironmentTable[] = {
    "PDNGEMM, PSNGEMM, PEXDGEMM: the NCCL library loaded at run time (one that does not load is said once; MPI then moves the blocks)"},
   {EnvVar::CacheDir, "XN_CACHE_DIR", EnvKind::Text, nullptr, 0, 0, "$XDG_CACHE_HOME/xngemm",
    "where `xnCalibrate` (`xnbench calibrate`) keeps each device's measured rates (default `$XDG_CACHE_HOME/xngemm`, else `$HOME/.cache/xngemm`)"},
+  {EnvVar::Verbose, "XN_VERBOSE", EnvKind::Choice, "0|1", 0, 0, "0",
+   "1 = say on stderr, once each, what was not accepted or could not be done (a rejected `XN_*` value, a host or distributed call that did not complete, a calibration not saved); 0 = nothing on stderr: the statuses say it (cuBLAS's, `xnGetLastHostStatus`, `xnGetLastDistStatus`)"},
 };
 // clang-format on
 constexpr std::size_t kEnvironmentCount =
@@ -143,8 +146,25 @@ std::string env_choice_word(const char *choices, int index) {
   return bar ? std::string(word, bar) : std::string(word);
 }
 
+bool verbose() {
+  // Not through env_choice: a rejected XN_VERBOSE could not be said.
+  const char *v = std::getenv(kEnvironmentTable[std::size_t(EnvVar::Verbose)].env);
+  return v && std::strcmp(v, "1") == 0;
+}
+
+void diagnostic(const char *format, ...) {
+  if (!verbose()) return;
+  char text[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  std::fprintf(stderr, "xngemm: %s\n", text);
+}
+
 bool report_environment_once(const char *env, const char *value,
                              const std::string &problem, const std::string &instead) {
+  if (!verbose()) return false;  // (not marked said: a later XN_VERBOSE=1 says it)
   // Never destroyed: a report may come from another library's exit path.
   static std::mutex *const mutex = new std::mutex;
   static std::set<std::string> *const said = new std::set<std::string>;
@@ -153,8 +173,7 @@ bool report_environment_once(const char *env, const char *value,
     std::lock_guard<std::mutex> lock(*mutex);
     if (!said->insert(key).second) return false;
   }
-  std::fprintf(stderr, "xngemm: %s %s: %s\n", key.c_str(), problem.c_str(),
-               instead.c_str());
+  diagnostic("%s %s: %s", key.c_str(), problem.c_str(), instead.c_str());
   return true;
 }
 

@@ -3,10 +3,15 @@
 // library or the interposer reads is a row of a table: kOptionTable
 // (options.cpp) for the options xnSetOption also sets, kEnvironmentTable
 // (environment.cpp) for the settings only the environment gives (XN_DEVICE,
-// the interposer's XN_INTERCEPT*, XN_NCCL_LIBRARY). A value its row does not
-// accept is reported on stderr, one line naming the variable, the value and
-// what is used instead, once per process for each variable and value; the
-// row's default is then used.
+// the interposer's XN_INTERCEPT*, XN_NCCL_LIBRARY, XN_VERBOSE). A value its
+// row does not accept is said on stderr under XN_VERBOSE=1, one line naming
+// the variable, the value and what is used instead, once per process for
+// each variable and value; the row's default is then used.
+//
+// The library's diagnostics all go through diagnostic() here: nothing goes
+// to stderr unless XN_VERBOSE=1 asks for it. What a caller must be able to
+// act on is a status instead (cuBLAS's, xnGetLastHostStatus,
+// xnGetLastDistStatus: docs/design.md, "One error model").
 //
 // CUDA-free and self-contained (no other xNGEMM source): the interposer
 // compiles this file too, so it validates its variables without loading
@@ -27,7 +32,8 @@ enum class EnvVar {
   InterceptMinVectorFlops,
   InterceptLog,
   NcclLibrary,
-  CacheDir
+  CacheDir,
+  Verbose
 };
 
 // How a setting's text is read.
@@ -76,8 +82,16 @@ bool env_integer(const char *env, std::int64_t min, std::int64_t max,
                  bool (*accept)(std::int64_t), std::int64_t default_value,
                  std::int64_t *value);
 
-// Prints "xngemm: ENV=VALUE PROBLEM: INSTEAD" on stderr unless this process
-// printed it already (one line per variable and value); true if printed.
+// Whether XN_VERBOSE is 1 (any other value, or none: no). Read at every
+// call, so a program may turn it on at any time; diagnostics are rare.
+bool verbose();
+
+// Says "xngemm: " and the printf-formatted text, with a newline, on stderr
+// when verbose(); nothing otherwise.
+void diagnostic(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+// Says "xngemm: ENV=VALUE PROBLEM: INSTEAD" (a diagnostic) unless this
+// process said it already (one line per variable and value); true if said.
 // Also for problems found where a value is used (XN_DEVICE=gpu without a
 // GPU, an XN_NCCL_LIBRARY that does not load).
 bool report_environment_once(const char *env, const char *value,

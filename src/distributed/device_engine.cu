@@ -129,7 +129,7 @@ bool cuda_aware_mpi() {
 // ---------------------------------------------------------------- state
 bool cuda_ok(cudaError_t e, const char *what) {
   if (e == cudaSuccess) return true;
-  std::fprintf(stderr, "xngemm: distributed GEMM: %s: %s\n", what, cudaGetErrorString(e));
+  diagnostic("distributed GEMM: %s: %s", what, cudaGetErrorString(e));
   cudaGetLastError();
   return false;
 }
@@ -176,8 +176,7 @@ DeviceState *state_for(int device) {
   // stream: the call follows the caller's work there, as a host routine
   // would.
   if (!s->kept.ready(KeptDevice::StreamKind::Blocking)) {
-    std::fprintf(stderr, "xngemm: distributed GEMM: no cuBLAS handle on GPU %d\n",
-                 device);
+    diagnostic("distributed GEMM: no cuBLAS handle on GPU %d", device);
     return nullptr;
   }
   g_states.push_back(s.release());
@@ -251,8 +250,7 @@ bool warm_up_nccl(GridComm &gc, int procs, int me, cudaStream_t stream) {
           n.recv(buf + procs + peer, 1, kNcclUint8, peer, gc.nccl, stream);
         }
       const ncclResult_t r = n.group_end();
-      if (r != 0)
-        std::fprintf(stderr, "xngemm: distributed GEMM: NCCL: %s\n", n.error_string(r));
+      if (r != 0) diagnostic("distributed GEMM: NCCL: %s", n.error_string(r));
       ok = r == 0;
     }
   }
@@ -437,8 +435,7 @@ class DeviceEngine final : public Engine<T> {
         xnSetWorkspace(st_.kept.handle, nullptr, 0) == CUBLAS_STATUS_SUCCESS)
       s = run();
     if (s != CUBLAS_STATUS_SUCCESS)
-      std::fprintf(stderr, "xngemm: %s: the local product failed (cuBLAS status %d)\n",
-                   name_, int(s));
+      diagnostic("%s: the local product failed (cuBLAS status %d)", name_, int(s));
     if (xnGetLastLevels(st_.kept.handle, &levels_) != CUBLAS_STATUS_SUCCESS) levels_ = -1;
     return s == CUBLAS_STATUS_SUCCESS;
   }
@@ -558,8 +555,7 @@ class DeviceEngine final : public Engine<T> {
       const bool mine = ok && g_fail_exchange != 1 && g_fail_exchange != 2 &&
                         exchange_nccl(p);
       if (comm_all(gc_.comm, mine)) return true;
-      std::fprintf(stderr, "xngemm: %s: NCCL failed on some process: over MPI instead\n",
-                   name_);
+      diagnostic("%s: NCCL failed on some process: over MPI instead", name_);
       abandon_nccl(gc_, st_.kept.stream);
       return exchange_mpi(p, !ok || g_fail_exchange == 2);
     }
@@ -578,7 +574,7 @@ class DeviceEngine final : public Engine<T> {
         n.recv(recv_buf() + u.offset, std::size_t(u.count()) * size, kNcclUint8, u.peer,
                gc_.nccl, st_.kept.stream);
     const ncclResult_t r = n.group_end();
-    if (r != 0) std::fprintf(stderr, "xngemm: %s: NCCL: %s\n", name_, n.error_string(r));
+    if (r != 0) diagnostic("%s: NCCL: %s", name_, n.error_string(r));
     return r == 0;
   }
 

@@ -11,7 +11,9 @@
 #include <memory>
 #include <new>
 
+#include "api/status_conventions.h"
 #include "core/blas_conventions.h"
+#include "core/environment.h"
 #include "distributed/block_cyclic.h"
 #include "distributed/engine.h"
 #include "distributed/panel_choice.h"
@@ -374,13 +376,13 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // A process outside the grid cannot take part: it reports and returns.
   if (g.nprow == -1) {
     report(info);
-    t_status = info != 0 ? info : XN_DIST_UNCHANGED;
+    t_status = info != 0 ? info : outcome_of(Status::InvalidValue, false);
     return;
   }
   // Some checks are local (LLD): the grid agrees before anyone returns.
   if (!all_ok(ctxt, info == 0)) {
     if (info != 0) report(info);
-    t_status = info != 0 ? info : XN_DIST_UNCHANGED;
+    t_status = info != 0 ? info : outcome_of(Status::InvalidValue, false);
     return;
   }
   // PDGEMM's quick returns.
@@ -394,13 +396,13 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   // Host memory: PBLAS and the host routine; GPU memory: the device engine.
   const int device = operands_device(g, pr);
   if (device == -2) {
-    t_status = XN_DIST_UNCHANGED;
+    t_status = outcome_of(Status::NotSupported, false);  // mixed arrays
     if (first)
-      std::fprintf(stderr,
-                   "xngemm: %s needs the local arrays of A, B and C in host memory on "
-                   "every process, or in one GPU's memory on every process: sub(C) is "
-                   "unchanged\n",
-                   rt.name);
+      diagnostic(
+          "%s needs the local arrays of A, B and C in host memory on "
+          "every process, or in one GPU's memory on every process: sub(C) is "
+          "unchanged",
+          rt.name);
     return;
   }
   std::unique_ptr<Engine<T>> engine;
@@ -410,11 +412,9 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   else
     engine = std::make_unique<HostEngine<T>>(rt, g);
   if (!all_ok(ctxt, engine != nullptr)) {
-    t_status = XN_DIST_UNCHANGED;
+    t_status = outcome_of(Status::ExecutionFailed, false);
     if (first)
-      std::fprintf(stderr,
-                   "xngemm: %s could not set up its GPU work: sub(C) is unchanged\n",
-                   rt.name);
+      diagnostic("%s could not set up its GPU work: sub(C) is unchanged", rt.name);
     return;
   }
 
@@ -425,9 +425,10 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
     const bool scaled = engine->scale(beta, C + part.offset, part.rows, part.cols, c.lld) &&
                         engine->finish();
     if (!scaled)
-      std::fprintf(stderr, "xngemm: %s could not scale sub(C) on process (%d, %d)\n",
-                   rt.name, g.myrow, g.mycol);
-    t_status = all_ok(ctxt, scaled) ? 0 : XN_DIST_PARTIAL;
+      diagnostic("%s could not scale sub(C) on process (%d, %d)", rt.name, g.myrow,
+                 g.mycol);
+    t_status =
+        outcome_of(all_ok(ctxt, scaled) ? Status::Ok : Status::ExecutionFailed, true);
     return;
   }
   // The least workspace that works: one row and one column of all of K
@@ -435,23 +436,23 @@ void pgemm(const Routine<T> &rt, const char *transa, const char *transb, int m, 
   const std::int64_t limit = workspace_limit();
   const std::int64_t least = 2 * std::int64_t(sizeof(T)) * (rt.whole_k ? k : 1);
   if (!all_ok(ctxt, limit == 0 || limit >= least)) {
-    t_status = XN_DIST_UNCHANGED;
+    t_status = outcome_of(Status::AllocFailed, false);
     if (first)
-      std::fprintf(stderr,
-                   "xngemm: %s needs at least %lld bytes of workspace per process "
-                   "(XN_DIST_WORKSPACE_LIMIT is %lld on some process): sub(C) is "
-                   "unchanged\n",
-                   rt.name, (long long)least, (long long)limit);
+      diagnostic(
+          "%s needs at least %lld bytes of workspace per process "
+          "(XN_DIST_WORKSPACE_LIMIT is %lld on some process): sub(C) is "
+          "unchanged",
+          rt.name, (long long)least, (long long)limit);
     return;
   }
   if (compute(rt, *engine, g, pr)) return;
-  t_status = t_written ? XN_DIST_PARTIAL : XN_DIST_UNCHANGED;
+  t_status = outcome_of(Status::ExecutionFailed, t_written);
   if (first)
-    std::fprintf(stderr,
-                 "xngemm: %s could not get memory for one row and one column of K = "
-                 "%lld, or its transport or GPU work failed, on some process: %s\n",
-                 rt.name, (long long)k,
-                 t_written ? "part of sub(C) is not computed" : "sub(C) is unchanged");
+    diagnostic(
+        "%s could not get memory for one row and one column of K = "
+        "%lld, or its transport or GPU work failed, on some process: %s",
+        rt.name, (long long)k,
+        t_written ? "part of sub(C) is not computed" : "sub(C) is unchanged");
 }
 
 }  // namespace

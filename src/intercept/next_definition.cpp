@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/environment.h"
+
 #ifndef XN_LIBRARY_SONAME
 #define XN_LIBRARY_SONAME "libxngemm.so.0"
 #endif
@@ -59,10 +61,8 @@ void *library() {
     const std::vector<LoadedObject> before = loaded_objects();
     void *h = dlopen(XN_LIBRARY_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-      std::fprintf(stderr,
-                   "xngemm intercept: cannot load %s (%s): every call passes "
-                   "through\n",
-                   XN_LIBRARY_SONAME, dlerror());
+      diagnostic("intercept: cannot load %s (%s): every call passes through",
+                 XN_LIBRARY_SONAME, dlerror());
       return h;
     }
     std::vector<ElfW(Addr)> brought;

@@ -130,8 +130,7 @@ const Config &config() {
     if (r.mode) {
       r.mode_name = r.mode->name;
     } else if (word != "off") {  // kEnvironmentTable and kModes disagree
-      std::fprintf(stderr, "xngemm intercept: no mode %s: every call passes through\n",
-                   word.c_str());
+      diagnostic("intercept: no mode %s: every call passes through", word.c_str());
     }
     r.min_flops = env_number(EnvVar::InterceptMinFlops);
     r.min_vector_flops = env_number(EnvVar::InterceptMinVectorFlops);

@@ -32,7 +32,7 @@ M, N, K = 5, 4, 96  # intercept_client.c's sizes
 def run(cmd, preload=None, **env):
     e = dict(os.environ)
     for key in ("LD_PRELOAD", "XN_INTERCEPT", "XN_INTERCEPT_MIN_FLOPS",
-                "XN_INTERCEPT_MIN_VECTOR_FLOPS", "XN_INTERCEPT_LOG"):
+                "XN_INTERCEPT_MIN_VECTOR_FLOPS", "XN_INTERCEPT_LOG", "XN_VERBOSE"):
         e.pop(key, None)
     if preload:
         e["LD_PRELOAD"] = preload
@@ -421,14 +421,19 @@ def messages(stderr):
 
 
 def part_environment(lib, exe):
-    """Bad values of the interposer's and the library's variables: one line
-    each on stderr, naming the variable, the value and what is used instead,
-    once per process however many calls read them; the defaults apply."""
+    """Bad values of the interposer's and the library's variables: under
+    XN_VERBOSE=1 one line each on stderr, naming the variable, the value and
+    what is used instead, once per process however many calls read them;
+    without it, nothing. The defaults apply either way."""
     plain, _ = run([exe])
+    # Not asked for: not a line, and the same results.
+    out, err = run([exe], lib, XN_INTERCEPT="banana", XN_INTERCEPT_MIN_FLOPS="12x",
+                   XN_INTERCEPT_LOG="yes")
+    assert out == plain and messages(err) == [], err
     # The interposer's own variables, validated with it off (libxngemm is
     # never loaded to read them).
     out, err = run([exe], lib, XN_INTERCEPT="banana", XN_INTERCEPT_MIN_FLOPS="12x",
-                   XN_INTERCEPT_LOG="yes")
+                   XN_INTERCEPT_LOG="yes", XN_VERBOSE="1")
     assert out == plain, "bad interposer settings changed a result"
     assert sorted(messages(err)) == sorted([
         "xngemm: XN_INTERCEPT=banana is not one of off, exdgemm, ngemm, strassen, winograd: "
@@ -436,7 +441,8 @@ def part_environment(lib, exe):
         "xngemm: XN_INTERCEPT_MIN_FLOPS=12x is not a number: using 0",
         "xngemm: XN_INTERCEPT_LOG=yes is not one of 0, 1: using 0"]), err
     assert "xngemm intercept:" not in err, f"XN_INTERCEPT_LOG=yes printed the summary: {err}"
-    out, err = run([exe], lib, XN_INTERCEPT="exdgemm", XN_INTERCEPT_MIN_FLOPS="-5")
+    out, err = run([exe], lib, XN_INTERCEPT="exdgemm", XN_INTERCEPT_MIN_FLOPS="-5",
+                   XN_VERBOSE="1")
     assert messages(err) == [
         "xngemm: XN_INTERCEPT_MIN_FLOPS=-5 is out of range (at least 0): using 0"], err
     expect(counts(err), rerouted=2)
@@ -445,7 +451,8 @@ def part_environment(lib, exe):
     # threads (the client's "threads" case), one line each.
     threads_ref, _ = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm")
     out, err = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm", XN_DEVICE="banana",
-                   XN_LEAF_D="abc", XN_MAX_LEVELS="99", XN_EXDGEMM_BLOCK="-1")
+                   XN_LEAF_D="abc", XN_MAX_LEVELS="99", XN_EXDGEMM_BLOCK="-1",
+                   XN_VERBOSE="1")
     assert out == threads_ref, "bad library settings changed a rerouted result"
     assert sorted(messages(err)) == sorted([
         "xngemm: XN_DEVICE=banana is not one of auto, cpu, gpu: using auto",
@@ -455,7 +462,8 @@ def part_environment(lib, exe):
     expect(counts(err), rerouted=32)
 
     # XN_DEVICE=gpu where no GPU is usable: the CPU, said once.
-    out, err = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm", XN_DEVICE="gpu")
+    out, err = run([exe, "threads"], lib, XN_INTERCEPT="exdgemm", XN_DEVICE="gpu",
+                   XN_VERBOSE="1")
     assert out == threads_ref
     said = "xngemm: XN_DEVICE=gpu but no GPU is usable: the host routines run on the CPU"
     if os.path.exists("/dev/nvidiactl"):
