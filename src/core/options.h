@@ -49,40 +49,65 @@ struct Options {
 
   Options();  // the table's defaults
 
-  std::int64_t leaf_for(bool is_double) const { return is_double ? leaf_d : leaf_s; }
-  std::int64_t kchain_for(bool is_double) const {
-    return is_double ? kchain_d : kchain_s;
+  // A recursive GEMM's parameters for one precision, from kGemmKindFields
+  // below: the NonNegWinograd row for the forms without a kind.
+  std::int64_t leaf_for(GemmKind kind, bool is_double) const;
+  std::int64_t min_size_for(GemmKind kind, bool is_double) const;
+  std::int64_t kchain_for(GemmKind kind, bool is_double) const;
+  std::int64_t leaf_for(bool is_double) const {
+    return leaf_for(GemmKind::NonNegWinograd, is_double);
   }
   std::int64_t min_size_for(bool is_double) const {
-    return is_double ? min_size_d : min_size_s;
+    return min_size_for(GemmKind::NonNegWinograd, is_double);
   }
-  // The same for each recursive GEMM. The general-input algorithms split no
-  // leaf along k: they are for speed, and the k-chain (1-2 % of a call) is
-  // part of ?ngemm's accuracy claim; not measured for them.
-  std::int64_t leaf_for(GemmKind kind, bool is_double) const {
-    switch (kind) {
-      case GemmKind::Strassen:
-        return is_double ? strassen_leaf_d : strassen_leaf_s;
-      case GemmKind::Winograd:
-        return is_double ? winograd_leaf_d : winograd_leaf_s;
-      default:
-        return leaf_for(is_double);
-    }
-  }
-  std::int64_t min_size_for(GemmKind kind, bool is_double) const {
-    switch (kind) {
-      case GemmKind::Strassen:
-        return is_double ? strassen_min_size_d : strassen_min_size_s;
-      case GemmKind::Winograd:
-        return is_double ? winograd_min_size_d : winograd_min_size_s;
-      default:
-        return min_size_for(is_double);
-    }
-  }
-  std::int64_t kchain_for(GemmKind kind, bool is_double) const {
-    return kind == GemmKind::NonNegWinograd ? kchain_for(is_double) : 0;
+  std::int64_t kchain_for(bool is_double) const {
+    return kchain_for(GemmKind::NonNegWinograd, is_double);
   }
 };
+
+// Which fields hold each recursive GEMM's options, single then double: one
+// row per GemmKind, in its order. The general-input algorithms split no
+// leaf along k (no k-chain fields): they are for speed, and the k-chain
+// (1-2 % of a call) is part of ?ngemm's accuracy claim; not measured for
+// them.
+struct GemmKindFields {
+  GemmKind kind;
+  std::int64_t Options::*leaf[2];
+  std::int64_t Options::*min_size[2];
+  std::int64_t Options::*kchain[2];  // nullptr: no k-chain (0)
+};
+inline constexpr GemmKindFields kGemmKindFields[] = {
+    {GemmKind::NonNegWinograd,
+     {&Options::leaf_s, &Options::leaf_d},
+     {&Options::min_size_s, &Options::min_size_d},
+     {&Options::kchain_s, &Options::kchain_d}},
+    {GemmKind::Strassen,
+     {&Options::strassen_leaf_s, &Options::strassen_leaf_d},
+     {&Options::strassen_min_size_s, &Options::strassen_min_size_d},
+     {nullptr, nullptr}},
+    {GemmKind::Winograd,
+     {&Options::winograd_leaf_s, &Options::winograd_leaf_d},
+     {&Options::winograd_min_size_s, &Options::winograd_min_size_d},
+     {nullptr, nullptr}},
+};
+
+inline std::int64_t Options::leaf_for(GemmKind kind, bool is_double) const {
+  return this->*kGemmKindFields[int(kind)].leaf[is_double];
+}
+inline std::int64_t Options::min_size_for(GemmKind kind, bool is_double) const {
+  return this->*kGemmKindFields[int(kind)].min_size[is_double];
+}
+inline std::int64_t Options::kchain_for(GemmKind kind, bool is_double) const {
+  std::int64_t Options::*const field = kGemmKindFields[int(kind)].kchain[is_double];
+  return field ? this->*field : 0;
+}
+
+constexpr bool gemm_kind_rows_in_order() {
+  for (int i = 0; i < int(sizeof kGemmKindFields / sizeof kGemmKindFields[0]); ++i)
+    if (int(kGemmKindFields[i].kind) != i) return false;
+  return sizeof kGemmKindFields / sizeof kGemmKindFields[0] == 3;
+}
+static_assert(gemm_kind_rows_in_order(), "kGemmKindFields: one row per GemmKind, in order");
 
 struct OptionSpec {
   int id;                        // the xnOption_t value
