@@ -874,9 +874,10 @@ double cblas_exddot(int n, const double *x, int incx, const double *y, int incy)
  * -i when argument i was illegal (reported through xerbla_, with the same
  * i; the output unchanged); XN_STATUS_UNCHANGED when it could not run (the
  * CPU's exdgemm with XN_EXDGEMM_WORKSPACE_LIMIT below one block), the output
- * unchanged. A GPU that fails takes the CPU instead, so the host routines
- * never leave a partial result. Nothing is said on stderr unless
- * XN_VERBOSE=1.
+ * unchanged. A GPU that fails takes the CPU instead; only if the copy of a
+ * finished product back from the GPU fails, with beta != 0 (C cannot be
+ * read again), is it XN_STATUS_PARTIAL: part of C may be written. Nothing is
+ * said on stderr unless XN_VERBOSE=1.
  */
 int xnGetLastHostStatus(void);
 

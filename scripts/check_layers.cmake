@@ -66,20 +66,43 @@ function(layer_of_include path out)
   set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 
-set(violations 0)
+# Each layer's files, in its folder and below, less the folders of the
+# layers nested in it (kernels/numerics in kernels/).
 foreach(l IN LISTS layers)
-  file(GLOB files LIST_DIRECTORIES false
+  file(GLOB_RECURSE files_${l} LIST_DIRECTORIES false
     ${XN_ROOT}/${dir_${l}}/*.h ${XN_ROOT}/${dir_${l}}/*.cpp
     ${XN_ROOT}/${dir_${l}}/*.cu ${XN_ROOT}/${dir_${l}}/*.cuh)
-  foreach(file IN LISTS files)
-    file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+endforeach()
+foreach(l IN LISTS layers)
+  foreach(inner IN LISTS layers)
+    string(FIND "${dir_${inner}}" "${dir_${l}}/" at)
+    if(at EQUAL 0)
+      list(REMOVE_ITEM files_${l} ${files_${inner}})
+    endif()
+  endforeach()
+endforeach()
+
+set(violations 0)
+foreach(l IN LISTS layers)
+  foreach(file IN LISTS files_${l})
+    file(RELATIVE_PATH rel ${XN_ROOT} ${file})
+    # Quoted and angle-bracket includes alike.
+    file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
     foreach(line IN LISTS lines)
-      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" path "${line}")
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]*)[\">].*" "\\1"
+             path "${line}")
+      # A relative climb ("../core/x.h") names a folder by where the file
+      # stands, not by its layer: never allowed.
+      if(path MATCHES "(^|/)\\.\\./")
+        message(SEND_ERROR "${rel}: layer ${l} includes \"${path}\": include by the "
+                           "layer's path, not by ../ (scripts/check_layers.cmake)")
+        math(EXPR violations "${violations} + 1")
+        continue()
+      endif()
       layer_of_include("${path}" target)
       if(target STREQUAL "" OR target IN_LIST may_${l})
         continue()
       endif()
-      file(RELATIVE_PATH rel ${XN_ROOT} ${file})
       message(SEND_ERROR "${rel}: layer ${l} includes \"${path}\" (layer ${target}), "
                          "which is not below it (scripts/check_layers.cmake)")
       math(EXPR violations "${violations} + 1")

@@ -567,6 +567,26 @@ void run_limit_cases(const Grid &g, std::mt19937_64 &rng) {
     if (bands != 0 || std::memcmp(got.data(), C.local.data(), got.size() * 8) != 0)
       fail("PEXDGEMM below the least workspace: %d bands ran or C changed; %s", bands,
            c.describe().c_str());
+    ++g_checks;
+    if (xnGetLastDistStatus() != XN_STATUS_UNCHANGED)
+      fail("PEXDGEMM below the least workspace: status %d; %s", xnGetLastDistStatus(),
+           c.describe().c_str());
+    // The local engine cannot run (the host EXDGEMM within a workspace limit
+    // below one block): sub(C) unchanged, and said by the status on every
+    // process, not only where it failed.
+    xnSetOption(nullptr, XN_OPT_DIST_WORKSPACE_LIMIT, 0);
+    std::int64_t saved_ex = 0;
+    xnGetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, &saved_ex);
+    xnSetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 1);
+    got = call<double>(c, pexdgemm_, A, B, C, false);
+    xnSetOption(nullptr, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, saved_ex);
+    ++g_checks;
+    if (xnGetLastDistStatus() != XN_STATUS_UNCHANGED ||
+        std::memcmp(got.data(), C.local.data(), got.size() * 8) != 0)
+      fail("PEXDGEMM whose local product cannot run: status %d, C %s; %s",
+           xnGetLastDistStatus(),
+           std::memcmp(got.data(), C.local.data(), got.size() * 8) ? "changed" : "as it was",
+           c.describe().c_str());
     // PDNGEMM with room for one column of K per row and column: panels.
     const int rows = (c.m + g.nprow - 1) / g.nprow + 1;
     const int cols = (c.n + g.npcol - 1) / g.npcol + 1;

@@ -95,25 +95,28 @@ const GemmAlgorithm &algorithm_of(HostRoutine r) {
                                       : nonneg_winograd_algorithm();
 }
 
-// Copy in, multiply on the GPU, copy out. False if the GPU path could not run
-// (no memory, no handle): the caller then computes on the CPU. C is written
-// only after the device result is complete; a recursive GEMM's report goes to
-// t_last_info.
+// What the GPU path did: the product is in C; it could not run (no memory,
+// no handle, a failed product), C untouched; or the copy of the finished
+// product back into C failed, which may have written part of C.
+enum class GpuPath { Done, NotRun, CopyOutFailed };
+
+// Copy in, multiply on the GPU, copy out. C is written only after the device
+// result is complete; a recursive GEMM's report goes to t_last_info.
 template <class T>
-bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k,
-              T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
+GpuPath gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alpha,
+                 const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc) {
   // Allocations and waits outside any stream capture: they must not
   // invalidate another thread's global-mode capture (docs/design.md, "CUDA
   // graphs").
   const RelaxedCaptureMode relaxed;
-  if (!t_gpu.ready(KeptDevice::StreamKind::NonBlocking)) return false;
+  if (!t_gpu.ready(KeptDevice::StreamKind::NonBlocking)) return GpuPath::NotRun;
   const std::size_t ra = ta ? k : m, ca = ta ? m : k;
   const std::size_t rb = tb ? n : k, cb = tb ? k : n;
   const std::size_t na = ra * ca, nb = rb * cb, nc = std::size_t(m) * n;
   auto align = [](std::size_t x) { return (x + 63) / 64 * 64; };
   if (!t_gpu.work.reserve((align(na) + align(nb) + nc) * sizeof(T), t_gpu.stream,
                           t_gpu.device))
-    return false;
+    return GpuPath::NotRun;
   T *dev = static_cast<T *>(t_gpu.work.data());
   T *dA = dev, *dB = dev + align(na), *dC = dB + align(nb);
   const cudaStream_t s = t_gpu.stream;
@@ -128,7 +131,7 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k,
   if (!ok) {
     cudaGetLastError();
     cudaStreamSynchronize(s);
-    return false;
+    return GpuPath::NotRun;
   }
   // The thread's handle follows the process-wide options.
   t_gpu.follow(host_options());
@@ -156,7 +159,7 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k,
   }
   if (st != CUBLAS_STATUS_SUCCESS || cudaStreamSynchronize(s) != cudaSuccess) {
     cudaGetLastError();
-    return false;
+    return GpuPath::NotRun;
   }
   xnGetNonNegFallbackCount(t_gpu.handle, &after);
   g_host_fallbacks += after - before;
@@ -164,8 +167,9 @@ bool gpu_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k,
                          std::size_t(m) * sizeof(T), n, cudaMemcpyDeviceToHost,
                          s) == cudaSuccess &&
        cudaStreamSynchronize(s) == cudaSuccess;
-  if (!ok) cudaGetLastError();
-  return ok;
+  if (ok) return GpuPath::Done;
+  cudaGetLastError();
+  return GpuPath::CopyOutFailed;
 }
 
 template <class T>
@@ -185,10 +189,17 @@ void host_gemm(HostRoutine routine, bool ta, bool tb, int m, int n, int k, T alp
     report_environment_once("XN_DEVICE", "gpu", "but no GPU is usable",
                             "the host routines run on the CPU");
   if (!quick && where != HostDevice::Cpu && gpu_present() &&
-      (where == HostDevice::Gpu || big) &&
-      gpu_gemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                  ldc)) {
-    return;
+      (where == HostDevice::Gpu || big)) {
+    const GpuPath gpu =
+        gpu_gemm<T>(routine, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (gpu == GpuPath::Done) return;
+    // Else the CPU computes it, unless part of C may be overwritten and the
+    // product reads C (beta != 0): then C cannot be had again.
+    if (gpu == GpuPath::CopyOutFailed && beta != T(0)) {
+      t_host_status = XN_STATUS_PARTIAL;
+      diagnostic("the product's copy from the GPU failed: part of C may be written");
+      return;
+    }
   }
   if constexpr (std::is_same_v<T, double>) {
     if (routine == HostRoutine::Exdgemm) {

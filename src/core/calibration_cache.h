@@ -25,9 +25,9 @@ bool write_file_atomically(const std::string &path, const std::string &text,
 
 // The model for a device: its calibration file where one exists and is
 // valid for these traits and library version, else `fallback`. A file that
-// exists but cannot be read, is damaged or stale is ignored with one line
-// on stderr per process and file ("xNGEMM: calibration <path> was made with
-// driver ..., ignored; run xnbench calibrate"). Never throws.
+// exists but cannot be read, is damaged or stale is ignored; under
+// XN_VERBOSE=1 with one line on stderr per process and file ("xngemm:
+// calibration <path> was made with driver ..., ignored ..."). Never throws.
 DepthModel load_calibrated_model(const DeviceTraits &traits, const char *library_version,
                                  const DepthModel &fallback);
 

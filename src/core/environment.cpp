@@ -19,7 +19,7 @@ namespace {
 // clang-format off
 constexpr EnvSetting kEnvironmentTable[] = {
   {EnvVar::Device, "XN_DEVICE", EnvKind::Choice, "auto|cpu|gpu", 0, 0, "auto",
-   "host API: where the host routines (`dngemm_`, `exdgemm_`, ...) run: `auto` (a GPU if there is one, for products of at least 2 * 256^3 flops), `cpu`, or `gpu` (the CPU, said once, where no GPU is usable)"},
+   "host API: where the host routines (`dngemm_`, `exdgemm_`, ...) run: `auto` (a GPU if there is one, for products of at least 2 * 256^3 flops), `cpu`, or `gpu` (the CPU where no GPU is usable)"},
   {EnvVar::Intercept, "XN_INTERCEPT", EnvKind::Choice, "off|exdgemm|ngemm|strassen|winograd", 0, 0, "off",
    "interposer: where the program's GEMMs (and, in `exdgemm` mode, its DGEMVs and DDOTs) go: `off`, `exdgemm`, `ngemm`, `strassen` or `winograd` (see \"the interposer\")"},
   {EnvVar::InterceptMinFlops, "XN_INTERCEPT_MIN_FLOPS", EnvKind::Number, nullptr, 0, HUGE_VAL, "0",
@@ -29,11 +29,11 @@ constexpr EnvSetting kEnvironmentTable[] = {
   {EnvVar::InterceptLog, "XN_INTERCEPT_LOG", EnvKind::Choice, "0|1", 0, 0, "0",
    "interposer: 1 = at exit, print per routine how many calls were rerouted and how many passed through, why and to which library"},
   {EnvVar::NcclLibrary, "XN_NCCL_LIBRARY", EnvKind::Text, nullptr, 0, 0, "libnccl.so.2",
-   "PDNGEMM, PSNGEMM, PEXDGEMM: the NCCL library loaded at run time (one that does not load is said once; MPI then moves the blocks)"},
+   "PDNGEMM, PSNGEMM, PEXDGEMM: the NCCL library loaded at run time (where it does not load, MPI moves the blocks)"},
   {EnvVar::CacheDir, "XN_CACHE_DIR", EnvKind::Text, nullptr, 0, 0, "$XDG_CACHE_HOME/xngemm",
    "where `xnCalibrate` (`xnbench calibrate`) keeps each device's measured rates (default `$XDG_CACHE_HOME/xngemm`, else `$HOME/.cache/xngemm`)"},
   {EnvVar::Verbose, "XN_VERBOSE", EnvKind::Choice, "0|1", 0, 0, "0",
-   "1 = say on stderr, once each, what was not accepted or could not be done (a rejected `XN_*` value, a host or distributed call that did not complete, a calibration not saved); 0 = nothing on stderr: the statuses say it (cuBLAS's, `xnGetLastHostStatus`, `xnGetLastDistStatus`)"},
+   "1 = say on stderr what was not accepted or could not be done (a rejected `XN_*` value, once per value; a host or distributed call that did not complete; a calibration not saved); 0 = nothing on stderr: the statuses say it (cuBLAS's, `xnGetLastHostStatus`, `xnGetLastDistStatus`)"},
 };
 // clang-format on
 constexpr std::size_t kEnvironmentCount =

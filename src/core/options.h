@@ -103,9 +103,10 @@ inline std::int64_t Options::kchain_for(GemmKind kind, bool is_double) const {
 }
 
 constexpr bool gemm_kind_rows_in_order() {
-  for (int i = 0; i < int(sizeof kGemmKindFields / sizeof kGemmKindFields[0]); ++i)
+  constexpr int rows = int(sizeof kGemmKindFields / sizeof kGemmKindFields[0]);
+  for (int i = 0; i < rows; ++i)
     if (int(kGemmKindFields[i].kind) != i) return false;
-  return sizeof kGemmKindFields / sizeof kGemmKindFields[0] == 3;
+  return rows == int(GemmKind::Winograd) + 1;  // (the last kind: types.h)
 }
 static_assert(gemm_kind_rows_in_order(), "kGemmKindFields: one row per GemmKind, in order");
 
@@ -127,7 +128,7 @@ std::size_t option_count();
 const OptionSpec *find_option(int id);
 
 // Built-in values overridden by the environment (core/environment.h: a
-// rejected value is said once on stderr and the default kept).
+// rejected value keeps the default, said once under XN_VERBOSE=1).
 Options options_from_environment();
 
 // The process-wide defaults: what new handles and the host API start from.
@@ -143,7 +144,8 @@ bool apply_option(Options &o, int option, std::int64_t value);
 bool read_option(const Options &o, int option, std::int64_t *value);
 
 // Which processor the host API uses (XN_DEVICE=auto|cpu|gpu, a row of
-// kEnvironmentTable; read at every call, a rejected value said once).
+// kEnvironmentTable; read at every call, a rejected value said once under
+// XN_VERBOSE=1).
 enum class HostDevice { Auto, Cpu, Gpu };
 HostDevice host_device_from_environment();
 

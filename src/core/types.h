@@ -33,7 +33,8 @@ enum class Fill : unsigned char { Lower, Upper };
 
 // The recursive GEMMs: xn?ngemm (Winograd for non-negative inputs, Badin et
 // al.), xn?gemmStrassen and xn?gemmWinograd (Li, Ranka, Sahni). Each has its
-// own depth and crossover options.
+// own depth and crossover options (a row each of kGemmKindFields, options.h;
+// Winograd stays the last kind, which that table's check counts to).
 enum class GemmKind : unsigned char { NonNegWinograd, Strassen, Winograd };
 
 }  // namespace xn

@@ -206,8 +206,11 @@ class HostEngine final : public Engine<T> {
                T *cl, int ldc) override {
     const int mi = int(ml), ni = int(nl), la = lda(), lb = ldb();
     rt_.local("N", "N", &mi, &ni, &w, &pr.alpha, sa_, &la, sb_, &lb, &beta, cl, &ldc);
-    return true;
+    // (The host EXDGEMM cannot run within a workspace limit below one block.)
+    return xnGetLastHostStatus() == 0;
   }
+  // The host routines fail before they write C (xnGetLastHostStatus).
+  bool failed_product_may_write() const override { return false; }
   int last_levels() const override {
     int levels = -1;
     xnGetLastLevels(nullptr, &levels);
@@ -298,14 +301,24 @@ bool compute(const Routine<T> &rt, Engine<T> &engine, const Grid &g,
     }
     // The local product; later panels add to the first.
     bool mine = true;
-    if (ml > 0 && nl > 0) {
+    const bool has_part = ml > 0 && nl > 0;
+    if (has_part) {
       mine = engine.product(pr, ml, nl, w, k0 == 0 ? pr.beta : T(1), cl, c.lld);
       const int levels = engine.last_levels();
       if (!rt.whole_k && levels >= 0) t_levels = std::max(t_levels, levels);
     }
     if (k0 + kb >= k) mine = engine.finish() && mine;
     ok = all_ok(ctxt, mine);
-    t_written = true;  // (a failed product may have written its part too)
+    // Written: by every process after a success; after a failure, where a
+    // product succeeded or may have written before failing (the grid agrees).
+    // (ok is the grid's: every process takes the same branch.)
+    if (ok) {
+      t_written = true;
+    } else {
+      const bool wrote = has_part && (mine || engine.failed_product_may_write());
+      const bool any_wrote = !all_ok(ctxt, !wrote);
+      t_written = t_written || any_wrote;
+    }
   }
   engine.release();
   if (!ok) return false;

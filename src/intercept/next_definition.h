@@ -15,8 +15,8 @@
 
 namespace xn::intercept {
 
-// libxngemm, loaded at the first call (privately, RTLD_LOCAL); nullptr,
-// said once on stderr, when it cannot be.
+// libxngemm, loaded at the first call (privately, RTLD_LOCAL); nullptr when
+// it cannot be (said once on stderr under XN_VERBOSE=1).
 void *library();
 // The loaded libxngemm, or nullptr while it is not loaded (never loads it).
 void *loaded_library();
