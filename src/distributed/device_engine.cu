@@ -436,9 +436,14 @@ class DeviceEngine final : public Engine<T> {
       s = run();
     if (s != CUBLAS_STATUS_SUCCESS)
       diagnostic("%s: the local product failed (cuBLAS status %d)", name_, int(s));
+    // The device routines leave C untouched when they refuse a call (memory,
+    // a capture, an argument); only a failure in flight may have written.
+    failure_may_write_ = s == CUBLAS_STATUS_EXECUTION_FAILED ||
+                         s == CUBLAS_STATUS_INTERNAL_ERROR;
     if (xnGetLastLevels(st_.kept.handle, &levels_) != CUBLAS_STATUS_SUCCESS) levels_ = -1;
     return s == CUBLAS_STATUS_SUCCESS;
   }
+  bool failed_product_may_write() const override { return failure_may_write_; }
 
   int last_levels() const override { return levels_; }
 
@@ -638,6 +643,7 @@ class DeviceEngine final : public Engine<T> {
   std::int64_t ml_ = 0, nl_ = 0, kb_ = 0, a_elems_ = 0, b_elems_ = 0, send_elems_ = 0;
   std::size_t strips_bytes_ = 0, scratch_bytes_ = 0;
   int levels_ = -1;
+  bool failure_may_write_ = true;  // the last failed product's (product())
 };
 
 }  // namespace

@@ -52,7 +52,7 @@ class Engine {
   // cl := alpha strip_a strip_b + beta cl (ml x nl, leading dimension ldc).
   virtual bool product(const Problem<T> &pr, std::int64_t ml, std::int64_t nl, int w,
                        T beta, T *cl, int ldc) = 0;
-  // Whether a product() that failed may have written part of cl.
+  // Whether the last product(), which failed, may have written part of cl.
   virtual bool failed_product_may_write() const { return true; }
   // cl := beta cl (beta = 0 never reads cl).
   virtual bool scale(T beta, T *cl, std::int64_t rows, std::int64_t cols, int ldc) = 0;
