@@ -22,6 +22,7 @@
 #include "bench_cuda.h"
 #include "bench_gemm.h"
 #include "bench_util.h"
+#include "core/exdgemm_batched.h"
 #include "support/exdgemm_inputs.h"
 #include "support/ieee_oracle.h"
 #include "xngemm.h"
@@ -176,8 +177,9 @@ int run_batched(const BatchedOptions &o) {
   }
   cudaDeviceProp prop{};
   XNB_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s; seed %llu; medians of %d calls alternated with cuBLAS\n", prop.name,
-              (unsigned long long)o.seed, o.reps);
+  std::printf("device: %s; seed %llu; medians of %d calls alternated with cuBLAS; products: %s\n",
+              prop.name, (unsigned long long)o.seed, o.reps, o.products.c_str());
+  xn::testing::set_batched_digits(o.products == "sums" ? -1 : o.products == "digits" ? 1 : 0);
   cublasHandle_t h = nullptr;
   XNB_CUBLAS(cublasCreate(&h));
   std::vector<BatchedRow> rows;

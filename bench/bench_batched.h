@@ -23,6 +23,10 @@ struct BatchedOptions : CommonOptions {
   bool strided = true, array = true;  // --form strided|array|both
   int reps = 7, warmup = 2;
   long long check = 64;  // sampled entries (of sampled products) per form
+  // --products: "auto" (the engine's choice), "digits" (the CRT digits
+  // made in the INT8 products' epilogue wherever k is one chunk) or "sums"
+  // (cuBLAS's INT8 GEMM, int32 sums): xn::testing::set_batched_digits.
+  std::string products = "auto";
   std::string device = "auto";  // gpu | auto
 };
 

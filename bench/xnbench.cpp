@@ -46,6 +46,7 @@ usage:
                             cublasDgemmStridedBatched/cublasDgemmBatched (GPU only):
                             --sizes MxNxK[,...] --batch B --phi P --form strided|array|both
                             --reps R --warmup W --check E (sampled entries, exact)
+                            --products auto|digits|sums (the INT8 products' output)
   xnbench calibrate [--no-measure]
                             measure this GPU for the recursive GEMMs' depth model
                             (xnCalibrate: about 30 s), cache it, print its rates and the
@@ -278,6 +279,10 @@ void parse_batched_args(int argc, char **argv, BatchedOptions *b) {
       b->warmup = int(parse_int(a.value(), "warmup", 0, 100000));
     } else if (key == "--check") {
       b->check = parse_int(a.value(), "check", 0, 1 << 30);
+    } else if (key == "--products") {
+      b->products = a.value();
+      if (b->products != "auto" && b->products != "digits" && b->products != "sums")
+        usage_error("--products must be auto, digits or sums");
     } else if (key == "--device") {
       b->device = a.value();
       if (b->device != "gpu" && b->device != "auto")

@@ -792,7 +792,9 @@ constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 // scratch, NearSum and wide accumulator: in one kernel they cost the first
 // its registers (72-128 per thread, spills, 43 % occupancy: 6.0 ms of 8192^2
 // entries on an H200).
-constexpr std::int32_t kEntryDone = INT32_MIN;
+// (INT32_MIN for int32 sums, -128 for int8 digits, which stay within +-127.)
+template <class P>
+constexpr P kEntryDone = std::numeric_limits<P>::min();
 
 // Product z (blockIdx.z) of a batched launch: its operands, C and
 // summaries (ExBatch), and its products.
@@ -812,8 +814,8 @@ __device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const
 // one store per such block); with none left, the second pass ends at once
 // instead of reading every entry's marker (0.35-0.45 ms of 2^26 entries on
 // an H100: a quarter of the batched reconstruction at 1024^3).
-template <int LMax>
-__device__ __forceinline__ void round_fast_entries(const ExBlockArgs &b, std::int32_t *P,
+template <int LMax, class Product>
+__device__ __forceinline__ void round_fast_entries(const ExBlockArgs &b, Product *P,
                                                    const ExModularSumArgs &a) {
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
   bool undone = false;
@@ -830,12 +832,12 @@ __device__ __forceinline__ void round_fast_entries(const ExBlockArgs &b, std::in
         undone = true;
         continue;
       }
-      std::int32_t *p = P + i + j * b.bm;
+      Product *p = P + i + j * b.bm;
       const auto X = exact::entry_modular_terms<LMax>(p, a.pstride, ia, ib, a.crt, c_modular);
       double r = 0.0;
       if (X.round_fast(alpha, beta, cv, &r)) {
         *c = r;
-        *p = kEntryDone;
+        *p = kEntryDone<Product>;
       } else {
         undone = true;
       }
@@ -844,17 +846,16 @@ __device__ __forceinline__ void round_fast_entries(const ExBlockArgs &b, std::in
   if (a.undone && __syncthreads_or(undone) && threadIdx.x == 0) *a.undone = a.epoch;
 }
 
-template <int LMax>
-__device__ __forceinline__ void round_general_entries(const ExBlockArgs &b,
-                                                      const std::int32_t *P,
+template <int LMax, class Product>
+__device__ __forceinline__ void round_general_entries(const ExBlockArgs &b, const Product *P,
                                                       const ExModularSumArgs &a) {
   if (a.undone && *a.undone != a.epoch) return;  // the first pass left nothing
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
   if (i >= b.bm) return;
   double scratch[kModularScratch];
   for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
-    const std::int32_t *p = P + i + j * b.bm;
-    if (*p == kEntryDone) continue;
+    const Product *p = P + i + j * b.bm;
+    if (*p == kEntryDone<Product>) continue;
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
     if (exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits)) {
@@ -870,33 +871,33 @@ __device__ __forceinline__ void round_general_entries(const ExBlockArgs &b,
 template <int LMax>
 __global__ void __launch_bounds__(kSumThreads)
     modular_round_fast_kernel(const __grid_constant__ ExModularSumArgs a) {
-  round_fast_entries<LMax>(a.blk, a.P, a);
+  round_fast_entries<LMax>(a.blk, static_cast<std::int32_t *>(a.P), a);
 }
 
 template <int LMax>
 __global__ void __launch_bounds__(kSumThreads)
     modular_round_general_kernel(const __grid_constant__ ExModularSumArgs a) {
-  round_general_entries<LMax>(a.blk, a.P, a);
+  round_general_entries<LMax>(a.blk, static_cast<const std::int32_t *>(a.P), a);
 }
 
-// A batched launch: product z = blockIdx.z of `batch`, its L products at
-// P + z p_step.
-template <int LMax>
+// A batched launch: product z = blockIdx.z of `batch`, its L products
+// (int32 sums, or int8 digits) at P + z p_step.
+template <int LMax, class Product>
 __global__ void __launch_bounds__(kSumThreads)
     modular_round_fast_batch_kernel(const __grid_constant__ ExModularSumArgs a,
                                     const __grid_constant__ ExBatch batch,
                                     std::int64_t p_step) {
-  round_fast_entries<LMax>(product_block(a.blk, batch, blockIdx.z), a.P + blockIdx.z * p_step,
-                           a);
+  round_fast_entries<LMax>(product_block(a.blk, batch, blockIdx.z),
+                           static_cast<Product *>(a.P) + blockIdx.z * p_step, a);
 }
 
-template <int LMax>
+template <int LMax, class Product>
 __global__ void __launch_bounds__(kSumThreads)
     modular_round_general_batch_kernel(const __grid_constant__ ExModularSumArgs a,
                                        const __grid_constant__ ExBatch batch,
                                        std::int64_t p_step) {
   round_general_entries<LMax>(product_block(a.blk, batch, blockIdx.z),
-                              a.P + blockIdx.z * p_step, a);
+                              static_cast<const Product *>(a.P) + blockIdx.z * p_step, a);
 }
 
 unsigned blocks_for(std::int64_t n, int per) { return unsigned((n + per - 1) / per); }
@@ -1198,6 +1199,7 @@ unsigned sum_grid_y(std::int64_t bm, std::int64_t bn, std::int64_t products) {
 
 cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &a) {
   if (a.blk.bm <= 0 || a.blk.bn <= 0) return cudaSuccess;
+  if (a.digits) return cudaErrorInvalidValue;
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads), sum_grid_y(a.blk.bm, a.blk.bn, 1));
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
@@ -1216,8 +1218,17 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
   const std::int64_t p_step = a.crt.L * a.pstride;
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
-    modular_round_fast_batch_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a, batch, p_step);
-    modular_round_general_batch_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a, batch, p_step);
+    const auto launch = [&](auto product) {
+      using Product = decltype(product);
+      modular_round_fast_batch_kernel<LMax, Product><<<grid, kSumThreads, 0, s>>>(a, batch,
+                                                                                  p_step);
+      modular_round_general_batch_kernel<LMax, Product><<<grid, kSumThreads, 0, s>>>(a, batch,
+                                                                                     p_step);
+    };
+    if (a.digits)
+      launch(std::int8_t{});
+    else
+      launch(std::int32_t{});
   });
   return cudaGetLastError();
 }

@@ -148,6 +148,26 @@ cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
                                             int chunks, int slots, std::int32_t *P,
                                             std::int64_t pstride);
 
+// The constants of each modulus's CRT digit (exact::int32_crt_digit), by
+// value to the products' kernel.
+struct ExDigitConstants {
+  double inv_cofactor[exact::kMaxModuli], offset[exact::kMaxModuli],
+      inv_m[exact::kMaxModuli], m[exact::kMaxModuli];
+};
+ExDigitConstants ex_digit_constants(const exact::CrtBasis &B);
+
+// P_x = ra_x rb_x^T for the `count` products x of one chunk laid out as
+// launch_ex_modular_residues_batch lays them out (ra_x = ra + x bm k, bm
+// rows of k residues; rb_x likewise with bn rows), k a multiple of 16 and
+// at most 2^17 (the int32 sums exact), modulus l = x mod L: each entry
+// (i, j) leaves as its signed CRT digit (|y| <= 127), P[x pstride + i + j
+// bm] (int8), the digit the reconstruction would make of the int32 sum.
+cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *ra,
+                                             const std::int8_t *rb, int count, std::int64_t bm,
+                                             std::int64_t bn, std::int64_t k, int L,
+                                             const ExDigitConstants &dc, std::int8_t *P,
+                                             std::int64_t pstride);
+
 // Between two rounds of chunks: every product P[(s L + l) pstride + e]
 // (s < slots, e < entries) to its symmetric residue modulo m_l.
 cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,
@@ -169,7 +189,8 @@ cudaError_t launch_ex_modular_fold_slots(cudaStream_t s, std::int32_t *P, int L,
 // their operands (exact::DirectTerms).
 struct ExModularSumArgs {
   ExBlockArgs blk;
-  std::int32_t *P;
+  void *P;  // int32 sums, or (digits, batched launches only) int8 CRT digits
+  bool digits = false;
   std::int64_t pstride;
   exact::CrtBasis crt;
   int cap_bits, log2_k;
@@ -185,7 +206,9 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
 // The same for every product of `batch` (the whole of each C: i0 = j0 = 0,
 // bm x bn): product z of the launch reads its operands and C by the
 // batch's steps, its summaries at info_a + (first + z) bm and info_b +
-// (first + z) bn, and its L products at P + z L pstride.
+// (first + z) bn, and its L products at P + z L pstride (a.digits: int8
+// CRT digits from launch_ex_modular_digit_products; sum_block takes int32
+// sums only).
 cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &a,
                                         const ExBatch &batch);
 

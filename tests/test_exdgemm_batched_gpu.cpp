@@ -6,7 +6,8 @@
 // beta including beta = 0 (C poisoned with NaN, never read), both pointer
 // modes and a non-default stream; pointer arrays in device memory in any
 // order; the batched engine at its boundaries (groups of products, chunks
-// of k, specials, wide ranges, shapes it declines); bad arguments
+// of k, specials, wide ranges, shapes it declines; the products' CRT
+// digits against cuBLAS's int32 sums); bad arguments
 // (INVALID_VALUE, every C untouched) and the quick returns.
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include <random>
 #include <vector>
 
+#include "core/exdgemm_batched.h"
 #include "support/exdgemm_inputs.h"
 #include "support/gpu_support.h"
 #include "support/ieee_oracle.h"
@@ -273,6 +275,83 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
   }
   XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 0));
   XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_K_CHUNK, 0));
+}
+
+// The products with the CRT digit in their epilogue (forced on: the engine
+// takes them where k is one chunk and they pay) against the int32 sums of
+// cuBLAS's INT8 GEMM (forced off), bit for bit over every stored element, and sampled
+// entries against the oracle: tiles of 128 x 128 cut by m and n (bytes
+// stored where m is no multiple of 16, 16-byte pieces where it is), k no
+// multiple of the kernel's step of 64 or below it (the zero-filled tail),
+// 16 to about 30 moduli, gaps between products, beta = 0 over NaN. The
+// digits use a quarter of the sums' product bytes: the workspace says
+// which path ran.
+TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  struct Case {
+    Batch b;
+    double phi;
+  };
+  // clang-format off
+  const Case cases[] = {
+      // ta, tb, m, n, k, lda, ldb, ldc, count, strides (A, B, C), alpha, beta
+      {{false, false, 200, 300, 272, 201, 272, 203, 3, 201 * 272 + 7, 272 * 300, 203 * 300 + 1,
+        1.5, 0.0}, 1.0},
+      {{true, false, 256, 130, 1024, 1024, 1030, 256, 2, 1024 * 256, 1030 * 130, 256 * 130,
+        -1.0, -0.5}, 0.0},
+      {{true, true, 129, 257, 48, 48, 260, 129, 5, 48 * 129, 260 * 48, 129 * 257 + 9,
+        0.75, 2.0}, 2.0},
+      {{false, true, 16, 144, 4000, 16, 144, 16, 4, 16 * 4000, 144 * 4000, 16 * 144,
+        1.0, 1.0}, 0.5},
+  };
+  // clang-format on
+  for (const Case &c : cases) {
+    const Batch &b = c.b;
+    const auto [size_a, size_b, size_c] = storage_sizes(b);
+    const std::vector<double> A = draw(size_a, c.phi, rng), B = draw(size_b, c.phi, rng);
+    const std::vector<double> C =
+        b.beta != 0.0 ? draw(size_c, 0.0, rng) : std::vector<double>(size_c, kNaN);
+    DeviceBuffer<double> dA, dB, dC;
+    dA.upload(A), dB.upload(B);
+    std::vector<double> got[2];
+    std::size_t workspace[2] = {};
+    for (const int digits : {-1, 1}) {
+      xn::testing::set_batched_digits(digits);
+      dC.upload(C);
+      const cublasStatus_t st = xnExdgemmStridedBatched(
+          h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha, dA.get(), b.lda, b.stride_a,
+          dB.get(), b.ldb, b.stride_b, &b.beta, dC.get(), b.ldc, b.stride_c, b.count);
+      xn::testing::set_batched_digits(0);
+      ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS);
+      xnExdgemmInfo_t info{};
+      XN_CUBLAS_OK(xnGetLastExdgemmInfo(h_, &info));
+      EXPECT_EQ(info.engine, 2);
+      EXPECT_EQ(info.block_rows, b.m);  // the batched engine ran
+      EXPECT_EQ(info.k_chunks, 1);
+      workspace[digits > 0] = info.workspace_bytes;
+      got[digits > 0] = dC.download();
+    }
+    EXPECT_LT(workspace[1], workspace[0]) << "the digits' path ran";
+    for (std::size_t e = 0; e < got[0].size(); ++e)
+      ASSERT_TRUE(same_bits(got[1][e], got[0][e]))
+          << "m " << b.m << " n " << b.n << " k " << b.k << ": C storage [" << e
+          << "] = " << got[1][e] << " from the digits, " << got[0][e] << " from the sums";
+    // Sampled entries (every product, corners included) against the oracle.
+    std::uniform_int_distribution<int> row(0, b.m - 1), col(0, b.n - 1);
+    for (int p = 0; p < b.count; ++p)
+      for (int t = 0; t < 40; ++t) {
+        const int i = t == 0 ? b.m - 1 : row(rng), j = t == 0 ? b.n - 1 : col(rng);
+        const std::size_t at = std::size_t(p * b.stride_c + i + std::int64_t(j) * b.ldc);
+        const double want = xn_test::exact_gemm_entry_ieee(
+            b.ta, b.tb, b.k, b.alpha, A.data() + p * b.stride_a, b.lda,
+            B.data() + p * b.stride_b, b.ldb, b.beta, C.data() + p * b.stride_c, b.ldc, i, j);
+        ASSERT_TRUE(same_bits(got[1][at], want))
+            << "product " << p << " (" << i << ", " << j << ") = " << got[1][at] << ", want "
+            << want;
+      }
+  }
 }
 
 // strideC = 0: the products run one after another into the one C, the

@@ -305,7 +305,8 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
 
 // Random X with |X| <= (prod m_l - 1)/2 for L moduli: its residues (offset by
 // random multiples of m_l, as a dot product leaves them, in int32 and
-// double form) give back X exactly as limbs. The extremes +-(M - 1)/2 and
+// double form, folded from slots, and as the int8 CRT digits the batched
+// products' epilogue makes of the int32 ones) give back X exactly as limbs. The extremes +-(M - 1)/2 and
 // values near them (+-M/2, where the estimate of q can be one off in either
 // direction) are among the trials, with values near +-M/4, the engine's
 // largest.
@@ -387,13 +388,27 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
         folded[l] = xn::exact::fold_slots(parts + l, kSlots, L, l, T);
         ASSERT_LE(2 * std::abs(folded[l]), T.m[l] - 1) << "symmetric";
       }
+      // The int32 products as the batched products' epilogue leaves them:
+      // their signed CRT digits, int8 (kernels/modular_digit_kernels.cu).
+      std::int8_t digits[xn::exact::kMaxModuli];
+      {
+        const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
+        for (int l = 0; l < L; ++l) {
+          const double y = xn::exact::int32_crt_digit(p32[l], B.inv_cofactor_d[l],
+                                                      B.digit_offset[l], T.inv_m[l], T.m_d[l]);
+          ASSERT_LE(2 * std::abs(y), T.m[l] - 1) << "a symmetric digit";
+          ASSERT_EQ(y, xn::exact::crt_digit(p32[l], l, B, T));
+          digits[l] = std::int8_t(y);
+        }
+      }
       const int base = int(rng() % 200) - 100;
-      for (int form = 0; form < 3; ++form) {
+      for (int form = 0; form < 4; ++form) {
         const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
         const xn::exact::ModularTerms t =
             form == 0   ? xn::exact::modular_terms(p32, 1, base, B, T)
             : form == 1 ? xn::exact::modular_terms(p64, 1, base, B, T)
-                        : xn::exact::modular_terms(folded, 1, base, B, T);
+            : form == 2 ? xn::exact::modular_terms(folded, 1, base, B, T)
+                        : xn::exact::modular_terms(digits, 1, base, B, T);
         EXPECT_EQ(t.base, base);
         mpz_set_ui(got.v, 0);
         for (int i = t.n - 1; i >= 0; --i) {
@@ -411,7 +426,8 @@ TEST(ModularTerms, CrtRebuildsEveryIntegerInRange) {
           ASSERT_GE(xn::exact::kLimbsFor<LMax>, B.limbs);
           const auto v = form == 0   ? xn::exact::modular_terms<LMax>(p32, 1, base, B, T)
                          : form == 1 ? xn::exact::modular_terms<LMax>(p64, 1, base, B, T)
-                                     : xn::exact::modular_terms<LMax>(folded, 1, base, B, T);
+                         : form == 2 ? xn::exact::modular_terms<LMax>(folded, 1, base, B, T)
+                                     : xn::exact::modular_terms<LMax>(digits, 1, base, B, T);
           ASSERT_EQ(v.n, t.n);
           ASSERT_EQ(v.neg, t.neg);
           ASSERT_EQ(v.base, t.base);

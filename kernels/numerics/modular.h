@@ -223,10 +223,13 @@ XN_HD bool unshifted_value(double x, double scale, double *v) {
 // is then within 1/(8m) of x / m, which lies at least 1/(2m) from any half
 // for odd m: q is its nearest integer); otherwise |r| < m/2 + 2^53 d with
 // d = |m RN(1/m) - 1|, still at most 127 (one_remainder_fits_int8).
-XN_HD double symmetric_remainder(double x, int l, const ModularTables &U) {
+XN_HD double symmetric_remainder_by(double x, double inv_m, double m_d) {
   constexpr double kRound = 0x1.8p52;  // adding it rounds |y| < 2^51 to an integer
-  const double q = fma_exact(x, U.inv_m[l], kRound) - kRound;
-  return fma_exact(-q, U.m_d[l], x);
+  const double q = fma_exact(x, inv_m, kRound) - kRound;
+  return fma_exact(-q, m_d, x);
+}
+XN_HD double symmetric_remainder(double x, int l, const ModularTables &U) {
+  return symmetric_remainder_by(x, U.inv_m[l], U.m_d[l]);
 }
 
 // One remainder of any |x| < 2^53 lies in int8: the quotient estimate

@@ -296,14 +296,27 @@ inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2;
 // and p inv = d inv - (2^52 + 2^31) inv is one FMA with the basis's offset:
 // an integer below 2^39, so exact (against a subtraction, a second one and
 // a multiply: the reconstruction is instruction-bound, L of these an entry).
+// The int32 case with the constants of modulus l spelled out (inv =
+// (M/m_l)^-1 mod m_l and offset = B.digit_offset[l] as doubles, inv_m and
+// m_d the tables' 1/m_l and m_l): what the INT8 products' epilogue calls
+// (kernels/modular_digit_kernels.cu), so its digits are these.
+XN_HD double int32_crt_digit(std::int32_t p, double inv, double offset, double inv_m,
+                             double m_d) {
+  const double d = wide_detail::bits_to_double((std::uint64_t(0x43300000u) << 32) |
+                                               (std::uint32_t(p) ^ 0x80000000u));
+  return symmetric_remainder_by(fma_exact(d, inv, offset), inv_m, m_d);
+}
+
+// An int8 "product" is a digit already (the products' epilogue made it).
 template <class P>
 XN_HD double crt_digit(P p, int l, const CrtBasis &B, const ModularTables &T) {
-  static_assert(std::is_same_v<P, std::int32_t> || std::is_same_v<P, double>,
-                "products are int32 (GPU) or double (CPU)");
+  static_assert(std::is_same_v<P, std::int32_t> || std::is_same_v<P, double> ||
+                    std::is_same_v<P, std::int8_t>,
+                "products are int32 (GPU) or double (CPU) sums, or int8 digits (GPU)");
   if constexpr (std::is_same_v<P, std::int32_t>) {
-    const double d = wide_detail::bits_to_double((std::uint64_t(0x43300000u) << 32) |
-                                                 (std::uint32_t(p) ^ 0x80000000u));
-    return symmetric_remainder(fma_exact(d, B.inv_cofactor_d[l], B.digit_offset[l]), l, T);
+    return int32_crt_digit(p, B.inv_cofactor_d[l], B.digit_offset[l], T.inv_m[l], T.m_d[l]);
+  } else if constexpr (std::is_same_v<P, std::int8_t>) {
+    return double(p);
   } else {
     return symmetric_remainder(symmetric_remainder(p, l, T) * B.inv_cofactor_d[l], l, T);
   }

@@ -14,7 +14,11 @@
 //   modular_products  per chunk of k: the group's count x L INT8 products as
 //                     one strided batch (uniform strides by the layout)
 //   modular_reduce    between chunks (core/exdgemm.h, ModularSplit)
-//   sum_batch         the group's entries from their L products
+//   or, where k is one chunk and the backend's digit products pay:
+//   modular_digit_products
+//                     the group's count x L INT8 products, each sum leaving
+//                     as its CRT digit (one byte, not four)
+//   sum_batch         the group's entries from their L products (or digits)
 //
 // One set of moduli serves every product: L from the widest row of op(A)
 // and column of op(B) over the batch. Each entry is correctly rounded
@@ -56,6 +60,15 @@ struct ExBatchOperands {
   BatchStep a, b, c;
   index_t count = 0;
 };
+
+namespace testing {
+// The digit products (Backend::kHasDigitProducts) where k is one chunk: 0
+// = where the backend says they pay (digit_products_pay), 1 = always, -1 =
+// never; for tests and benchmarks comparing the two paths
+// (src/core/exdgemm_testing.cpp).
+void set_batched_digits(int use);
+int batched_digits_override();
+}  // namespace testing
 
 namespace ex_detail {
 
@@ -108,13 +121,14 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
     const MatView<const double> Bt{x.B.p, n, k, x.B.ld, !x.B.trans};
     const ModularSplit sp = modular_split(k, be.modular_max_chunk(), 1, lim.force_chunk);
     const index_t pstride = product_stride(m, n);
-    const std::size_t rb = be.residue_bytes(), pb = be.product_bytes();
+    const std::size_t rb = be.residue_bytes();
 
     // Phase 1 over the batch, and its one synchronisation; nothing is
     // allocated unless the summaries and one product with one modulus fit
     // the budget.
     const std::size_t head = batch_head_bytes(count, m, n);
-    if (head + batch_group_layout(1, m, n, sp, 1, rb, pb, pstride).bytes > lim.workspace_bytes)
+    if (head + batch_group_layout(1, m, n, sp, 1, rb, be.product_bytes(), pstride).bytes >
+        lim.workspace_bytes)
       return Status::Ok;
     char *ws = static_cast<char *>(be.head_space(head));
     if (!ws) return Status::Ok;  // declined: the products one by one need less
@@ -141,6 +155,15 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
     if (L <= 0 || (lim.engine != ExEngine::Modular &&
                    !(L * be.modular_product_cost() < slices_bound)))
       return Status::Ok;
+
+    // One chunk of k: the products' epilogue may make the CRT digits, int8,
+    // where that pays (the backend's measured rule).
+    bool digits = false;
+    if constexpr (Backend::kHasDigitProducts) {
+      const int forced = testing::batched_digits_override();
+      digits = sp.chunks == 1 && forced >= 0 && (forced > 0 || be.digit_products_pay(L, k));
+    }
+    const std::size_t pb = digits ? 1 : be.product_bytes();
 
     // Groups of products: as many as the budget holds (and the grids take).
     auto group_bytes = [&](index_t g) {
@@ -182,8 +205,12 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
       then([&] { return be.residues_batch(x.A, x.a, z0, g, ia, L, sp, ra); });
       then([&] { return be.residues_batch(Bt, x.b, z0, g, ib, L, sp, rbs); });
       then([&] { return clock.lap(kExConversion); });
+      if (digits)
+        then([&] {
+          return be.modular_digit_products(ra, rbs, int(g * L), L, m, n, sp.chunk, P, pstride);
+        });
       // Chunk c of the group's products: count x L of them, one stride apart.
-      for (int c = 0; c < sp.chunks; ++c) {
+      for (int c = 0; c < sp.chunks && !digits; ++c) {
         if (c > 0) then([&] { return be.modular_reduce(P, L, int(g), pstride, m * n); });
         then([&] {
           return be.modular_products(ra + index_t(c) * g * L * m * sp.chunk * index_t(rb),
@@ -193,7 +220,8 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
       }
       then([&] { return clock.lap(kExProducts); });
       then([&] {
-        return be.sum_batch(x, z0, g, ia, ib, L, pstride, cap_bits, log2_k, P, alpha, beta);
+        return be.sum_batch(x, z0, g, ia, ib, L, pstride, cap_bits, log2_k, P, digits, alpha,
+                            beta);
       });
       then([&] { return clock.lap(kExSums); });
       ++groups;

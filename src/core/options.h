@@ -70,11 +70,14 @@ struct Options {
 // leaf along k (no k-chain fields): they are for speed, and the k-chain
 // (1-2 % of a call) is part of ?ngemm's accuracy claim; not measured for
 // them.
+// (Through an alias: nvcc's front end prints arrays of member pointers with
+// parentheses that GCC then warns about, in every .cu including this.)
+using OptionField = std::int64_t Options::*;
 struct GemmKindFields {
   GemmKind kind;
-  std::int64_t Options::*leaf[2];
-  std::int64_t Options::*min_size[2];
-  std::int64_t Options::*kchain[2];  // nullptr: no k-chain (0)
+  OptionField leaf[2];
+  OptionField min_size[2];
+  OptionField kchain[2];  // nullptr: no k-chain (0)
 };
 inline constexpr GemmKindFields kGemmKindFields[] = {
     {GemmKind::NonNegWinograd,
@@ -98,7 +101,7 @@ inline std::int64_t Options::min_size_for(GemmKind kind, bool is_double) const {
   return this->*kGemmKindFields[int(kind)].min_size[is_double];
 }
 inline std::int64_t Options::kchain_for(GemmKind kind, bool is_double) const {
-  std::int64_t Options::*const field = kGemmKindFields[int(kind)].kchain[is_double];
+  const OptionField field = kGemmKindFields[int(kind)].kchain[is_double];
   return field ? this->*field : 0;
 }
 
@@ -114,7 +117,7 @@ struct OptionSpec {
   int id;                        // the xnOption_t value
   const char *name;              // the enumerator's name, "XN_OPT_..."
   const char *env;               // environment variable, "XN_..."
-  std::int64_t Options::*field;  // where the value lives
+  OptionField field;             // where the value lives
   std::int64_t min, max;         // accepted range, inclusive
   std::int64_t default_value;    // built-in value
   bool (*accept)(std::int64_t);  // further check within the range, or nullptr

@@ -346,15 +346,37 @@ class CudaExBackend {
                                                L, sp.chunk, sp.chunks,
                                                static_cast<std::int8_t *>(out)));
   }
+  // The products of one chunk of k with each sum's CRT digit made in their
+  // epilogue (kernels/modular_digit_kernels.cu): a kernel of our own, not
+  // cuBLAS's INT8 GEMM, whose int32 sums cross memory twice. Its mma.sync
+  // tiles run at about half the rate of cuBLAS's (538 against 1,020 TOPS
+  // at 1024^3 on an H200), so they pay only where the reconstruction's
+  // saving (a quarter of the bytes, no digit arithmetic: 25 % of it at 24
+  // moduli, 10 % at 15) outweighs that: on an H200, 256 x 256 products at
+  // 24-25 moduli gained 2-9 % from k = 256 to 768; at 15 moduli every shape
+  // from 512 x 512 x 256 to 1024^3 lost 0.5-29 % (docs/performance.md).
+  static constexpr bool kHasDigitProducts = true;
+  static constexpr int kDigitMinModuli = 20;
+  static constexpr index_t kDigitMaxK = 768;
+  bool digit_products_pay(int L, index_t k) const {
+    return L >= kDigitMinModuli && k <= kDigitMaxK;
+  }
+  Status modular_digit_products(const void *ra, const void *rb, int count, int L, index_t bm,
+                                index_t bn, index_t chunk, void *P, index_t pstride) {
+    return ok(launch_ex_modular_digit_products(
+        s_, static_cast<const std::int8_t *>(ra), static_cast<const std::int8_t *>(rb), count,
+        bm, bn, chunk, L, ex_digit_constants(exact::crt_basis(L)),
+        static_cast<std::int8_t *>(P), pstride));
+  }
   Status sum_batch(const ExBatchOperands &x, index_t first, index_t count,
                    const exact::VectorInfo *ia, const exact::VectorInfo *ib, int L,
-                   index_t pstride, int cap_bits, int log2_k, void *P, double alpha,
-                   double beta) {
-    return ok(launch_ex_modular_sum_batch(
-        s_,
+                   index_t pstride, int cap_bits, int log2_k, void *P, bool digits,
+                   double alpha, double beta) {
+    ExModularSumArgs a =
         sum_args(block_args(x.A, x.B, x.C, ia, ib, 0, x.C.rows, 0, x.C.cols, alpha, beta), P,
-                 pstride, L, cap_bits, log2_k),
-        batch(x, first, count)));
+                 pstride, L, cap_bits, log2_k);
+    a.digits = digits;
+    return ok(launch_ex_modular_sum_batch(s_, a, batch(x, first, count)));
   }
 
   Status sum_block(MatView<const double> A, MatView<const double> B, MatView<double> C,
@@ -389,8 +411,13 @@ class CudaExBackend {
   // handle's constants), except inside a capture (ExModularSumArgs::undone).
   ExModularSumArgs sum_args(const ExBlockArgs &blk, void *P, index_t pstride, int L,
                             int cap_bits, int log2_k) {
-    ExModularSumArgs a{blk, static_cast<std::int32_t *>(P), pstride, exact::crt_basis(L),
-                       cap_bits, log2_k};
+    ExModularSumArgs a{};
+    a.blk = blk;
+    a.P = P;
+    a.pstride = pstride;
+    a.crt = exact::crt_basis(L);
+    a.cap_bits = cap_bits;
+    a.log2_k = log2_k;
     if (!st_.in_capture) {
       a.undone = st_.ex_undone_flag();
       a.epoch = ++st_.ex_sum_epoch;

@@ -1,0 +1,231 @@
+// modular_digit_kernels.cu - the modular engine's INT8 products with the
+// Chinese remainder digit made in their epilogue (docs/design.md, "Batched
+// exdgemm"): P_x = ra_x rb_x^T over k-contiguous int8 residues, and each
+// int32 sum leaves the kernel as its signed CRT digit y_l = p (M/m_l)^-1
+// mod m_l, one byte, not four. The reconstruction then reads a quarter of
+// the bytes and skips the digit's arithmetic. cuBLAS's INT8 GEMM has no
+// such epilogue: its int32 sums cross memory twice, and at 1024^3 and
+// below that traffic, not the tensor cores, set the batch's time.
+//
+// A classic multistage tensor-core GEMM (the structure of CUTLASS's sm80
+// kernels, written for this one case): a block of 4 warps owns a 128 x 128
+// tile of one product, k in steps of 64 bytes through kStages buffers of
+// shared memory filled by cp.async (zero-filled past the matrix), each warp
+// a 64 x 64 piece by mma.sync m16n8k32 .s8 with ldmatrix fragments (128
+// bytes of fragments read from shared memory per mma; 64 x 32 pieces read
+// 192, near the 128 bytes a cycle shared memory delivers). The
+// rows of a buffer are 64 bytes, their four 16-byte pieces XOR-swizzled by
+// (row / 2) mod 4 so that ldmatrix's eight rows fall in distinct banks.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/exdgemm_launch.h"
+#include "numerics/hd.h"
+#include "numerics/modular.h"
+#include "numerics/modular_crt.h"
+
+namespace xn {
+namespace {
+
+constexpr int kTileM = 128, kTileN = 128, kTileK = 64;
+constexpr int kStages = 4;
+constexpr int kThreads = 128;  // 4 warps: 2 along m by 2 along n, 64 x 64 each
+constexpr int kWarpN = 64, kPiecesN = kWarpN / 8;
+constexpr int kCopies = kTileM * kTileK / 16 / kThreads;  // 16-byte pieces a thread a stage
+constexpr int kStageBytes = (kTileM + kTileN) * kTileK;
+constexpr int kPipeBytes = kStages * kStageBytes;
+// The epilogue stages a tile's digits column by column (i fastest, as P
+// stores them) with rows padded to 144 bytes: 16-byte aligned, and the
+// fragments' writes spread over the banks.
+constexpr int kOutPitch = kTileM + 16;
+constexpr int kOutBytes = kTileN * kOutPitch;
+constexpr int kSmemBytes = kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes;
+static_assert(kTileM == kTileN && kCopies * kThreads * 16 == kTileM * kTileK,
+              "each thread copies kCopies 16-byte pieces of each operand a stage");
+
+// Byte offset of 16-byte piece c (0..3) of row r in a stage's operand tile.
+__device__ __forceinline__ int swizzled(int r, int c) {
+  return r * kTileK + ((c ^ ((r >> 1) & 3)) << 4);
+}
+
+__device__ __forceinline__ std::uint32_t smem_address(const void *p) {
+  return std::uint32_t(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes from global to shared memory, or 16 zeros where !inside.
+__device__ __forceinline__ void copy16(std::uint32_t dst, const void *src, bool inside) {
+  const int bytes = inside ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes));
+}
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void copy_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_s8(int (&d)[4], const std::uint32_t (&a)[4],
+                                       std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__global__ void __launch_bounds__(kThreads, 2)
+    modular_digit_products_kernel(const std::int8_t *__restrict__ ra,
+                                  const std::int8_t *__restrict__ rb, std::int64_t bm,
+                                  std::int64_t bn, std::int64_t k, int L, std::int8_t *P,
+                                  std::int64_t pstride, const __grid_constant__ ExDigitConstants dc) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int tiles_m = int((bm + kTileM - 1) / kTileM);
+  const std::int64_t i0 = std::int64_t(blockIdx.x % tiles_m) * kTileM;
+  const std::int64_t j0 = std::int64_t(blockIdx.x / tiles_m) * kTileN;
+  const std::int64_t x = blockIdx.y;  // the product: modulus x mod L
+  const int l = int(x % L);
+  const std::int8_t *a = ra + x * bm * k, *b = rb + x * bn * k;
+
+  // Each thread's kCopies 16-byte pieces of each operand per stage: rows
+  // threadIdx.x / 4 + 32 h, piece threadIdx.x % 4.
+  const int crow = threadIdx.x / 4, cpiece = threadIdx.x % 4;
+  const std::uint32_t base = smem_address(smem);
+  auto load_stage = [&](int stage, std::int64_t kt) {
+    const std::int64_t p = kt * kTileK + 16 * cpiece;
+    const std::uint32_t sa = base + stage * kStageBytes, sb = sa + kTileM * kTileK;
+    XN_UNROLL
+    for (int h = 0; h < kCopies; ++h) {
+      const int r = crow + (kThreads / 4) * h;
+      const bool in_a = i0 + r < bm && p < k, in_b = j0 + r < bn && p < k;
+      // (Out-of-range pieces read nothing: any valid address will do.)
+      copy16(sa + swizzled(r, cpiece), in_a ? a + (i0 + r) * k + p : a, in_a);
+      copy16(sb + swizzled(r, cpiece), in_b ? b + (j0 + r) * k + p : b, in_b);
+    }
+  };
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int wm = (warp % 2) * 64, wn = (warp / 2) * kWarpN;
+  int acc[4][kPiecesN][4];
+  XN_UNROLL
+  for (int mi = 0; mi < 4; ++mi)
+    XN_UNROLL
+    for (int ni = 0; ni < kPiecesN; ++ni)
+      XN_UNROLL
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0;
+
+  const std::int64_t ktiles = (k + kTileK - 1) / kTileK;
+  XN_UNROLL
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < ktiles) load_stage(s, s);
+    copy_commit();
+  }
+  // ldmatrix's lane addresses: matrix q = lane / 8, its row lane % 8.
+  const int q = lane / 8, qr = lane % 8;
+  for (std::int64_t kt = 0; kt < ktiles; ++kt) {
+    copy_wait<kStages - 2>();
+    __syncthreads();  // stage kt landed for all; stage kt - 1 read by all
+    const std::int64_t next = kt + kStages - 1;
+    if (next < ktiles) load_stage(int(next % kStages), next);
+    copy_commit();
+    const std::uint32_t sa = base + int(kt % kStages) * kStageBytes, sb = sa + kTileM * kTileK;
+    XN_UNROLL
+    for (int ks = 0; ks < 2; ++ks) {  // two k32 steps a stage
+      std::uint32_t af[4][4], bf[kPiecesN / 2][4];
+      // A: matrices (rows +0/+8 by q % 2, k +0/+16 by q / 2) = a0..a3.
+      XN_UNROLL
+      for (int mi = 0; mi < 4; ++mi)
+        ldmatrix_x4(af[mi], sa + swizzled(wm + 16 * mi + 8 * (q % 2) + qr, 2 * ks + q / 2));
+      // B: matrices (k +0/+16 by q % 2, columns +0/+8 by q / 2): b0, b1
+      // of two n8 pieces.
+      XN_UNROLL
+      for (int nj = 0; nj < kPiecesN / 2; ++nj)
+        ldmatrix_x4(bf[nj], sb + swizzled(wn + 16 * nj + 8 * (q / 2) + qr, 2 * ks + q % 2));
+      XN_UNROLL
+      for (int mi = 0; mi < 4; ++mi)
+        XN_UNROLL
+        for (int ni = 0; ni < kPiecesN; ++ni)
+          mma_s8(acc[mi][ni], af[mi], bf[ni / 2][2 * (ni % 2)], bf[ni / 2][2 * (ni % 2) + 1]);
+    }
+  }
+  copy_wait<0>();
+  __syncthreads();  // the buffers become the epilogue's
+
+  // Each sum to its digit (crt_digit's arithmetic: the reconstruction's own
+  // digits, so the bits cannot differ), staged column by column.
+  const double inv = dc.inv_cofactor[l], offset = dc.offset[l], inv_m = dc.inv_m[l],
+               m_d = dc.m[l];
+  const int g = lane / 4, t = lane % 4;
+  XN_UNROLL
+  for (int mi = 0; mi < 4; ++mi)
+    XN_UNROLL
+    for (int ni = 0; ni < kPiecesN; ++ni)
+      XN_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        const int r = wm + 16 * mi + g + 8 * (e / 2), c = wn + 8 * ni + 2 * t + e % 2;
+        // (The digit's two's complement byte: |y| <= 127.)
+        smem[c * kOutPitch + r] = std::uint8_t(exact::exact_int_of(
+            exact::int32_crt_digit(acc[mi][ni][e], inv, offset, inv_m, m_d)));
+      }
+  __syncthreads();
+  // Out: column c of the tile is P[(i0 .. i0 + 127) + (j0 + c) bm]; 16 bytes
+  // a thread where every column starts 16-byte aligned, else a byte.
+  std::int8_t *out = P + x * pstride + i0 + j0 * bm;
+  const int rows = bm - i0 < kTileM ? int(bm - i0) : kTileM;
+  const int cols = bn - j0 < kTileN ? int(bn - j0) : kTileN;
+  if (bm % 16 == 0) {
+    for (int u = threadIdx.x; u < cols * (kTileM / 16); u += kThreads) {
+      const int c = u / (kTileM / 16), r = 16 * (u % (kTileM / 16));
+      if (r < rows)
+        *reinterpret_cast<uint4 *>(out + c * bm + r) =
+            *reinterpret_cast<const uint4 *>(smem + c * kOutPitch + r);
+    }
+  } else {
+    for (int u = threadIdx.x; u < cols * kTileM; u += kThreads) {
+      const int c = u / kTileM, r = u % kTileM;
+      if (r < rows) out[c * bm + r] = std::int8_t(smem[c * kOutPitch + r]);
+    }
+  }
+}
+
+}  // namespace
+
+ExDigitConstants ex_digit_constants(const exact::CrtBasis &B) {
+  ExDigitConstants dc{};
+  const exact::ModularTables &T = exact::kModularTables;
+  for (int l = 0; l < B.L; ++l) {
+    dc.inv_cofactor[l] = B.inv_cofactor_d[l];
+    dc.offset[l] = B.digit_offset[l];
+    dc.inv_m[l] = T.inv_m[l];
+    dc.m[l] = T.m_d[l];
+  }
+  return dc;
+}
+
+cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *ra,
+                                             const std::int8_t *rb, int count, std::int64_t bm,
+                                             std::int64_t bn, std::int64_t k, int L,
+                                             const ExDigitConstants &dc, std::int8_t *P,
+                                             std::int64_t pstride) {
+  if (count <= 0 || bm <= 0 || bn <= 0) return cudaSuccess;
+  if (L < 1 || L > exact::kMaxModuli || k < 1 || k % 16 != 0 || k > exact::kInt32ChunkK ||
+      count > 65535 || pstride < bm * bn)
+    return cudaErrorInvalidValue;
+  const std::int64_t tiles = ((bm + kTileM - 1) / kTileM) * ((bn + kTileN - 1) / kTileN);
+  if (tiles > INT32_MAX) return cudaErrorInvalidValue;
+  // (Per device: cheap, and every call's device may differ.)
+  const cudaError_t configured = cudaFuncSetAttribute(
+      modular_digit_products_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  if (configured != cudaSuccess) return configured;
+  modular_digit_products_kernel<<<dim3(unsigned(tiles), unsigned(count)), kThreads, kSmemBytes,
+                                  s>>>(ra, rb, bm, bn, k, L, P, pstride, dc);
+  return cudaGetLastError();
+}
+
+}  // namespace xn
