@@ -2,6 +2,7 @@
 // arithmetic is the shared __host__ __device__ code; this file only maps it
 // onto threads so that global memory is read and written coalesced.
 #include <climits>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/exdgemm_launch.h"

@@ -162,6 +162,7 @@ ExDigitConstants ex_digit_constants(const exact::CrtBasis &B);
 // at most 2^17 (the int32 sums exact), modulus l = x mod L: each entry
 // (i, j) leaves as its signed CRT digit (|y| <= 127), P[x pstride + i + j
 // bm] (int8), the digit the reconstruction would make of the int32 sum.
+// ra, rb, P and pstride 16-byte aligned (else cudaErrorInvalidValue).
 cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *ra,
                                              const std::int8_t *rb, int count, std::int64_t bm,
                                              std::int64_t bn, std::int64_t k, int L,

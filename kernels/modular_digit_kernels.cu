@@ -4,8 +4,9 @@
 // int32 sum leaves the kernel as its signed CRT digit y_l = p (M/m_l)^-1
 // mod m_l, one byte, not four. The reconstruction then reads a quarter of
 // the bytes and skips the digit's arithmetic. cuBLAS's INT8 GEMM has no
-// such epilogue: its int32 sums cross memory twice, and at 1024^3 and
-// below that traffic, not the tensor cores, set the batch's time.
+// such epilogue (its int32 sums cross memory twice) but runs its tensor
+// cores at about twice this kernel's mma.sync rate: the engine takes these
+// products only where the first outweighs the second (digit_products_pay).
 //
 // A classic multistage tensor-core GEMM (the structure of CUTLASS's sm80
 // kernels, written for this one case): a block of 4 warps owns a 128 x 128
@@ -214,8 +215,12 @@ cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *
                                              const ExDigitConstants &dc, std::int8_t *P,
                                              std::int64_t pstride) {
   if (count <= 0 || bm <= 0 || bn <= 0) return cudaSuccess;
+  // (cp.async copies 16-byte pieces, and the epilogue stores them where bm
+  // is a multiple of 16: the residues, P and pstride 16-byte aligned.)
+  const auto misaligned = [](const void *p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) != 0; };
   if (L < 1 || L > exact::kMaxModuli || k < 1 || k % 16 != 0 || k > exact::kInt32ChunkK ||
-      count > 65535 || pstride < bm * bn)
+      count > 65535 || pstride < bm * bn || pstride % 16 != 0 || misaligned(ra) ||
+      misaligned(rb) || misaligned(P))
     return cudaErrorInvalidValue;
   const std::int64_t tiles = ((bm + kTileM - 1) / kTileM) * ((bn + kTileN - 1) / kTileN);
   if (tiles > INT32_MAX) return cudaErrorInvalidValue;

@@ -279,13 +279,16 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
 
 // The products with the CRT digit in their epilogue (forced on: the engine
 // takes them where k is one chunk and they pay) against the int32 sums of
-// cuBLAS's INT8 GEMM (forced off), bit for bit over every stored element, and sampled
-// entries against the oracle: tiles of 128 x 128 cut by m and n (bytes
-// stored where m is no multiple of 16, 16-byte pieces where it is), k no
-// multiple of the kernel's step of 64 or below it (the zero-filled tail),
-// 16 to about 30 moduli, gaps between products, beta = 0 over NaN. The
-// digits use a quarter of the sums' product bytes: the workspace says
-// which path ran.
+// cuBLAS's INT8 GEMM (forced off), bit for bit over every stored element,
+// and sampled entries against the oracle: tiles of 128 x 128 cut by m and n
+// (bytes stored where m is no multiple of 16, 16-byte pieces where it is),
+// k no multiple of the kernel's step of 64, below it, or no multiple of 16
+// (residues padded with zeros), 20 moduli and more (draw's 2^+-40
+// entries widen every row), gaps between
+// products, several groups of products (a small workspace), beta = 0 over
+// NaN. The digits use a quarter of the sums' product bytes: the workspace
+// says which path ran, also under the engine's own choice (a wide, small
+// case takes the digits, k = 1024 the sums).
 TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
@@ -293,22 +296,30 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
   struct Case {
     Batch b;
     double phi;
+    int min_moduli, min_groups;
+    std::int64_t workspace_limit;
+    int automatic;  // the engine's own choice: 1 digits, -1 sums, 0 not checked
   };
   // clang-format off
   const Case cases[] = {
       // ta, tb, m, n, k, lda, ldb, ldc, count, strides (A, B, C), alpha, beta
       {{false, false, 200, 300, 272, 201, 272, 203, 3, 201 * 272 + 7, 272 * 300, 203 * 300 + 1,
-        1.5, 0.0}, 1.0},
+        1.5, 0.0}, 1.0, 20, 1, 0, 0},
       {{true, false, 256, 130, 1024, 1024, 1030, 256, 2, 1024 * 256, 1030 * 130, 256 * 130,
-        -1.0, -0.5}, 0.0},
+        -1.0, -0.5}, 0.0, 20, 1, 0, -1},
       {{true, true, 129, 257, 48, 48, 260, 129, 5, 48 * 129, 260 * 48, 129 * 257 + 9,
-        0.75, 2.0}, 2.0},
+        0.75, 2.0}, 2.0, 30, 1, 0, 0},
       {{false, true, 16, 144, 4000, 16, 144, 16, 4, 16 * 4000, 144 * 4000, 16 * 144,
-        1.0, 1.0}, 0.5},
+        1.0, 1.0}, 0.5, 20, 1, 0, 0},
+      {{false, false, 150, 140, 301, 150, 301, 151, 6, 150 * 301, 301 * 140, 151 * 140,
+        -2.0, 0.0}, 1.0, 20, 1, 0, 1},
+      {{true, false, 70, 90, 333, 333, 333, 70, 7, 333 * 70, 333 * 90, 70 * 90,
+        1.0, 0.5}, 1.0, 20, 2, 4 << 20, 0},
   };
   // clang-format on
   for (const Case &c : cases) {
     const Batch &b = c.b;
+    XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.workspace_limit));
     const auto [size_a, size_b, size_c] = storage_sizes(b);
     const std::vector<double> A = draw(size_a, c.phi, rng), B = draw(size_b, c.phi, rng);
     const std::vector<double> C =
@@ -316,8 +327,9 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
     DeviceBuffer<double> dA, dB, dC;
     dA.upload(A), dB.upload(B);
     std::vector<double> got[2];
-    std::size_t workspace[2] = {};
-    for (const int digits : {-1, 1}) {
+    std::size_t workspace[3] = {};  // sums, digits, the engine's choice
+    for (const int digits : {-1, 1, 0}) {
+      if (digits == 0 && c.automatic == 0) continue;
       xn::testing::set_batched_digits(digits);
       dC.upload(C);
       const cublasStatus_t st = xnExdgemmStridedBatched(
@@ -330,10 +342,19 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
       EXPECT_EQ(info.engine, 2);
       EXPECT_EQ(info.block_rows, b.m);  // the batched engine ran
       EXPECT_EQ(info.k_chunks, 1);
-      workspace[digits > 0] = info.workspace_bytes;
-      got[digits > 0] = dC.download();
+      EXPECT_GE(info.moduli, c.min_moduli);
+      EXPECT_GE(info.blocks, c.min_groups) << "groups of products";
+      const int path = digits < 0 ? 0 : digits > 0 ? 1 : 2;
+      workspace[path] = info.workspace_bytes;
+      if (path < 2) got[path] = dC.download();
     }
-    EXPECT_LT(workspace[1], workspace[0]) << "the digits' path ran";
+    if (c.workspace_limit == 0) {  // (under a limit, the digits' groups hold more products)
+      EXPECT_LT(workspace[1], workspace[0]) << "the digits' path ran";
+    }
+    if (c.automatic != 0) {
+      EXPECT_EQ(workspace[2], workspace[c.automatic > 0 ? 1 : 0])
+          << "m " << b.m << " n " << b.n << " k " << b.k << ": the engine's choice";
+    }
     for (std::size_t e = 0; e < got[0].size(); ++e)
       ASSERT_TRUE(same_bits(got[1][e], got[0][e]))
           << "m " << b.m << " n " << b.n << " k " << b.k << ": C storage [" << e
@@ -352,6 +373,7 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
             << want;
       }
   }
+  XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 0));
 }
 
 // strideC = 0: the products run one after another into the one C, the

@@ -161,7 +161,7 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
     bool digits = false;
     if constexpr (Backend::kHasDigitProducts) {
       const int forced = testing::batched_digits_override();
-      digits = sp.chunks == 1 && forced >= 0 && (forced > 0 || be.digit_products_pay(L, k));
+      digits = sp.chunks == 1 && forced >= 0 && (forced > 0 || be.digit_products_pay(L, m, n, k));
     }
     const std::size_t pb = digits ? 1 : be.product_bytes();
 
@@ -205,10 +205,12 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
       then([&] { return be.residues_batch(x.A, x.a, z0, g, ia, L, sp, ra); });
       then([&] { return be.residues_batch(Bt, x.b, z0, g, ib, L, sp, rbs); });
       then([&] { return clock.lap(kExConversion); });
-      if (digits)
-        then([&] {
-          return be.modular_digit_products(ra, rbs, int(g * L), L, m, n, sp.chunk, P, pstride);
-        });
+      if constexpr (Backend::kHasDigitProducts)
+        if (digits)
+          then([&] {
+            return be.modular_digit_products(ra, rbs, int(g * L), L, m, n, sp.chunk, P,
+                                             pstride);
+          });
       // Chunk c of the group's products: count x L of them, one stride apart.
       for (int c = 0; c < sp.chunks && !digits; ++c) {
         if (c > 0) then([&] { return be.modular_reduce(P, L, int(g), pstride, m * n); });

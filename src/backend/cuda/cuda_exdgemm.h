@@ -354,12 +354,14 @@ class CudaExBackend {
   // saving (a quarter of the bytes, no digit arithmetic: 25 % of it at 24
   // moduli, 10 % at 15) outweighs that: on an H200, 256 x 256 products at
   // 24-25 moduli gained 2-9 % from k = 256 to 768; at 15 moduli every shape
-  // from 512 x 512 x 256 to 1024^3 lost 0.5-29 % (docs/performance.md).
+  // from 512 x 512 x 256 to 1024^3 lost 0.5-29 %, the products' loss
+  // growing with m n (docs/performance.md). So: only where measured to win
+  // (on an H200; the H100's balance of tensor and FP64 rates is the same).
   static constexpr bool kHasDigitProducts = true;
   static constexpr int kDigitMinModuli = 20;
-  static constexpr index_t kDigitMaxK = 768;
-  bool digit_products_pay(int L, index_t k) const {
-    return L >= kDigitMinModuli && k <= kDigitMaxK;
+  static constexpr index_t kDigitMaxK = 768, kDigitMaxEntries = 256 * 256;
+  bool digit_products_pay(int L, index_t m, index_t n, index_t k) const {
+    return L >= kDigitMinModuli && k <= kDigitMaxK && m * n <= kDigitMaxEntries;
   }
   Status modular_digit_products(const void *ra, const void *rb, int count, int L, index_t bm,
                                 index_t bn, index_t chunk, void *P, index_t pstride) {
