@@ -337,6 +337,9 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
           dB.get(), b.ldb, b.stride_b, &b.beta, dC.get(), b.ldc, b.stride_c, b.count);
       xn::testing::set_batched_digits(0);
       ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS);
+      const cudaError_t done = cudaDeviceSynchronize();  // (a fault names its case)
+      ASSERT_EQ(done, cudaSuccess) << cudaGetErrorString(done) << ": m " << b.m << " n " << b.n
+                                   << " k " << b.k << ", digits " << digits;
       xnExdgemmInfo_t info{};
       XN_CUBLAS_OK(xnGetLastExdgemmInfo(h_, &info));
       EXPECT_EQ(info.engine, 2);

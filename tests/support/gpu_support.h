@@ -60,24 +60,24 @@ class DeviceBuffer {
     if (p_) cudaFree(p_);
     p_ = nullptr;
     n_ = n;
-    if (cudaMalloc(&p_, (n ? n : 1) * sizeof(T)) != cudaSuccess) {
+    if (const cudaError_t e = cudaMalloc(&p_, (n ? n : 1) * sizeof(T)); e != cudaSuccess) {
+      ADD_FAILURE() << "device allocation of " << n * sizeof(T)
+                    << " bytes failed: " << cudaGetErrorString(e);
       p_ = nullptr;
       n_ = 0;
     }
   }
   void upload(const std::vector<T> &h, cudaStream_t s = nullptr) {
     resize_if_needed(h.size());
-    if (cudaMemcpyAsync(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s) !=
-            cudaSuccess ||
-        cudaStreamSynchronize(s) != cudaSuccess)
-      ADD_FAILURE() << "upload failed";
+    cudaError_t e = cudaMemcpyAsync(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) ADD_FAILURE() << "upload failed: " << cudaGetErrorString(e);
   }
   std::vector<T> download(cudaStream_t s = nullptr) const {
     std::vector<T> h(n_);
-    if (cudaMemcpyAsync(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost, s) !=
-            cudaSuccess ||
-        cudaStreamSynchronize(s) != cudaSuccess)
-      ADD_FAILURE() << "download failed";
+    cudaError_t e = cudaMemcpyAsync(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) ADD_FAILURE() << "download failed: " << cudaGetErrorString(e);
     return h;
   }
   T *get() const { return p_; }
