@@ -337,9 +337,11 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
           dB.get(), b.ldb, b.stride_b, &b.beta, dC.get(), b.ldc, b.stride_c, b.count);
       xn::testing::set_batched_digits(0);
       ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS);
-      const cudaError_t done = cudaDeviceSynchronize();  // (a fault names its case)
-      ASSERT_EQ(done, cudaSuccess) << cudaGetErrorString(done) << ": m " << b.m << " n " << b.n
-                                   << " k " << b.k << ", digits " << digits;
+      {  // (a fault names its case)
+        SCOPED_TRACE(::testing::Message() << "m " << b.m << " n " << b.n << " k " << b.k
+                                          << ", digits " << digits);
+        XN_CUDA_OK(cudaDeviceSynchronize());
+      }
       xnExdgemmInfo_t info{};
       XN_CUBLAS_OK(xnGetLastExdgemmInfo(h_, &info));
       EXPECT_EQ(info.engine, 2);

@@ -1,5 +1,6 @@
 // gpu_support.h - device buffers and typed cuBLAS/xNGEMM calls for the GPU
-// suites. Every CUDA call is checked; failures abort the test with the call.
+// suites. Every CUDA call is checked; a failure names the call and the CUDA
+// error (XN_CUDA_OK stops the test, a DeviceBuffer's copies record it).
 #pragma once
 
 #include <cublas_v2.h>
@@ -60,8 +61,9 @@ class DeviceBuffer {
     if (p_) cudaFree(p_);
     p_ = nullptr;
     n_ = n;
-    if (const cudaError_t e = cudaMalloc(&p_, (n ? n : 1) * sizeof(T)); e != cudaSuccess) {
-      ADD_FAILURE() << "device allocation of " << n * sizeof(T)
+    const std::size_t bytes = (n ? n : 1) * sizeof(T);
+    if (const cudaError_t e = cudaMalloc(&p_, bytes); e != cudaSuccess) {
+      ADD_FAILURE() << "device allocation of " << bytes
                     << " bytes failed: " << cudaGetErrorString(e);
       p_ = nullptr;
       n_ = 0;
@@ -69,21 +71,24 @@ class DeviceBuffer {
   }
   void upload(const std::vector<T> &h, cudaStream_t s = nullptr) {
     resize_if_needed(h.size());
-    cudaError_t e = cudaMemcpyAsync(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    if (e != cudaSuccess) ADD_FAILURE() << "upload failed: " << cudaGetErrorString(e);
+    copy_and_wait(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s, "upload");
   }
   std::vector<T> download(cudaStream_t s = nullptr) const {
     std::vector<T> h(n_);
-    cudaError_t e = cudaMemcpyAsync(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    if (e != cudaSuccess) ADD_FAILURE() << "download failed: " << cudaGetErrorString(e);
+    copy_and_wait(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost, s, "download");
     return h;
   }
   T *get() const { return p_; }
   std::size_t size() const { return n_; }
 
  private:
+  // One copy on stream s, waited for; a failure names what and the error.
+  static void copy_and_wait(void *dst, const void *src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t s, const char *what) {
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) ADD_FAILURE() << what << " failed: " << cudaGetErrorString(e);
+  }
   void resize_if_needed(std::size_t n) {
     if (n != n_ || !p_) resize(n);
   }
