@@ -79,6 +79,22 @@ ErrStats accuracy_of(Call &&call, std::vector<T> &C, std::int64_t ldc,
                   : error_stats(ref_hi, ref_lo, vals, bad);
 }
 
+// After the host routine's accuracy call: false, and r an error row, if it
+// did not run or failed part-way (xnGetLastHostStatus; its output is then
+// the poison, not a result to count as wrong entries), as a GPU case
+// reports the status its call returned.
+bool host_call_ran(const std::string &routine, CaseResult *r) {
+  const int st = xnGetLastHostStatus();
+  if (st == 0) return true;
+  r->status = "error";
+  r->message = routine +
+               (st == XN_STATUS_UNCHANGED ? ": did not run (XN_STATUS_UNCHANGED: too little "
+                                            "workspace or memory?), C unchanged"
+                : st == XN_STATUS_PARTIAL ? ": failed part-way (XN_STATUS_PARTIAL)"
+                                          : ": argument " + std::to_string(-st) + " rejected");
+  return false;
+}
+
 // The case's options on the process-wide defaults, which the host API uses.
 // Each case starts from the library's defaults (and XN_* environment), as a
 // GPU case starts from a fresh handle state, so one case's --leaf never leaks
@@ -384,6 +400,10 @@ void CpuRunner::run_t(const CaseSpec &c, std::vector<CaseResult> *rows) {
     r.ref_entries = S;
     if (paper) reference_identity_errors(ref_hi, ref_lo, si, sj, &r);
     r.ours = accuracy_of(call_ours, C, ldc, si, sj, ref_hi, ref_lo, paper);
+    if (!preload_ && !host_call_ran(host_name(c.routine, c.prec), &r)) {
+      rows->push_back(r);
+      continue;
+    }
     CaseSpec timing = s;
     if (c.baseline && !base_done)
       base.base = accuracy_of(call_base, C, ldc, si, sj, ref_hi, ref_lo, paper);
@@ -449,6 +469,7 @@ CaseResult CpuRunner::run_ex(const CaseSpec &c) {
                 ldb, 0.0, C.data(), ldc);
   };
   r.ours = accuracy_of(call_ours, C, ldc, si, sj, ref_hi, ref_lo);
+  if (!host_call_ran("cblas_exdgemm", &r)) return r;
   xnGetLastExdgemmInfo(nullptr, &r.ex);  // this thread's last host exdgemm
   r.has_ex = true;
   r.ws_bytes = r.ex.workspace_bytes;

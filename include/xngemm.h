@@ -492,7 +492,9 @@ typedef enum {
    *  and the slice products of one block of C). 0 = automatic: all of a
    *  workspace supplied with xnSetWorkspace, otherwise a quarter of the
    *  device memory that is free at the call (XN_EXDGEMM_WORKSPACE_LIMIT).
-   *  A smaller budget means smaller blocks of C, never a different result. */
+   *  A smaller budget means smaller blocks of C, never a different result;
+   *  one below what the smallest block needs makes the call return
+   *  CUBLAS_STATUS_ALLOC_FAILED with C untouched. */
   XN_OPT_EXDGEMM_WORKSPACE_LIMIT = 9,
   /** xnExdgemm: force the block size of C (rows and columns); 0 = chosen from
    *  the budget (XN_EXDGEMM_BLOCK). For tests and tuning. */
