@@ -492,9 +492,12 @@ typedef enum {
    *  and the slice products of one block of C). 0 = automatic: all of a
    *  workspace supplied with xnSetWorkspace, otherwise a quarter of the
    *  device memory that is free at the call (XN_EXDGEMM_WORKSPACE_LIMIT).
-   *  A smaller budget means smaller blocks of C, never a different result;
-   *  one below what the smallest block needs makes the call return
-   *  CUBLAS_STATUS_ALLOC_FAILED with C untouched. */
+   *  A smaller budget means smaller blocks of C, never a different result.
+   *  Unless XN_OPT_EXDGEMM_BLOCK forces a block, a budget below what the
+   *  smallest block needs makes a call that needs a block return
+   *  CUBLAS_STATUS_ALLOC_FAILED (inside a stream capture
+   *  CUBLAS_STATUS_NOT_SUPPORTED; the host routines XN_STATUS_UNCHANGED,
+   *  xnGetLastHostStatus) with C untouched. */
   XN_OPT_EXDGEMM_WORKSPACE_LIMIT = 9,
   /** xnExdgemm: force the block size of C (rows and columns); 0 = chosen from
    *  the budget (XN_EXDGEMM_BLOCK). For tests and tuning. */
