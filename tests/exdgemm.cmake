@@ -27,3 +27,14 @@ set_tests_properties(gpu_exdgemm_under_emulation_env PROPERTIES LABELS gpu
 xn_add_sanitizer_tests(gpu_exdgemm_sanitizer test_exdgemm_gpu
   MEMCHECK "GpuExdgemm.PhaseTimes*:GpuExdgemm.PointerModes*:GpuExdgemm.AllocationFailure*:GpuExdgemm.SkinnyNSmall*:GpuExdgemm.SmallMAndNSmall*"
   RACECHECK "GpuExdgemm.SkinnyNSmall*:GpuExdgemm.SmallMAndNSmall*")
+# xnbench on the CPU reports a host call that did not run (a budget below
+# the smallest block's need) as an ERROR row with its status, not its
+# untouched, NaN-poisoned C as wrong entries.
+if(XN_BUILD_BENCH)
+  add_test(NAME api_xnbench_reports_host_status
+    COMMAND xnbench exdgemm --device cpu --shape 64x64x512 --seed 3 --reps 1)
+  set_tests_properties(api_xnbench_reports_host_status PROPERTIES LABELS api TIMEOUT 120
+    ENVIRONMENT "XN_EXDGEMM_WORKSPACE_LIMIT=1000;OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1"
+    PASS_REGULAR_EXPRESSION "ERROR: cblas_exdgemm: did not run \\(XN_STATUS_UNCHANGED"
+    FAIL_REGULAR_EXPRESSION "NOT CORRECTLY ROUNDED")
+endif()
