@@ -239,8 +239,9 @@ cublasStatus_t xnDgemmWinograd(cublasHandle_t handle, cublasOperation_t transa,
  * to launch), so it returns only when the host has launched all work; the
  * result is ready when the stream reaches it (XN_OPT_EXDGEMM_PHASE_TIMES
  * adds a wait at every phase boundary, for measurements).
- * It may allocate (cudaMallocAsync) when its workspace must grow; a failed
- * allocation returns CUBLAS_STATUS_ALLOC_FAILED with C untouched.
+ * It may allocate (stream-ordered, from the library's own memory pool)
+ * when its workspace must grow; a failed allocation returns
+ * CUBLAS_STATUS_ALLOC_FAILED with C untouched.
  */
 cublasStatus_t xnExdgemm(cublasHandle_t handle, cublasOperation_t transa,
                          cublasOperation_t transb, int m, int n, int k,
@@ -609,9 +610,12 @@ cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *va
 /* Workspace. Each handle has one device workspace that every routine uses
  * (calls on one handle are serialised, so they can share it). By default the
  * library owns it: allocated on the call's stream when a call first needs
- * more, kept for later calls (what the xnSngemm/xnDngemm recursion may have
- * allocated is capped by XN_OPT_WORKSPACE_LIMIT). Or the
- * caller supplies it (xnSetWorkspace). Each routine family has a query for
+ * more, kept for later calls, from a stream-ordered memory pool of the
+ * library's own (not the device's default pool), which keeps freed memory
+ * for reuse and gives it back when no handle holds a workspace in it
+ * (xnRelease); what the xnSngemm/xnDngemm recursion may have allocated
+ * is capped by XN_OPT_WORKSPACE_LIMIT. Or the caller supplies it
+ * (xnSetWorkspace). Each routine family has a query for
  * the bytes one call needs (get the size, supply it or let the library
  * allocate, run). When a call cannot have what it needs: xnSngemm/xnDngemm
  * run fewer recursion levels (down to plain cuBLAS), xnExdgemm works in
@@ -753,8 +757,11 @@ cublasStatus_t xnGetLastGemmInfo(cublasHandle_t handle, xnGemmInfo_t *info);
 cublasStatus_t xnCalibrate(cublasHandle_t handle);
 
 /**
- * Release the state xNGEMM attached to the handle (workspace, counters).
- * Call before cublasDestroy(handle). Safe on a handle never used with xNGEMM.
+ * Release the state xNGEMM attached to the handle (workspace, counters),
+ * after the handle's last call has completed (it waits for that call, not
+ * for the device). When no other handle holds a workspace, the library's
+ * memory pool gives its memory back to the device. Call before
+ * cublasDestroy(handle). Safe on a handle never used with xNGEMM.
  */
 cublasStatus_t xnRelease(cublasHandle_t handle);
 

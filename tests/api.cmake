@@ -15,6 +15,15 @@ xn_add_test(test_api_depth_model LABELS api unit SOURCES test_api_depth_model.cp
 target_compile_definitions(test_api_depth_model PRIVATE
   XN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 xn_add_test(test_api_depth_model_gpu LABELS api gpu SOURCES test_api_depth_model_gpu.cpp)
+# The workspace growing inside calls, on the legacy default stream and a
+# created one: alone, and as eight processes sharing the GPU (where a
+# stream-ordered free of the replaced workspace faulted).
+xn_add_test(test_api_workspace_gpu LABELS api gpu SOURCES test_api_workspace_gpu.cpp)
+add_test(NAME api_workspace_growth_concurrent
+  COMMAND ${PROJECT_SOURCE_DIR}/scripts/run_concurrent.sh 8
+          $<TARGET_FILE:test_api_workspace_gpu>)
+set_tests_properties(api_workspace_growth_concurrent PROPERTIES LABELS "api;gpu"
+  SKIP_RETURN_CODE 77 TIMEOUT 600)
 target_compile_definitions(test_api_options PRIVATE
   XN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 

@@ -11,6 +11,7 @@
 #include <new>
 #include <vector>
 
+#include "backend/cuda/device_pool.h"
 #include "backend/cuda/handle_state.h"
 #include "backend/cuda/native_dgemm.h"
 #include "core/exdgemm.h"
@@ -167,7 +168,8 @@ class CudaExBackend {
   // All of a workspace the caller supplied (xnSetWorkspace: memory set
   // aside for the library, as the distributed engine's scratch is);
   // otherwise a quarter of the device memory free now, counting the
-  // workspace the handle already holds.
+  // workspace the handle already holds and what the library's pool holds
+  // unused (device_pool.h).
   std::size_t automatic_budget() const {
     if (!st_.ws_owned || st_.in_capture) return st_.ws_bytes;
     std::size_t free_b = 0, total_b = 0;
@@ -177,6 +179,11 @@ class CudaExBackend {
       cudaGetLastError();
       free_b = std::size_t(1) << 30;
     }
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess)
+      free_b += pool_unused_bytes(device);
+    else
+      cudaGetLastError();
     return (free_b + (st_.ws_owned ? st_.ws_bytes : 0)) / 4;
   }
 

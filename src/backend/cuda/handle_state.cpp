@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "backend/cuda/device_model_cuda.h"
+#include "backend/cuda/device_pool.h"
 #include "backend/cuda/native_dgemm.h"
 
 namespace xn {
@@ -92,6 +93,7 @@ bool release_handle_state(cublasHandle_t handle) {
   free_workspace(*st, nullptr);
   for (void *p : st->ws_kept_for_graphs)
     if (cudaFree(p) != cudaSuccess) cudaGetLastError();
+  trim_device_pool_if_unused();
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_dev && cudaFree(st->scan_flags_dev) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_host && cudaFreeHost(st->scan_flags_host) != cudaSuccess)
@@ -207,13 +209,14 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
   if (st.in_capture) return nullptr;
   if (g_fail_allocations) return nullptr;
   // Grow in stream order, ordered after every earlier use on this stream
-  // (and, through the call guard, on the previous stream). The old
+  // (and, through the call guard, on the previous stream), from the
+  // library's pool (device_pool.h: not the default pool). The old
   // workspace is freed only once the new one exists: if the allocation fails
   // the caller goes on in the old one, and the next call does not repeat a
   // free/alloc cycle.
   void *p = nullptr;
   const RelaxedCaptureMode relaxed;  // (the stream itself is not capturing)
-  if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) {
+  if (pool_malloc_async(&p, bytes, stream) != cudaSuccess) {
     cudaGetLastError();  // out-of-memory is not sticky; clear it
     return nullptr;
   }
@@ -236,6 +239,7 @@ std::size_t workspace_cap(const HandleState &st) {
 
 void set_user_workspace(HandleState &st, void *ptr, std::size_t bytes) {
   free_workspace(st, nullptr);
+  trim_device_pool_if_unused();
   st.ws = ptr;
   st.ws_bytes = bytes;
   st.ws_owned = ptr == nullptr;
