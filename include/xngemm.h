@@ -492,7 +492,9 @@ typedef enum {
   /** xnExdgemm: largest workspace in bytes a call may use (slices of A and B
    *  and the slice products of one block of C). 0 = automatic: all of a
    *  workspace supplied with xnSetWorkspace, otherwise a quarter of the
-   *  device memory that is free at the call (XN_EXDGEMM_WORKSPACE_LIMIT).
+   *  device memory that is free at the call, counting what the handle's
+   *  workspace and the library's memory pool hold
+   *  (XN_EXDGEMM_WORKSPACE_LIMIT).
    *  A smaller budget means smaller blocks of C, never a different result.
    *  Unless XN_OPT_EXDGEMM_BLOCK forces a block, a budget below what the
    *  smallest block needs makes a call that needs a block return
@@ -611,12 +613,13 @@ cublasStatus_t xnGetOption(cublasHandle_t handle, xnOption_t option, int64_t *va
  * (calls on one handle are serialised, so they can share it). By default the
  * library owns it: allocated on the call's stream when a call first needs
  * more, kept for later calls, from a stream-ordered memory pool of the
- * library's own (not the device's default pool), which keeps freed memory
- * for reuse and gives it back when no handle holds a workspace in it
- * (xnRelease); what the xnSngemm/xnDngemm recursion may have allocated
- * is capped by XN_OPT_WORKSPACE_LIMIT. Or the caller supplies it
- * (xnSetWorkspace). Each routine family has a query for
- * the bytes one call needs (get the size, supply it or let the library
+ * library's own (not the device's current pool, whatever the program set),
+ * which keeps memory a workspace gave up for the next one and gives it
+ * back to the device when no handle holds a workspace in it (checked at
+ * xnRelease and xnSetWorkspace); what the xnSngemm/xnDngemm recursion may
+ * have allocated is capped by XN_OPT_WORKSPACE_LIMIT. Or the caller
+ * supplies it (xnSetWorkspace). Each routine family has a query for the
+ * bytes one call needs (get the size, supply it or let the library
  * allocate, run). When a call cannot have what it needs: xnSngemm/xnDngemm
  * run fewer recursion levels (down to plain cuBLAS), xnExdgemm works in
  * smaller blocks of C, and only when even those do not fit does a call return
@@ -759,9 +762,11 @@ cublasStatus_t xnCalibrate(cublasHandle_t handle);
 /**
  * Release the state xNGEMM attached to the handle (workspace, counters),
  * after the handle's last call has completed (it waits for that call, not
- * for the device). When no other handle holds a workspace, the library's
- * memory pool gives its memory back to the device. Call before
- * cublasDestroy(handle). Safe on a handle never used with xNGEMM.
+ * for the device). CUDA graphs captured with the handle must have
+ * completed, and are not to be launched again: the workspace they use is
+ * freed. When no other handle holds a workspace, the library's memory pool
+ * gives its memory back to the device. Call before cublasDestroy(handle).
+ * Safe on a handle never used with xNGEMM.
  */
 cublasStatus_t xnRelease(cublasHandle_t handle);
 

@@ -1,18 +1,20 @@
 // test_api_workspace_gpu.cpp - the handle's workspace growing inside calls
 // (label gpu; skipped without a device). A sequence of calls, each
 // outgrowing the workspace of the ones before it (the batched engine's
-// copy of its summaries into the grown workspace, 21 MB to 50 MB to
-// 117 MB; xnExdgemm's blocks), runs on a default handle (the legacy default
-// stream) and on a handle with a created stream, three times on fresh
-// handles: every call succeeds, its stream reports no fault, and C has the
-// bits of the same call on a handle whose workspace was supplied large
-// enough (xnSetWorkspace: nothing grows).
+// copy of its summaries into the grown workspace, about 50 MB to 117 MB;
+// xnExdgemm's blocks), runs on a default handle (the legacy default
+// stream) and on a handle with a created stream, in three rounds on fresh
+// handles (the last two beside a handle that keeps a workspace, so that the
+// library's pool keeps and reuses what a round gave up): every call
+// succeeds, its stream reports no fault, C has the bits of the same call on
+// a handle whose workspace was supplied large enough (xnSetWorkspace:
+// nothing grows), the workspaces are in the library's pool, and the pool
+// goes back to the device once no handle holds a workspace.
 //
 // Also run as eight copies at once (api_workspace_growth_concurrent,
-// scripts/run_concurrent.sh): freed in stream order on the legacy stream,
-// with the GPU time-sliced between processes, the replaced workspace was
-// released while a copy queued before the free still read it, an illegal
-// address in 12 of 12 copies (docs/design.md, "The workspace").
+// scripts/run_concurrent.sh): with the workspaces in the default pool, 7 of
+// the 8 faulted (illegal address; docs/design.md, "Workspace": "Where the
+// memory comes from").
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/device_pool.h"
 #include "support/exdgemm_inputs.h"
 #include "support/gpu_support.h"
 #include "xngemm.h"
@@ -96,6 +99,8 @@ class GpuWorkspaceGrowth : public ::testing::Test {
     XN_REQUIRE_GPU();
     const std::uint64_t seed = xn_test::fresh_seed();
     seed_trace_ = xn_test::describe_seed(seed);
+    SCOPED_TRACE(seed_trace_);
+    XN_CUDA_OK(cudaGetDevice(&device_));
     std::mt19937_64 rng(seed);
     for (const GrowthCall &c : kSequence) inputs_.push_back(draw(c, rng));
     run_on_presized_handle();
@@ -133,35 +138,46 @@ class GpuWorkspaceGrowth : public ::testing::Test {
     }
   }
 
+  // (Smaller than the last call's own growth: its blocks of C are then
+  // smaller, its bits the same.)
   void run_on_presized_handle() {
-    constexpr std::size_t kBytes = std::size_t(1) << 30;
+    constexpr std::size_t kBytes = std::size_t(256) << 20;
     DeviceBuffer<char> ws(kBytes);
-    cublasHandle_t h = nullptr;
-    XN_CUBLAS_OK(cublasCreate(&h));
-    EXPECT_EQ(xnSetWorkspace(h, ws.get(), kBytes), CUBLAS_STATUS_SUCCESS);
-    run(h, &reference_, nullptr);
-    xnRelease(h);
-    cublasDestroy(h);
+    Handle h;
+    ASSERT_EQ(xnSetWorkspace(h.get(), ws.get(), kBytes), CUBLAS_STATUS_SUCCESS);
+    run(h.get(), &reference_, nullptr);
   }
 
   // Three rounds on fresh handles, on `stream` (nullptr: the default
-  // handle's legacy stream): the workspace grows, and every C has the
-  // reference's bits.
+  // handle's legacy stream): the workspace grows, in the library's pool,
+  // and every C has the reference's bits. From the second round a handle
+  // keeping a small workspace stands beside them (the pool then keeps what
+  // a round gave up); released, the pool is given back.
   void check_growth(cudaStream_t stream) {
     SCOPED_TRACE(seed_trace_);
+    ASSERT_EQ(xn::pool_bytes(device_).used, 0u) << "no workspace yet";
+    Handle keeper;
     for (int round = 0; round < 3; ++round) {
       SCOPED_TRACE("round " + std::to_string(round));
-      cublasHandle_t h = nullptr;
-      ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+      if (round == 1) {
+        ASSERT_NO_FATAL_FAILURE(keep_a_workspace(keeper.get()));
+      }
+      Handle h;
       if (stream) {
-        ASSERT_EQ(cublasSetStream(h, stream), CUBLAS_STATUS_SUCCESS);
+        ASSERT_EQ(cublasSetStream(h.get(), stream), CUBLAS_STATUS_SUCCESS);
       }
       std::vector<std::vector<double>> got;
       std::vector<std::size_t> held;
-      run(h, &got, &held);
-      xnRelease(h);
-      cublasDestroy(h);
+      run(h.get(), &got, &held);
       if (HasFatalFailure()) return;
+      EXPECT_GE(xn::pool_bytes(device_).used, held.back()) << "the workspace is the pool's";
+      h.reset();
+      const xn::PoolBytes after = xn::pool_bytes(device_);
+      if (round == 0) {
+        EXPECT_EQ(after.reserved, 0u) << "the pool, unused, goes back to the device";
+      } else {
+        EXPECT_GT(after.reserved, after.used) << "the pool keeps what the round gave up";
+      }
       ASSERT_EQ(got.size(), reference_.size());
       for (std::size_t i = 0; i < got.size(); ++i)
         EXPECT_EQ(std::memcmp(got[i].data(), reference_[i].data(),
@@ -174,8 +190,44 @@ class GpuWorkspaceGrowth : public ::testing::Test {
       EXPECT_GT(held[3], held[2]);
       EXPECT_GT(held[5], held[4]);
     }
+    keeper.reset();
+    EXPECT_EQ(xn::pool_bytes(device_).reserved, 0u) << "given back with the last workspace";
   }
 
+  // One small xnExdgemm on h: a workspace of its own in the pool.
+  void keep_a_workspace(cublasHandle_t h) {
+    const double one = 1.0, zero = 0.0;
+    DeviceBuffer<double> dA, dC;
+    dA.upload(std::vector<double>(64 * 64, 0.5));
+    dC.upload(std::vector<double>(64 * 64, 0.0));
+    XN_CUBLAS_OK(xnExdgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, dA.get(), 64,
+                           dA.get(), 64, &zero, dC.get(), 64));
+    XN_CUDA_OK(cudaDeviceSynchronize());
+    std::size_t held = 0;
+    XN_CUBLAS_OK(xnGetWorkspaceHeld(h, &held));
+    ASSERT_GT(held, 0u);
+  }
+
+  // A cuBLAS handle, released with xNGEMM's state when it goes.
+  class Handle {
+   public:
+    Handle() { EXPECT_EQ(cublasCreate(&h_), CUBLAS_STATUS_SUCCESS); }
+    ~Handle() { reset(); }
+    Handle(const Handle &) = delete;
+    Handle &operator=(const Handle &) = delete;
+    cublasHandle_t get() const { return h_; }
+    void reset() {
+      if (!h_) return;
+      xnRelease(h_);
+      cublasDestroy(h_);
+      h_ = nullptr;
+    }
+
+   private:
+    cublasHandle_t h_ = nullptr;
+  };
+
+  int device_ = 0;
   std::string seed_trace_;
   std::vector<Operands> inputs_;
   std::vector<std::vector<double>> reference_;

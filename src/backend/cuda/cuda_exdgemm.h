@@ -180,10 +180,12 @@ class CudaExBackend {
       free_b = std::size_t(1) << 30;
     }
     int device = 0;
-    if (cudaGetDevice(&device) == cudaSuccess)
-      free_b += pool_unused_bytes(device);
-    else
+    if (cudaStreamGetDevice(s_, &device) == cudaSuccess) {
+      const PoolBytes pool = pool_bytes(device);
+      free_b += pool.reserved - pool.used;
+    } else {
       cudaGetLastError();
+    }
     return (free_b + (st_.ws_owned ? st_.ws_bytes : 0)) / 4;
   }
 

@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <mutex>
 
+#include "backend/cuda/handle_state.h"
+#include "core/environment.h"
+
 namespace xn {
 
 namespace {
@@ -15,14 +18,15 @@ struct PoolSlot {
   cudaMemPool_t pool = nullptr;
 };
 
+// Guards the table, and makes an allocation and a trim's check-then-trim
+// exclusive (no allocation lands between the check and the trim).
 std::mutex g_pools_mutex;
 PoolSlot g_pools[kMaxDevices];
 
-// The library pool of `device`, made at first use with the maximal release
-// threshold; nullptr where it cannot be made (or the device is out of range).
-cudaMemPool_t device_pool(int device) {
+// The library pool of `device` (caller holds g_pools_mutex), made at first
+// use with the maximal release threshold; nullptr where it cannot be made.
+cudaMemPool_t device_pool_locked(int device) {
   if (device < 0 || device >= kMaxDevices) return nullptr;
-  std::lock_guard<std::mutex> lock(g_pools_mutex);
   PoolSlot &slot = g_pools[device];
   if (slot.tried) return slot.pool;
   slot.tried = true;
@@ -31,75 +35,59 @@ cudaMemPool_t device_pool(int device) {
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = device;
   cudaMemPool_t pool = nullptr;
-  if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
-    cudaGetLastError();
-    return nullptr;
+  cudaError_t e = cudaMemPoolCreate(&pool, &props);
+  if (e == cudaSuccess) {
+    std::uint64_t keep_all = UINT64_MAX;  // (a cuuint64_t)
+    e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all);
+    if (e != cudaSuccess) cudaMemPoolDestroy(pool);
   }
-  std::uint64_t keep_all = UINT64_MAX;  // (cuuint64_t)
-  if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all) !=
-      cudaSuccess) {
+  if (e != cudaSuccess) {
     cudaGetLastError();
-    cudaMemPoolDestroy(pool);
+    diagnostic("workspaces on device %d from its current pool: no pool of the library's (%s)",
+               device, cudaGetErrorString(e));
     return nullptr;
   }
   slot.pool = pool;
   return pool;
 }
 
-cudaMemPool_t current_device_pool() {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return device_pool(device);
-}
-
 }  // namespace
 
-cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream) {
-  if (cudaMemPool_t pool = current_device_pool())
+cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, int *device) {
+  cudaError_t e = cudaStreamGetDevice(stream, device);
+  if (e != cudaSuccess) return e;
+  std::lock_guard<std::mutex> lock(g_pools_mutex);
+  if (cudaMemPool_t pool = device_pool_locked(*device))
     return cudaMallocFromPoolAsync(p, bytes, pool, stream);
   return cudaMallocAsync(p, bytes, stream);
 }
 
-std::size_t pool_unused_bytes(int device) {
-  cudaMemPool_t pool = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(g_pools_mutex);
-    if (device < 0 || device >= kMaxDevices) return 0;
-    pool = g_pools[device].pool;
-  }
+PoolBytes pool_bytes(int device) {
+  PoolBytes b;
+  std::lock_guard<std::mutex> lock(g_pools_mutex);
+  if (device < 0 || device >= kMaxDevices || !g_pools[device].pool) return b;
+  cudaMemPool_t pool = g_pools[device].pool;
   std::uint64_t reserved = 0, used = 0;
-  if (!pool ||
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) !=
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) !=
           cudaSuccess ||
       cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
     cudaGetLastError();
-    return 0;
+    return b;
   }
-  return reserved > used ? std::size_t(reserved - used) : 0;
+  b.reserved = std::size_t(reserved);
+  b.used = std::size_t(used);
+  return b;
 }
 
-void trim_device_pool_if_unused() {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
-  cudaMemPool_t pool = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(g_pools_mutex);
-    if (device < 0 || device >= kMaxDevices) return;
-    pool = g_pools[device].pool;
-  }
+void trim_device_pool_if_unused(int device) {
+  const RelaxedCaptureMode relaxed;  // (another thread may capture globally)
+  std::lock_guard<std::mutex> lock(g_pools_mutex);
+  if (device < 0 || device >= kMaxDevices || !g_pools[device].pool) return;
+  cudaMemPool_t pool = g_pools[device].pool;
   std::uint64_t used = 0;
-  if (!pool || cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) !=
-                   cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
-  if (used == 0 && cudaMemPoolTrimTo(pool, 0) != cudaSuccess) cudaGetLastError();
+  cudaError_t e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
+  if (e == cudaSuccess && used == 0) e = cudaMemPoolTrimTo(pool, 0);
+  if (e != cudaSuccess) cudaGetLastError();
 }
 
 }  // namespace xn

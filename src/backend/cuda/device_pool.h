@@ -1,21 +1,17 @@
 // device_pool.h - the library's own stream-ordered memory pool, one per
 // device, for the handles' workspaces (handle_state.cpp, acquire_workspace).
 //
-// Not the device's default pool (plain cudaMallocAsync): its release
-// threshold is 0, so each synchronisation unmaps what was freed into it,
-// and with the GPU time-sliced between processes that unmapped memory a
-// live or queued use still read. On an H200 (CUDA 13, driver 580.159), a
-// handle on the legacy default stream whose workspace grew from 50 to
-// 117 MB faulted (illegal address) in 12 of 12 processes run at once, also
-// with the old workspace freed only after an event said its uses had
-// completed; with the pool's threshold at its maximum, 0 of 12, also with
-// stream-ordered frees (docs/design.md, "The workspace"). So this pool keeps
-// freed memory mapped and reuses it, as CCCL's and RMM's pools do by
-// default, and gives it back to the device only when nothing in it is
-// allocated (trim_device_pool_if_unused). The host front ends' buffers
-// (kept_device.h) stay in the default pool: they run on streams of their
-// own, where no fault was seen, and the distributed engine counts what the
-// default pool gives back as free for NCCL's later allocations.
+// Not the pool plain cudaMallocAsync takes (the stream's device's current
+// pool: the default one, unless the program set another), whose release
+// threshold is 0 by default, so that each synchronisation unmaps what was
+// freed into it. On an H200 (CUDA 13, driver 580.159), a handle on the
+// legacy default stream whose workspace grew from 50 to 117 MB, with 12
+// processes sharing the GPU, faulted (illegal address) in 12 of 12 of them
+// with that pool; with a pool whose threshold is at its maximum, in 0 of 12
+// (docs/design.md, "Workspace": "Where the memory comes from"). So this pool
+// keeps freed memory mapped and reuses it, as CCCL's pools do by default,
+// and gives it back to the device only when nothing in it is allocated
+// (trim_device_pool_if_unused).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,18 +20,23 @@
 
 namespace xn {
 
-// cudaMallocAsync of `bytes` on `stream` from the current device's library
-// pool (the default pool where a pool cannot be made).
-cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream);
+// A stream-ordered allocation of `bytes` on `stream` from the library pool
+// of `stream`'s device (from that device's current pool where the library
+// pool cannot be made; said once under XN_VERBOSE=1). *device is set to
+// that device (for trim_device_pool_if_unused).
+cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, int *device);
 
-// Bytes the library pool of `device` holds mapped that no allocation uses
-// (0 where there is no pool): free to the library's next allocation.
-std::size_t pool_unused_bytes(int device);
+// What the library pool of `device` holds mapped, and what of that its
+// allocations use (both 0 where there is no pool yet).
+struct PoolBytes {
+  std::size_t reserved = 0, used = 0;
+};
+PoolBytes pool_bytes(int device);
 
-// Gives the current device's library pool's memory back to the device
-// when no allocation in it is live (after the last workspace in it is
-// freed, its handle's last call waited for: then no queued work can read
-// what is unmapped).
-void trim_device_pool_if_unused();
+// Gives the library pool of `device` back to the device if no allocation
+// in it is live: call after freeing a workspace outside any call, its
+// handle's last call waited for (then no queued work of the library reads
+// the pool). Allocations from the pool wait while it trims.
+void trim_device_pool_if_unused(int device);
 
 }  // namespace xn

@@ -93,7 +93,7 @@ bool release_handle_state(cublasHandle_t handle) {
   free_workspace(*st, nullptr);
   for (void *p : st->ws_kept_for_graphs)
     if (cudaFree(p) != cudaSuccess) cudaGetLastError();
-  trim_device_pool_if_unused();
+  trim_device_pool_if_unused(st->ws_device);
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_dev && cudaFree(st->scan_flags_dev) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_host && cudaFreeHost(st->scan_flags_host) != cudaSuccess)
@@ -210,13 +210,14 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
   if (g_fail_allocations) return nullptr;
   // Grow in stream order, ordered after every earlier use on this stream
   // (and, through the call guard, on the previous stream), from the
-  // library's pool (device_pool.h: not the default pool). The old
+  // library's pool (device_pool.h: not the device's current pool). The old
   // workspace is freed only once the new one exists: if the allocation fails
   // the caller goes on in the old one, and the next call does not repeat a
   // free/alloc cycle.
   void *p = nullptr;
   const RelaxedCaptureMode relaxed;  // (the stream itself is not capturing)
-  if (pool_malloc_async(&p, bytes, stream) != cudaSuccess) {
+  int device = -1;
+  if (pool_malloc_async(&p, bytes, stream, &device) != cudaSuccess) {
     cudaGetLastError();  // out-of-memory is not sticky; clear it
     return nullptr;
   }
@@ -230,6 +231,7 @@ void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,
   free_workspace(st, stream);
   st.ws = p;
   st.ws_bytes = bytes;
+  st.ws_device = device;
   return p;
 }
 
@@ -239,7 +241,7 @@ std::size_t workspace_cap(const HandleState &st) {
 
 void set_user_workspace(HandleState &st, void *ptr, std::size_t bytes) {
   free_workspace(st, nullptr);
-  trim_device_pool_if_unused();
+  trim_device_pool_if_unused(st.ws_device);
   st.ws = ptr;
   st.ws_bytes = bytes;
   st.ws_owned = ptr == nullptr;

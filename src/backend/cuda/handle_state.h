@@ -43,6 +43,7 @@ struct HandleState {
   void *ws = nullptr;
   std::size_t ws_bytes = 0;
   bool ws_owned = true;
+  int ws_device = -1;  // whose library pool (device_pool.h) the owned one came from
   // A captured call used the owned workspace: graphs hold its address, so
   // when a later call grows it (or xnSetWorkspace replaces it) the old one
   // is kept here, not freed, until the handle is released.
