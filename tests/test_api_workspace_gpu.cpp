@@ -138,8 +138,8 @@ class GpuWorkspaceGrowth : public ::testing::Test {
     }
   }
 
-  // (Smaller than the last call's own growth: its blocks of C are then
-  // smaller, its bits the same.)
+  // The reference: a supplied workspace, so nothing grows (a call that
+  // would want more works in smaller blocks of C, with the same bits).
   void run_on_presized_handle() {
     constexpr std::size_t kBytes = std::size_t(256) << 20;
     DeviceBuffer<char> ws(kBytes);
