@@ -55,7 +55,10 @@ cudaMemPool_t device_pool_locked(int device) {
 
 cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, int *device) {
   cudaError_t e = cudaStreamGetDevice(stream, device);
-  if (e != cudaSuccess) return e;
+  if (e != cudaSuccess) {  // (then the current device, which the library's
+    cudaGetLastError();    // calls otherwise assume is the handle's)
+    if ((e = cudaGetDevice(device)) != cudaSuccess) return e;
+  }
   std::lock_guard<std::mutex> lock(g_pools_mutex);
   if (cudaMemPool_t pool = device_pool_locked(*device))
     return cudaMallocFromPoolAsync(p, bytes, pool, stream);
