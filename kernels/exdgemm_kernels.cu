@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "kernels/exdgemm_launch.h"
+#include "kernels/int8_mma.h"
 #include "numerics/exdgemm_entry.h"
 #include "numerics/ozaki_split.h"
 
@@ -609,11 +610,7 @@ __device__ __forceinline__ void tile_mma(int (&d)[4], const unsigned char *a,
   const std::uint32_t a0 = word(a, g, 4 * t), a1 = word(a, g + 8, 4 * t),
                       a2 = word(a, g, 16 + 4 * t), a3 = word(a, g + 8, 16 + 4 * t);
   const std::uint32_t b0 = word(b, g, 4 * t), b1 = word(b, g, 16 + 4 * t);
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  mma_m16n8k32_s8(d, a0, a1, a2, a3, b0, b1);
 #else
   XN_UNROLL
   for (int c = 0; c < 4; ++c) {

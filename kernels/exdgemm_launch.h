@@ -148,25 +148,18 @@ cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
                                             int chunks, int slots, std::int32_t *P,
                                             std::int64_t pstride);
 
-// The constants of each modulus's CRT digit (exact::int32_crt_digit), by
-// value to the products' kernel.
-struct ExDigitConstants {
-  double inv_cofactor[exact::kMaxModuli], offset[exact::kMaxModuli],
-      inv_m[exact::kMaxModuli], m[exact::kMaxModuli];
-};
-ExDigitConstants ex_digit_constants(const exact::CrtBasis &B);
-
 // P_x = ra_x rb_x^T for the `count` products x of one chunk laid out as
 // launch_ex_modular_residues_batch lays them out (ra_x = ra + x bm k, bm
 // rows of k residues; rb_x likewise with bn rows), k a multiple of 16 and
-// at most 2^17 (the int32 sums exact), modulus l = x mod L: each entry
-// (i, j) leaves as its signed CRT digit (|y| <= 127), P[x pstride + i + j
-// bm] (int8), the digit the reconstruction would make of the int32 sum.
+// at most 2^17 (the int32 sums exact), modulus l = x mod crt.L (the basis
+// travels by value, as to the reconstruction): each entry (i, j) leaves as
+// its signed CRT digit (|y| <= 127), P[x pstride + i + j bm] (int8), the
+// digit the reconstruction would make of the int32 sum.
 // ra, rb, P and pstride 16-byte aligned (else cudaErrorInvalidValue).
 cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *ra,
                                              const std::int8_t *rb, int count, std::int64_t bm,
-                                             std::int64_t bn, std::int64_t k, int L,
-                                             const ExDigitConstants &dc, std::int8_t *P,
+                                             std::int64_t bn, std::int64_t k,
+                                             const exact::CrtBasis &crt, std::int8_t *P,
                                              std::int64_t pstride);
 
 // Between two rounds of chunks: every product P[(s L + l) pstride + e]

@@ -19,9 +19,11 @@
 // (row / 2) mod 4 so that ldmatrix's eight rows fall in distinct banks.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "kernels/exdgemm_launch.h"
+#include "kernels/int8_mma.h"
 #include "numerics/hd.h"
 #include "numerics/modular.h"
 #include "numerics/modular_crt.h"
@@ -72,20 +74,11 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t
                : "r"(addr));
 }
 
-__device__ __forceinline__ void mma_s8(int (&d)[4], const std::uint32_t (&a)[4],
-                                       std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 __global__ void __launch_bounds__(kThreads, 2)
     modular_digit_products_kernel(const std::int8_t *__restrict__ ra,
                                   const std::int8_t *__restrict__ rb, std::int64_t bm,
                                   std::int64_t bn, std::int64_t k, int L, std::int8_t *P,
-                                  std::int64_t pstride, const __grid_constant__ ExDigitConstants dc) {
+                                  std::int64_t pstride, const __grid_constant__ exact::CrtBasis crt) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int tiles_m = int((bm + kTileM - 1) / kTileM);
   const std::int64_t i0 = std::int64_t(blockIdx.x % tiles_m) * kTileM;
@@ -152,7 +145,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int mi = 0; mi < 4; ++mi)
         XN_UNROLL
         for (int ni = 0; ni < kPiecesN; ++ni)
-          mma_s8(acc[mi][ni], af[mi], bf[ni / 2][2 * (ni % 2)], bf[ni / 2][2 * (ni % 2) + 1]);
+          mma_m16n8k32_s8(acc[mi][ni], af[mi][0], af[mi][1], af[mi][2], af[mi][3],
+                          bf[ni / 2][2 * (ni % 2)], bf[ni / 2][2 * (ni % 2) + 1]);
     }
   }
   copy_wait<0>();
@@ -160,8 +154,6 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   // Each sum to its digit (crt_digit's arithmetic: the reconstruction's own
   // digits, so the bits cannot differ), staged column by column.
-  const double inv = dc.inv_cofactor[l], offset = dc.offset[l], inv_m = dc.inv_m[l],
-               m_d = dc.m[l];
   const int g = lane / 4, t = lane % 4;
   XN_UNROLL
   for (int mi = 0; mi < 4; ++mi)
@@ -172,7 +164,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int r = wm + 16 * mi + g + 8 * (e / 2), c = wn + 8 * ni + 2 * t + e % 2;
         // (The digit's two's complement byte: |y| <= 127.)
         smem[c * kOutPitch + r] = std::uint8_t(exact::exact_int_of(
-            exact::int32_crt_digit(acc[mi][ni][e], inv, offset, inv_m, m_d)));
+            exact::int32_crt_digit(acc[mi][ni][e], crt.inv_cofactor_d[l],
+                                    crt.digit_offset[l], crt.recip[l], crt.m_d[l])));
       }
   __syncthreads();
   // Out: column c of the tile is P[(i0 .. i0 + 127) + (j0 + c) bm]; 16 bytes
@@ -197,39 +190,35 @@ __global__ void __launch_bounds__(kThreads, 2)
 
 }  // namespace
 
-ExDigitConstants ex_digit_constants(const exact::CrtBasis &B) {
-  ExDigitConstants dc{};
-  const exact::ModularTables &T = exact::kModularTables;
-  for (int l = 0; l < B.L; ++l) {
-    dc.inv_cofactor[l] = B.inv_cofactor_d[l];
-    dc.offset[l] = B.digit_offset[l];
-    dc.inv_m[l] = T.inv_m[l];
-    dc.m[l] = T.m_d[l];
-  }
-  return dc;
-}
-
 cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *ra,
                                              const std::int8_t *rb, int count, std::int64_t bm,
-                                             std::int64_t bn, std::int64_t k, int L,
-                                             const ExDigitConstants &dc, std::int8_t *P,
+                                             std::int64_t bn, std::int64_t k,
+                                             const exact::CrtBasis &crt, std::int8_t *P,
                                              std::int64_t pstride) {
   if (count <= 0 || bm <= 0 || bn <= 0) return cudaSuccess;
   // (cp.async copies 16-byte pieces, and the epilogue stores them where bm
   // is a multiple of 16: the residues, P and pstride 16-byte aligned.)
   const auto misaligned = [](const void *p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) != 0; };
-  if (L < 1 || L > exact::kMaxModuli || k < 1 || k % 16 != 0 || k > exact::kInt32ChunkK ||
-      count > 65535 || pstride < bm * bn || pstride % 16 != 0 || misaligned(ra) ||
-      misaligned(rb) || misaligned(P))
+  if (crt.L < 1 || crt.L > exact::kMaxModuli || k < 1 || k % 16 != 0 ||
+      k > exact::kInt32ChunkK || count > 65535 || pstride < bm * bn || pstride % 16 != 0 ||
+      misaligned(ra) || misaligned(rb) || misaligned(P))
     return cudaErrorInvalidValue;
   const std::int64_t tiles = ((bm + kTileM - 1) / kTileM) * ((bn + kTileN - 1) / kTileN);
   if (tiles > INT32_MAX) return cudaErrorInvalidValue;
-  // (Per device: cheap, and every call's device may differ.)
-  const cudaError_t configured = cudaFuncSetAttribute(
-      modular_digit_products_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  if (configured != cudaSuccess) return configured;
+  // The shared memory beyond 48 KB, granted once per device (a bit per
+  // device ordinal; a set attribute is the same whoever sets it first).
+  static std::atomic<std::uint64_t> configured_devices{0};
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
+  if (bit == 0 || !(configured_devices.load(std::memory_order_relaxed) & bit)) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        modular_digit_products_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    if (e != cudaSuccess) return e;
+    configured_devices.fetch_or(bit, std::memory_order_relaxed);
+  }
   modular_digit_products_kernel<<<dim3(unsigned(tiles), unsigned(count)), kThreads, kSmemBytes,
-                                  s>>>(ra, rb, bm, bn, k, L, P, pstride, dc);
+                                  s>>>(ra, rb, bm, bn, k, crt.L, P, pstride, crt);
   return cudaGetLastError();
 }
 

@@ -141,6 +141,7 @@ TEST(ModularTables, CrtBasisOfEveryLengthAgainstGmp) {
       EXPECT_EQ(mpz_cmp(got.v, q.v), 0) << "L = " << L << " l = " << l;
       EXPECT_EQ(mpz_fdiv_ui(q.v, T.m[l]) * B.inv_cofactor[l] % T.m[l], 1u);
       EXPECT_EQ(B.recip[l], 1.0 / T.m[l]);
+      EXPECT_EQ(B.m_d[l], double(T.m[l]));
     }
   }
 }

@@ -180,7 +180,8 @@ struct CrtBasis {
   // -(2^52 + 2^31) (M / m_l)^-1 mod m_l, exact (a 30-bit integer times
   // 2^31): crt_digit's offset for an int32 product.
   double digit_offset[kMaxModuli] = {};
-  double recip[kMaxModuli] = {};                       // 1 / m_l, rounded
+  double recip[kMaxModuli] = {};  // RN(1 / m_l): ModularTables::inv_m
+  double m_d[kMaxModuli] = {};    // m_l
 };
 
 // Bits of the kMaxLimbs-limb number x (0 for x = 0).
@@ -217,7 +218,8 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
     B.inv_cofactor[l] = std::uint8_t(inverse_mod(c, T.m[l]));
     B.inv_cofactor_d[l] = double(B.inv_cofactor[l]);
     B.digit_offset[l] = -(0x1p52 + 0x1p31) * B.inv_cofactor_d[l];
-    B.recip[l] = 1.0 / T.m[l];
+    B.recip[l] = T.inv_m[l];
+    B.m_d[l] = T.m_d[l];
   }
   int bits_l = 0;
   while ((1 << bits_l) <= (L > 2 ? L : 2)) ++bits_l;
@@ -298,8 +300,11 @@ inline int modular_capacity_bits(int L) { return bit_length(crt_basis(L).M) - 2;
 // a multiply: the reconstruction is instruction-bound, L of these an entry).
 // The int32 case with the constants of modulus l spelled out (inv =
 // (M/m_l)^-1 mod m_l and offset = B.digit_offset[l] as doubles, inv_m and
-// m_d the tables' 1/m_l and m_l): what the INT8 products' epilogue calls
-// (kernels/modular_digit_kernels.cu), so its digits are these.
+// m_d 1/m_l and m_l): what the INT8 products' epilogue calls too, with its
+// basis's recip and m_d (kernels/modular_digit_kernels.cu), so its digits
+// are these. (The reconstruction passes the tables' copies, which its
+// kernels hold as constants: reading the basis's instead, a kernel
+// parameter, cost it 4-5 % at 15 moduli on an H200.)
 XN_HD double int32_crt_digit(std::int32_t p, double inv, double offset, double inv_m,
                              double m_d) {
   const double d = wide_detail::bits_to_double((std::uint64_t(0x43300000u) << 32) |

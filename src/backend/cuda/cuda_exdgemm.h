@@ -376,7 +376,7 @@ class CudaExBackend {
                                 index_t bn, index_t chunk, void *P, index_t pstride) {
     return ok(launch_ex_modular_digit_products(
         s_, static_cast<const std::int8_t *>(ra), static_cast<const std::int8_t *>(rb), count,
-        bm, bn, chunk, L, ex_digit_constants(exact::crt_basis(L)),
+        bm, bn, chunk, exact::crt_basis(L),
         static_cast<std::int8_t *>(P), pstride));
   }
   Status sum_batch(const ExBatchOperands &x, index_t first, index_t count,
