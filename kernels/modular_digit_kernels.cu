@@ -77,14 +77,14 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t
 __global__ void __launch_bounds__(kThreads, 2)
     modular_digit_products_kernel(const std::int8_t *__restrict__ ra,
                                   const std::int8_t *__restrict__ rb, std::int64_t bm,
-                                  std::int64_t bn, std::int64_t k, int L, std::int8_t *P,
+                                  std::int64_t bn, std::int64_t k, std::int8_t *P,
                                   std::int64_t pstride, const __grid_constant__ exact::CrtBasis crt) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int tiles_m = int((bm + kTileM - 1) / kTileM);
   const std::int64_t i0 = std::int64_t(blockIdx.x % tiles_m) * kTileM;
   const std::int64_t j0 = std::int64_t(blockIdx.x / tiles_m) * kTileN;
   const std::int64_t x = blockIdx.y;  // the product: modulus x mod L
-  const int l = int(x % L);
+  const int l = int(x % crt.L);
   const std::int8_t *a = ra + x * bm * k, *b = rb + x * bn * k;
 
   // Each thread's kCopies 16-byte pieces of each operand per stage: rows
@@ -218,7 +218,7 @@ cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *
     configured_devices.fetch_or(bit, std::memory_order_relaxed);
   }
   modular_digit_products_kernel<<<dim3(unsigned(tiles), unsigned(count)), kThreads, kSmemBytes,
-                                  s>>>(ra, rb, bm, bn, k, crt.L, P, pstride, crt);
+                                  s>>>(ra, rb, bm, bn, k, P, pstride, crt);
   return cudaGetLastError();
 }
 
