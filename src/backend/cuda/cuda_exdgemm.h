@@ -182,7 +182,7 @@ class CudaExBackend {
     int device = 0;
     if (cudaStreamGetDevice(s_, &device) == cudaSuccess) {
       const PoolBytes pool = pool_bytes(device);
-      free_b += pool.reserved - pool.used;
+      free_b += pool.unused();
     } else {
       cudaGetLastError();
     }

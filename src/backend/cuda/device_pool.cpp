@@ -16,6 +16,9 @@ constexpr int kMaxDevices = 64;
 struct PoolSlot {
   bool tried = false;
   cudaMemPool_t pool = nullptr;
+  // Made at the first pool_free_completed on the device (nullptr until then
+  // or where it cannot be made).
+  cudaStream_t free_stream = nullptr;
 };
 
 // Guards the table, and makes an allocation and a trim's check-then-trim
@@ -63,6 +66,31 @@ cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, 
   if (cudaMemPool_t pool = device_pool_locked(*device))
     return cudaMallocFromPoolAsync(p, bytes, pool, stream);
   return cudaMallocAsync(p, bytes, stream);
+}
+
+cudaError_t pool_free_completed(void *p, int device) {
+  if (!p) return cudaSuccess;
+  std::lock_guard<std::mutex> lock(g_pools_mutex);
+  cudaStream_t stream = nullptr;
+  if (device >= 0 && device < kMaxDevices) {
+    PoolSlot &slot = g_pools[device];
+    if (!slot.free_stream) {
+      // A stream of the block's device that waits for nothing of the
+      // program's: the free completes at once.
+      int current = -1;
+      cudaError_t e = cudaGetDevice(&current);
+      if (e == cudaSuccess && current != device) e = cudaSetDevice(device);
+      if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&slot.free_stream, cudaStreamNonBlocking);
+      if (e != cudaSuccess) slot.free_stream = nullptr;
+      if (current >= 0 && current != device) cudaSetDevice(current);
+      cudaGetLastError();
+    }
+    stream = slot.free_stream;
+  }
+  if (!stream) return cudaFree(p);  // (the memory is freed; the pool's count of it is not)
+  cudaError_t e = cudaFreeAsync(p, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e;
 }
 
 PoolBytes pool_bytes(int device) {

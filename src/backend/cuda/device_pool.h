@@ -26,10 +26,19 @@ namespace xn {
 // that device (for trim_device_pool_if_unused).
 cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, int *device);
 
+// Frees `p`, allocated by pool_malloc_async on `device`, whose last use has
+// completed (the caller waited for it), and returns once the free has: then
+// trim_device_pool_if_unused can give it back. Not cudaFree: on an H200
+// (CUDA 13, driver 580.159) cudaFree of a block from a pool gives the block
+// back but leaves the pool's count of used bytes as it was, so the pool
+// would never look unused again.
+cudaError_t pool_free_completed(void *p, int device);
+
 // What the library pool of `device` holds mapped, and what of that its
 // allocations use (both 0 where there is no pool yet).
 struct PoolBytes {
   std::size_t reserved = 0, used = 0;
+  std::size_t unused() const { return reserved > used ? reserved - used : 0; }
 };
 PoolBytes pool_bytes(int device);
 

@@ -28,10 +28,12 @@ std::atomic<bool> g_fail_allocations{false};
 // already ordered after every earlier use, and the free is stream-ordered.
 // Outside a call (stream == nullptr: xnRelease, xnSetWorkspace) the stream of
 // the last call may no longer exist (the user may have destroyed it), so we
-// wait for our own event recorded after that call, then free.
+// wait for our own event recorded after that call, then free
+// (pool_free_completed: not cudaFree, which leaves the pool's count of used
+// bytes as it was).
 void free_workspace(HandleState &st, cudaStream_t stream) {
   if (st.ws && st.ws_owned && st.ws_in_graph) {
-    st.ws_kept_for_graphs.push_back(st.ws);  // graphs replay into it
+    st.ws_kept_for_graphs.push_back({st.ws, st.ws_device});  // graphs replay into it
   } else if (st.ws && st.ws_owned) {
     cudaError_t e;
     if (stream) {
@@ -39,7 +41,7 @@ void free_workspace(HandleState &st, cudaStream_t stream) {
     } else {
       const RelaxedCaptureMode relaxed;
       if (st.has_last) cudaEventSynchronize(st.last_done);
-      e = cudaFree(st.ws);
+      e = pool_free_completed(st.ws, st.ws_device);
     }
     if (e != cudaSuccess) cudaGetLastError();
   }
@@ -91,9 +93,11 @@ bool release_handle_state(cublasHandle_t handle) {
   if (st->has_last) cudaEventSynchronize(st->last_done);
   st->ws_in_graph = false;
   free_workspace(*st, nullptr);
-  for (void *p : st->ws_kept_for_graphs)
-    if (cudaFree(p) != cudaSuccess) cudaGetLastError();
+  for (const HandleState::PoolBlock &b : st->ws_kept_for_graphs)
+    if (pool_free_completed(b.ptr, b.device) != cudaSuccess) cudaGetLastError();
   trim_device_pool_if_unused(st->ws_device);
+  for (const HandleState::PoolBlock &b : st->ws_kept_for_graphs)
+    if (b.device != st->ws_device) trim_device_pool_if_unused(b.device);
   if (st->consts && cudaFree(st->consts) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_dev && cudaFree(st->scan_flags_dev) != cudaSuccess) cudaGetLastError();
   if (st->scan_flags_host && cudaFreeHost(st->scan_flags_host) != cudaSuccess)

@@ -48,7 +48,11 @@ struct HandleState {
   // when a later call grows it (or xnSetWorkspace replaces it) the old one
   // is kept here, not freed, until the handle is released.
   bool ws_in_graph = false;
-  std::vector<void *> ws_kept_for_graphs;
+  struct PoolBlock {
+    void *ptr;
+    int device;  // whose library pool it came from
+  };
+  std::vector<PoolBlock> ws_kept_for_graphs;
 
   // {0.f, 1.f} then {0.0, 1.0} (and the int32 {0, 1} at byte 40) in device
   // memory: the 0 and 1 betas of the
