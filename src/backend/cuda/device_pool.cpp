@@ -94,11 +94,14 @@ cudaError_t pool_free_completed(void *p, int device) {
 }
 
 PoolBytes pool_bytes(int device) {
-  PoolBytes b;
   std::lock_guard<std::mutex> lock(g_pools_mutex);
-  if (device < 0 || device >= kMaxDevices || !g_pools[device].pool) return b;
-  cudaMemPool_t pool = g_pools[device].pool;
-  std::uint64_t reserved = 0, used = 0;
+  if (device < 0 || device >= kMaxDevices || !g_pools[device].pool) return PoolBytes{};
+  return pool_bytes_of(g_pools[device].pool);
+}
+
+PoolBytes pool_bytes_of(cudaMemPool_t pool) {
+  PoolBytes b;
+  std::uint64_t reserved = 0, used = 0;  // (cuuint64_t)
   if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) !=
           cudaSuccess ||
       cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {

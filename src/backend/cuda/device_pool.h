@@ -41,6 +41,8 @@ struct PoolBytes {
   std::size_t unused() const { return reserved > used ? reserved - used : 0; }
 };
 PoolBytes pool_bytes(int device);
+// The same of any pool (both 0 where they cannot be read).
+PoolBytes pool_bytes_of(cudaMemPool_t pool);
 
 // Gives the library pool of `device` back to the device if no allocation
 // in it is live: call after freeing a workspace outside any call, its

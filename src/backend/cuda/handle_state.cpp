@@ -194,10 +194,16 @@ Status order_after_last_call(HandleState &st, cudaStream_t stream) {
 }
 
 Status mark_call_done(HandleState &st, cudaStream_t stream) {
-  if (cudaEventRecord(st.last_done, stream) != cudaSuccess)
-    return Status::ExecutionFailed;
-  st.has_last = true;
-  return Status::Ok;
+  if (cudaEventRecord(st.last_done, stream) == cudaSuccess) {
+    st.has_last = true;
+    return Status::Ok;
+  }
+  // No mark of this call's end: the event still marks an earlier call's,
+  // and a release waiting on it could free the workspace under this call.
+  // So wait for the call here (an error path only; never in a capture).
+  cudaGetLastError();
+  if (cudaStreamSynchronize(stream) != cudaSuccess) cudaGetLastError();
+  return Status::ExecutionFailed;
 }
 
 void *acquire_workspace(HandleState &st, std::size_t bytes, cudaStream_t stream,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backend/cuda/device_pool.h"
 #include "backend/cuda/handle_state.h"
 #include "core/options.h"
 #include "xngemm.h"
@@ -18,13 +19,8 @@ bool device_could_have(std::size_t n, int device) {
     return true;
   }
   cudaMemPool_t pool = nullptr;
-  std::uint64_t reserved = 0, used = 0;  // (cuuint64_t)
-  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) ==
-          cudaSuccess &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
-      reserved > used)
-    free_b += std::size_t(reserved - used);
+  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+    free_b += pool_bytes_of(pool).unused();
   cudaGetLastError();
   return n <= free_b;
 }
