@@ -6,6 +6,7 @@
 // random integers of up to 334 bits from their residues, from int32-style
 // and double-style dot products alike, in every compiled variant.
 #include <gmp.h>
+#include <mpfr.h>
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -130,15 +131,38 @@ TEST(ModularTables, CrtBasisOfEveryLengthAgainstGmp) {
     ASSERT_LE(B.limbs, xn::exact::kMaxLimbs);
     mpz_mul_ui(bound.v, M.v, unsigned(std::max(L, 2)));
     EXPECT_LE(mpz_sizeinbase(bound.v, 2), std::size_t(32 * B.limbs)) << "L = " << L;
+    // Radix-2^40 limbs (the reconstruction's), each an integer below 2^40.
+    auto radix_limbs_to = [&](const double *x, Mpz &out) {
+      mpz_set_ui(out.v, 0);
+      for (int t = xn::exact::kMaxRadixLimbs - 1; t >= 0; --t) {
+        ASSERT_GE(x[t], 0.0);
+        ASSERT_LT(x[t], 0x1p40);
+        ASSERT_EQ(x[t], double(std::uint64_t(x[t]))) << "an integer limb";
+        mpz_mul_2exp(out.v, out.v, 40);
+        mpz_add_ui(out.v, out.v, std::uint64_t(x[t]));
+      }
+    };
+    radix_limbs_to(B.M_r, got);
+    EXPECT_EQ(mpz_cmp(got.v, M.v), 0) << "L = " << L;
+    mpz_mul_2exp(bound.v, M.v, 1);
+    EXPECT_LE(mpz_sizeinbase(bound.v, 2), std::size_t(40 * B.radix_limbs)) << "L = " << L;
+    // 2^(40 t) / M within 2^-49 relative (modular_terms finds q from it).
+    for (int t = 0; t < xn::exact::kMaxRadixLimbs; ++t) {
+      mpfr_t exact, err;
+      mpfr_inits2(256, exact, err, (mpfr_ptr)0);
+      mpfr_set_ui_2exp(exact, 1, 40 * t, MPFR_RNDN);
+      mpfr_div_z(exact, exact, M.v, MPFR_RNDN);
+      mpfr_set_d(err, B.scale_r[t], MPFR_RNDN);
+      mpfr_sub(err, err, exact, MPFR_RNDN);
+      mpfr_div(err, err, exact, MPFR_RNDN);
+      EXPECT_LT(std::fabs(mpfr_get_d(err, MPFR_RNDN)), 0x1p-49) << "L = " << L << " t = " << t;
+      mpfr_clears(exact, err, (mpfr_ptr)0);
+    }
     for (int l = 0; l < L; ++l) {
       mpz_divexact_ui(q.v, M.v, T.m[l]);
-      std::uint32_t cofactor[xn::exact::kMaxLimbs];
-      for (int t = 0; t < xn::exact::kMaxLimbs; ++t) {
-        cofactor[t] = std::uint32_t(B.cofactor_d[l][t]);
-        ASSERT_EQ(double(cofactor[t]), B.cofactor_d[l][t]) << "a 32-bit integer limb";
-      }
-      limbs_to(cofactor, got);
+      radix_limbs_to(B.cofactor_r[l], got);
       EXPECT_EQ(mpz_cmp(got.v, q.v), 0) << "L = " << L << " l = " << l;
+      EXPECT_LE(mpz_sizeinbase(q.v, 2), std::size_t(40 * B.cofactor_radix_limbs));
       EXPECT_EQ(mpz_fdiv_ui(q.v, T.m[l]) * B.inv_cofactor[l] % T.m[l], 1u);
       EXPECT_EQ(B.recip[l], 1.0 / T.m[l]);
       EXPECT_EQ(B.m_d[l], double(T.m[l]));

@@ -135,6 +135,15 @@ XN_HD std::int64_t exact_int64_of(double x) {
   return std::int64_t(wide_detail::double_to_bits(x + 0x1.8p52) & ((std::uint64_t(1) << 52) - 1)) -
          (std::int64_t(1) << 51);
 }
+// The same for |x| < 2^53 (exact_int64_of's bias needs |x| < 2^51): the
+// conversion instruction, for a few values an entry, not per modulus.
+XN_HD std::int64_t exact_int64_of_wide(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2ll_rn(x);
+#else
+  return std::int64_t(x);
+#endif
+}
 XN_HD double exact_double_of(std::uint32_t u) {
   return wide_detail::bits_to_double((std::uint64_t(0x43300000u) << 32) | u) - 0x1p52;
 }

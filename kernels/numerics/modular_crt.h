@@ -164,17 +164,31 @@ struct ModularTermsN {
 };
 using ModularTerms = ModularTermsN<kMaxLimbs>;
 
+// The reconstruction's radix (modular_terms): S = sum_l y_l M / m_l is
+// summed in doubles as limbs 2^40 apart, each y_l (|y_l| <= 127) times a
+// 40-bit limb of M / m_l, L <= 48 of them and then q M's limb (|q| <= 24):
+// below 6120 2^40 < 2^53, so every FMA is exact. Wider limbs than the
+// result's 32 bits mean fewer FMAs per modulus (3 instead of 5 for 16
+// moduli, 9 instead of 11 for 48).
+inline constexpr int kCrtRadixBits = 40;
+inline constexpr int kMaxRadixLimbs = 9;  // 2 M for L = 48: 335 bits
+
 // The constants of the Chinese remainder theorem for the first L moduli:
 // M = prod m_l, the cofactors M / m_l as limbs and their inverses modulo
 // m_l. Made on the host (crt_basis) and passed by value to the kernels.
 struct CrtBasis {
   int L = 0;
   int limbs = 0;  // 32-bit limbs that hold L M (so S and 2 |X| below)
+  // Radix-2^40 limbs that hold every cofactor M / m_l, and 2 M.
+  int cofactor_radix_limbs = 0;
+  int radix_limbs = 0;
   std::uint32_t M[kMaxLimbs] = {};
-  double M_d[kMaxLimbs] = {};  // the same limbs as doubles
-  // M / m_l as 32-bit limbs, each held in a double (the reconstruction's
-  // FMAs take them as they are).
-  double cofactor_d[kMaxModuli][kMaxLimbs] = {};
+  double M_r[kMaxRadixLimbs] = {};  // M's radix-2^40 limbs
+  // M / m_l as radix-2^40 limbs, each held in a double (the
+  // reconstruction's FMAs take them as they are).
+  double cofactor_r[kMaxModuli][kMaxRadixLimbs] = {};
+  // 2^(40 t) / M within 2^-49 relative: S / M from S's limbs (for q).
+  double scale_r[kMaxRadixLimbs] = {};
   std::uint8_t inv_cofactor[kMaxModuli] = {};          // (M / m_l)^-1 mod m_l
   double inv_cofactor_d[kMaxModuli] = {};              // the same, as a double
   // -(2^52 + 2^31) (M / m_l)^-1 mod m_l, exact (a 30-bit integer times
@@ -192,6 +206,20 @@ constexpr int bit_length(const std::uint32_t *x) {
   return 0;
 }
 
+// Bits [40 t, 40 t + 40) of the kMaxLimbs-limb number x, as a double.
+constexpr double radix_limb(const std::uint32_t *x, int t) {
+  std::uint64_t v = 0;
+  for (int b = kCrtRadixBits - 1; b >= 0; --b) {
+    const int bit = kCrtRadixBits * t + b;
+    v = (v << 1) | (bit < 32 * kMaxLimbs ? (x[bit / 32] >> (bit % 32)) & 1u : 0u);
+  }
+  return double(v);
+}
+
+constexpr int radix_limbs_holding(int bits) {
+  return (bits + kCrtRadixBits - 1) / kCrtRadixBits;
+}
+
 constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
   CrtBasis B;
   B.L = L;
@@ -205,7 +233,15 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
   };
   B.M[0] = 1;
   for (int l = 0; l < L; ++l) mul_small(B.M, T.m[l]);
-  for (int t = 0; t < kMaxLimbs; ++t) B.M_d[t] = double(B.M[t]);
+  for (int t = 0; t < kMaxRadixLimbs; ++t) B.M_r[t] = radix_limb(B.M, t);
+  double M_double = 0.0;  // within kMaxLimbs 2^-53 < 2^-49 relative
+  for (int t = kMaxLimbs - 1; t >= 0; --t) M_double = M_double * 0x1p32 + double(B.M[t]);
+  double radix_power = 1.0;
+  for (int t = 0; t < kMaxRadixLimbs; ++t) {
+    B.scale_r[t] = radix_power / M_double;
+    radix_power *= 0x1p40;
+  }
+  B.radix_limbs = radix_limbs_holding(bit_length(B.M) + 1);
   for (int l = 0; l < L; ++l) {
     std::uint32_t cofactor[kMaxLimbs] = {1};
     int c = 1;  // M / m_l mod m_l
@@ -214,7 +250,9 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
         mul_small(cofactor, T.m[j]);
         c = c * (T.m[j] % T.m[l]) % T.m[l];
       }
-    for (int t = 0; t < kMaxLimbs; ++t) B.cofactor_d[l][t] = double(cofactor[t]);
+    for (int t = 0; t < kMaxRadixLimbs; ++t) B.cofactor_r[l][t] = radix_limb(cofactor, t);
+    const int cofactor_limbs = radix_limbs_holding(bit_length(cofactor));
+    if (cofactor_limbs > B.cofactor_radix_limbs) B.cofactor_radix_limbs = cofactor_limbs;
     B.inv_cofactor[l] = std::uint8_t(inverse_mod(c, T.m[l]));
     B.inv_cofactor_d[l] = double(B.inv_cofactor[l]);
     B.digit_offset[l] = -(0x1p52 + 0x1p31) * B.inv_cofactor_d[l];
@@ -228,6 +266,11 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
 }
 static_assert(make_crt_basis(kMaxModuli, make_modular_tables()).limbs <= kMaxLimbs,
               "L M must fit the limbs for every L");
+static_assert(make_crt_basis(kMaxModuli, make_modular_tables()).radix_limbs <= kMaxRadixLimbs,
+              "2 M must fit the radix limbs for every L");
+static_assert((127 * kMaxModuli + 24) * (double(std::uint64_t(1) << kCrtRadixBits) - 1) <
+                  0x1p53,
+              "S's limb sums and x's limbs must be exact in doubles");
 
 // The moduli counts the reconstruction is compiled for (the GPU's kernels
 // and the CPU's loop alike): a call with L moduli takes the first LMax >= L,
@@ -246,6 +289,14 @@ constexpr bool is_moduli_variant_in(int v, ModuliVariantList<Ls...>) {
 constexpr bool is_moduli_variant(int v) { return is_moduli_variant_in(v, ModuliVariants{}); }
 template <int LMax>
 inline constexpr int kLimbsFor = make_crt_basis(LMax, make_modular_tables()).limbs;
+// The radix-2^40 limbs modular_terms sums S in, and those x = S - q M
+// takes, for at most LMax moduli (a smaller L's cofactors and M are
+// smaller: they fit).
+template <int LMax>
+inline constexpr int kCofactorRadixLimbsFor =
+    make_crt_basis(LMax, make_modular_tables()).cofactor_radix_limbs;
+template <int LMax>
+inline constexpr int kRadixLimbsFor = make_crt_basis(LMax, make_modular_tables()).radix_limbs;
 
 template <class F, int LMax, int... Rest>
 decltype(auto) with_moduli_variant_in(int L, F &&f, ModuliVariantList<LMax, Rest...>) {
@@ -331,30 +382,43 @@ XN_HD double crt_digit(P p, int l, const CrtBasis &B, const ModularTables &T) {
   }
 }
 
+// Bits [lo, lo + 32) of D = sum_t d_t 2^(40 t) + carry 2^(40 NR) in two's
+// complement (each d_t < 2^40, the carry's sign extended above it): one of
+// x's 32-bit limbs (lo is a constant once the caller's loop unrolls).
+template <int NR>
+XN_HD std::uint32_t radix_window(const std::uint64_t (&d)[NR], std::int64_t carry, int lo) {
+  const int t = lo / kCrtRadixBits, off = lo % kCrtRadixBits;
+  if (t >= NR) {
+    const int above = lo - kCrtRadixBits * NR;
+    return std::uint32_t(carry >> (above < 63 ? above : 63));
+  }
+  const std::uint64_t next = t + 1 < NR ? d[t + 1] : std::uint64_t(carry);
+  return std::uint32_t((d[t] >> off) | (next << (kCrtRadixBits - off)));
+}
+
 // X (|X| <= (M - 1)/2, M = prod m_l) from p_l = X mod m_l (p_l any integer
 // congruent to it: the engines pass their raw int32 or double dot
 // products), as limbs times 2^base. The Chinese remainder theorem as a sum:
 // with the signed digits y_l = p_l (M/m_l)^-1 mod m_l (crt_digit, |y_l| <=
-// (m_l - 1)/2), S = sum y_l (M/m_l) = X + q M for an integer q, and q is
-// the nearest integer to S / M = sum y_l / m_l (the double sum is off by
-// less than 2^-40, so q is found within one; the exact comparison of 2 |S -
+// (m_l - 1)/2), S = sum y_l (M/m_l) = X + q M for an integer q, the nearest
+// to S / M (found within one from S's limbs; the exact comparison of 2 |S -
 // q M| with M below settles it). O(L limbs) per entry, against O(L^2) for
-// Garner's mixed radix. S is summed limb by limb in doubles: each y_l
-// times a 32-bit limb of M/m_l is below 2^39 in magnitude and the L <= 48
-// of them below 2^45, so every FMA is exact and the digits need no
-// conversion to integers (two thirds of the instructions per modulus went
-// into that conversion and the 64-bit integer sums); the limbs become
+// Garner's mixed radix. S is summed limb by limb in doubles, in radix 2^40
+// (kCrtRadixBits: every FMA exact), so the digits need no conversion to
+// integers (two thirds of the instructions per modulus went into that
+// conversion and the 64-bit integer sums); the limbs become 32-bit
 // integers once, at the end.
 // Compiled for at most LMax moduli (ModuliVariants, B.L <= LMax): the loop
-// over the moduli unrolls, the limbs are kLimbsFor<LMax>.
+// over the moduli unrolls, the limbs are those LMax moduli need.
 template <int LMax = kMaxModuli, class P>
 XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stride, int base,
                                                    const CrtBasis &B, const ModularTables &T) {
-  constexpr int N = kLimbsFor<LMax>;
-  double acc[N];
+  constexpr int N = kLimbsFor<LMax>;                    // x's 32-bit limbs
+  constexpr int NC = kCofactorRadixLimbsFor<LMax>;      // S's radix limbs
+  constexpr int NR = kRadixLimbsFor<LMax>;              // x's radix limbs
+  double acc[NC];
   XN_UNROLL
-  for (int t = 0; t < N; ++t) acc[t] = 0.0;
-  double f = 0.0;  // sum of the signed digits over their moduli
+  for (int t = 0; t < NC; ++t) acc[t] = 0.0;
   // Every product loaded before the first is used: on the GPU the L loads
   // are then in flight together (loaded one per step, each step waited out
   // its own memory latency: 66 % of the reconstruction's stalls on an
@@ -366,25 +430,35 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stri
   for (int l = 0; l < LMax; ++l) {
     if (l >= B.L) break;
     const double y = crt_digit(products[l], l, B, T);
-    f = fma_exact(y, B.recip[l], f);
     XN_UNROLL
-    for (int t = 0; t < N; ++t) acc[t] = fma_exact(y, B.cofactor_d[l][t], acc[t]);
+    for (int t = 0; t < NC; ++t) acc[t] = fma_exact(y, B.cofactor_r[l][t], acc[t]);
   }
-  // q, the integer nearest f (|f| <= 24: rounded by adding 1.5 2^52).
+  // q, the integer nearest f = S / M = sum_t acc_t 2^(40 t) / M. Each term
+  // is below L/2 <= 24 in magnitude (a limb of M/m_l is at most M/m_l, and
+  // |y_l| M/m_l < M/2), and its constant within 2^-49, so with the FMAs'
+  // roundings f is within 2^-40 of S / M (|f| <= 24: rounded by adding
+  // 1.5 2^52).
+  double f = 0.0;
+  XN_UNROLL
+  for (int t = NC - 1; t >= 0; --t) f = fma_exact(acc[t], B.scale_r[t], f);
   constexpr double kRound = 0x1.8p52;
   const double q = (f + kRound) - kRound;
-  // x = S - q M in two's complement over the N >= B.limbs limbs (those
-  // above B.limbs are zero in M and the cofactors); `carry` ends as its
-  // sign (0 or -1: |x| < 2 M < 2^(32 B.limbs - 1)). Limb t of S - q M is
-  // exact in one FMA (|q M_t| < 2^38, |acc_t| < 2^45).
-  std::uint32_t x[N];
+  // x = S - q M, its radix limbs exact in one FMA (kCrtRadixBits) and made
+  // digits d_t in [0, 2^40) with the carries; the last carry is x's sign
+  // (0 or -1: |x| < 2 M <= 2^(40 NR)). Then x in two's complement over the
+  // N 32-bit limbs (|x| < 2^(32 N - 1): B.limbs hold L M).
+  std::uint64_t d[NR];
   std::int64_t carry = 0;
   XN_UNROLL
-  for (int t = 0; t < N; ++t) {
-    const std::int64_t v = exact_int64_of(fma_exact(-q, B.M_d[t], acc[t])) + carry;
-    x[t] = std::uint32_t(v);
-    carry = v >> 32;  // floor division (arithmetic shift)
+  for (int t = 0; t < NR; ++t) {
+    const double xt = t < NC ? fma_exact(-q, B.M_r[t], acc[t < NC ? t : 0]) : -q * B.M_r[t];
+    const std::int64_t v = exact_int64_of_wide(xt) + carry;
+    d[t] = std::uint64_t(v) & ((std::uint64_t(1) << kCrtRadixBits) - 1);
+    carry = v >> kCrtRadixBits;  // floor division (arithmetic shift)
   }
+  std::uint32_t x[N];
+  XN_UNROLL
+  for (int j = 0; j < N; ++j) x[j] = radix_window(d, carry, 32 * j);
   bool neg = carry < 0;
   if (neg) negate_limbs(x);  // the magnitude
   // q one off: |x| > M/2 (M is odd: 2 |x| > M). Then X = -(sign) (M - |x|).
