@@ -762,9 +762,10 @@ cublasStatus_t xnCalibrate(cublasHandle_t handle);
 /**
  * Release the state xNGEMM attached to the handle (workspace, counters),
  * after the handle's last call has completed (it waits for that call, not
- * for the device). CUDA graphs captured with the handle must have
- * completed, and are not to be launched again: the workspace they use is
- * freed. When no other handle holds a workspace, the library's memory pool
+ * for the device). CUDA graphs captured with the handle are not to be
+ * launched again: the workspace they use is freed (where a graph used it,
+ * xnRelease waits for the device first, so a replay still running is not
+ * cut short). When no other handle holds a workspace, the library's memory pool
  * gives its memory back to the device. Call before cublasDestroy(handle).
  * Safe on a handle never used with xNGEMM.
  */

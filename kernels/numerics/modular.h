@@ -40,8 +40,9 @@ inline constexpr int kMaxModuli = 48;
 // 2^17 * 127^2 = 2,114,060,288 < 2^31, also on top of a residue |r| <= 127
 // carried from an earlier chunk of k (symmetric_residue).
 inline constexpr std::int64_t kInt32ChunkK = std::int64_t(1) << 17;
-// 32-bit limbs of the reconstruction: S = sum_l y_l M / m_l < L M < 2^340
-// for L <= 48 (make_crt_basis checks it), and X itself.
+// 32-bit limbs of the reconstruction's result X (|X| < M < 2^335 for L <=
+// 48; make_crt_basis checks that L M fits them). S itself is summed in
+// 40-bit limbs (modular_crt.h, kCrtRadixBits).
 inline constexpr int kMaxLimbs = 11;
 // Powers of two tabulated directly: a row's shifts stay below its span,
 // below 332 wherever the engine runs (L <= 48); larger ones reduce the

@@ -180,7 +180,7 @@ class CudaExBackend {
       free_b = std::size_t(1) << 30;
     }
     int device = 0;
-    if (cudaStreamGetDevice(s_, &device) == cudaSuccess) {
+    if (stream_device(s_, &device) == cudaSuccess) {
       const PoolBytes pool = pool_bytes(device);
       free_b += pool.unused();
     } else {

@@ -56,12 +56,18 @@ cudaMemPool_t device_pool_locked(int device) {
 
 }  // namespace
 
+cudaError_t stream_device(cudaStream_t stream, int *device) {
+#if CUDART_VERSION >= 12080
+  if (cudaStreamGetDevice(stream, device) == cudaSuccess) return cudaSuccess;
+  cudaGetLastError();
+#else
+  (void)stream;
+#endif
+  return cudaGetDevice(device);
+}
+
 cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, int *device) {
-  cudaError_t e = cudaStreamGetDevice(stream, device);
-  if (e != cudaSuccess) {  // (then the current device, which the library's
-    cudaGetLastError();    // calls otherwise assume is the handle's)
-    if ((e = cudaGetDevice(device)) != cudaSuccess) return e;
-  }
+  if (const cudaError_t e = stream_device(stream, device); e != cudaSuccess) return e;
   std::lock_guard<std::mutex> lock(g_pools_mutex);
   if (cudaMemPool_t pool = device_pool_locked(*device))
     return cudaMallocFromPoolAsync(p, bytes, pool, stream);
@@ -71,25 +77,26 @@ cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, 
 cudaError_t pool_free_completed(void *p, int device) {
   if (!p) return cudaSuccess;
   std::lock_guard<std::mutex> lock(g_pools_mutex);
-  cudaStream_t stream = nullptr;
+  // On the block's device: its free stream is made there, and the
+  // per-thread stream is the current device's.
+  int current = -1;
+  const bool switched = cudaGetDevice(&current) == cudaSuccess && device >= 0 &&
+                        current != device && cudaSetDevice(device) == cudaSuccess;
+  cudaStream_t stream = cudaStreamPerThread;
   if (device >= 0 && device < kMaxDevices) {
     PoolSlot &slot = g_pools[device];
-    if (!slot.free_stream) {
-      // A stream of the block's device that waits for nothing of the
-      // program's: the free completes at once.
-      int current = -1;
-      cudaError_t e = cudaGetDevice(&current);
-      if (e == cudaSuccess && current != device) e = cudaSetDevice(device);
-      if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&slot.free_stream, cudaStreamNonBlocking);
-      if (e != cudaSuccess) slot.free_stream = nullptr;
-      if (current >= 0 && current != device) cudaSetDevice(current);
+    // A stream that waits for nothing of the program's: the free completes
+    // at once (the per-thread one would wait for the legacy stream's work).
+    if (!slot.free_stream &&
+        cudaStreamCreateWithFlags(&slot.free_stream, cudaStreamNonBlocking) != cudaSuccess) {
       cudaGetLastError();
+      slot.free_stream = nullptr;
     }
-    stream = slot.free_stream;
+    if (slot.free_stream) stream = slot.free_stream;
   }
-  if (!stream) return cudaFree(p);  // (the memory is freed; the pool's count of it is not)
   cudaError_t e = cudaFreeAsync(p, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  if (switched) cudaSetDevice(current);
   return e;
 }
 

@@ -20,6 +20,11 @@
 
 namespace xn {
 
+// The device of `stream` (cudaStreamGetDevice, CUDA 12.8 and later), else
+// the current device, which the library's calls otherwise take to be the
+// handle's.
+cudaError_t stream_device(cudaStream_t stream, int *device);
+
 // A stream-ordered allocation of `bytes` on `stream` from the library pool
 // of `stream`'s device (from that device's current pool where the library
 // pool cannot be made; said once under XN_VERBOSE=1). *device is set to
@@ -28,7 +33,9 @@ cudaError_t pool_malloc_async(void **p, std::size_t bytes, cudaStream_t stream, 
 
 // Frees `p`, allocated by pool_malloc_async on `device`, whose last use has
 // completed (the caller waited for it), and returns once the free has: then
-// trim_device_pool_if_unused can give it back. Not cudaFree: on an H200
+// trim_device_pool_if_unused can give it back. The free runs on a
+// non-blocking stream of the library's (where that cannot be made, on the
+// per-thread default stream of `device`). Not cudaFree: on an H200
 // (CUDA 13, driver 580.159) cudaFree of a block from a pool gives the block
 // back but leaves the pool's count of used bytes as it was, so the pool
 // would never look unused again.

@@ -50,6 +50,22 @@ void free_workspace(HandleState &st, cudaStream_t stream) {
   st.ws_in_graph = false;
 }
 
+// Waits for all work on `device` (error paths and graphs only).
+void wait_for_device(int device) {
+  if (device < 0) return;
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  if (current != device && cudaSetDevice(device) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  if (cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
+  if (current != device) cudaSetDevice(current);
+}
+
 }  // namespace
 
 namespace testing {
@@ -91,6 +107,15 @@ bool release_handle_state(cublasHandle_t handle) {
   // The handle's last call may still be running and reading the workspace
   // and the constants: wait for it (our own event, not the device) first.
   if (st->has_last) cudaEventSynchronize(st->last_done);
+  // A graph may still be replaying into the workspace or a block kept for
+  // graphs, and no event of ours marks a replay: wait for their devices
+  // (xngemm.h asks that replays have completed before xnRelease; cudaFree,
+  // which freed them before the pool, waited for the device too).
+  if ((st->ws_owned && st->ws_in_graph) || !st->ws_kept_for_graphs.empty()) {
+    wait_for_device(st->ws_device);
+    for (const HandleState::PoolBlock &b : st->ws_kept_for_graphs)
+      if (b.device != st->ws_device) wait_for_device(b.device);
+  }
   st->ws_in_graph = false;
   free_workspace(*st, nullptr);
   for (const HandleState::PoolBlock &b : st->ws_kept_for_graphs)
