@@ -109,8 +109,7 @@ bool release_handle_state(cublasHandle_t handle) {
   if (st->has_last) cudaEventSynchronize(st->last_done);
   // A graph may still be replaying into the workspace or a block kept for
   // graphs, and no event of ours marks a replay: wait for their devices
-  // (xngemm.h asks that replays have completed before xnRelease; cudaFree,
-  // which freed them before the pool, waited for the device too).
+  // (as cudaFree, which freed them before the pool, did; xngemm.h says so).
   if ((st->ws_owned && st->ws_in_graph) || !st->ws_kept_for_graphs.empty()) {
     wait_for_device(st->ws_device);
     for (const HandleState::PoolBlock &b : st->ws_kept_for_graphs)
