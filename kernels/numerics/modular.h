@@ -130,15 +130,10 @@ XN_HD double fma_exact(double a, double b, double c) {
 XN_HD int exact_int_of(double x) {
   return int(std::uint32_t(wide_detail::double_to_bits(x + 0x1.8p52)));
 }
-// The same for an integer-valued x with |x| < 2^51: x + 1.5 2^52 is in
-// [2^52, 2^53), its 52 fraction bits are x + 2^51.
+// The same for an integer-valued x with |x| < 2^53: the conversion
+// instruction, for a few values an entry (the reconstruction's limbs), not
+// per modulus.
 XN_HD std::int64_t exact_int64_of(double x) {
-  return std::int64_t(wide_detail::double_to_bits(x + 0x1.8p52) & ((std::uint64_t(1) << 52) - 1)) -
-         (std::int64_t(1) << 51);
-}
-// The same for |x| < 2^53 (exact_int64_of's bias needs |x| < 2^51): the
-// conversion instruction, for a few values an entry, not per modulus.
-XN_HD std::int64_t exact_int64_of_wide(double x) {
 #if defined(__CUDA_ARCH__)
   return __double2ll_rn(x);
 #else

@@ -452,7 +452,7 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> modular_terms(const P *p, std::int64_t stri
   XN_UNROLL
   for (int t = 0; t < NR; ++t) {
     const double xt = t < NC ? fma_exact(-q, B.M_r[t], acc[t < NC ? t : 0]) : -q * B.M_r[t];
-    const std::int64_t v = exact_int64_of_wide(xt) + carry;
+    const std::int64_t v = exact_int64_of(xt) + carry;
     d[t] = std::uint64_t(v) & ((std::uint64_t(1) << kCrtRadixBits) - 1);
     carry = v >> kCrtRadixBits;  // floor division (arithmetic shift)
   }
