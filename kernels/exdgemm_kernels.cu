@@ -432,6 +432,31 @@ __device__ __forceinline__ std::uint32_t run_residues(const RunSources &run, int
   return pack_bytes(r);
 }
 
+// The residues of a run in a row cut into P pieces (exact::row_pieces),
+// modulo each of the first L moduli, packed, to o[l stride]: P FMAs and P
+// integer multiply-adds a residue (exact::modular_residue_pieces), where
+// residue_source's shifted entries cost a table read and nine FP64
+// operations.
+template <int LMax, int P>
+__device__ __forceinline__ void piece_residues(const double (&x)[kResidueRun],
+                                               std::int64_t p, std::int64_t cols,
+                                               double scale, int L, std::uint32_t *o,
+                                               std::int64_t stride) {
+  exact::PieceSource<P> s[kResidueRun];
+  XN_UNROLL
+  for (int t = 0; t < kResidueRun; ++t)
+    s[t] = exact::piece_source<P>((p + t < cols ? x[t] : 0.0) * scale);
+  XN_UNROLL
+  for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
+    if (l >= L) break;
+    int r[kResidueRun];
+    XN_UNROLL
+    for (int t = 0; t < kResidueRun; ++t)
+      r[t] = int(exact::modular_residue_pieces(s[t], l, c_modular));
+    o[l * stride] = pack_bytes(r);
+  }
+}
+
 // Where the residues go: chunk c of product z (blockIdx.z) of the launch
 // starts at out + c chunk_step + z product_step; product z's operand is
 // product `first` + z of the call (step), its summaries at info +
@@ -443,11 +468,19 @@ struct ResidueOut {
   std::int64_t first, info_step;
 };
 
-template <int LMax>
-__global__ void __launch_bounds__(kThreads)
+// Pieces: rows that need at most that many pieces (exact::row_pieces) take
+// them; every other row, and every row where Pieces = 0, the unshifted
+// shortcut or residue_source. Each count is its own kernel: with the
+// counts 2 to 4 behind a branch in one, its registers rose from 64 to 120
+// at 16 and 24 moduli (the largest count's pieces, live across the moduli).
+// Two pieces are held to 64 registers (4 blocks a multiprocessor; ptxas
+// spills 4-20 bytes), as the kernel without pieces; four take what they
+// need (114-122, no spill).
+template <int LMax, int Pieces>
+__global__ void __launch_bounds__(kThreads, Pieces == 2 ? 4 : 0)
     modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
-                                   std::int64_t nr, int L, std::int64_t chunk,
-                                   std::int64_t padded, ResidueOut to) {
+                            std::int64_t nr, int L, std::int64_t chunk,
+                            std::int64_t padded, ResidueOut to) {
   const std::int64_t p = kResidueRun * (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x);
   if (p >= padded) return;
   const std::int64_t z = blockIdx.z;
@@ -459,12 +492,20 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t stride = nr * chunk / kResidueRun;  // words from one modulus to the next
   for (std::int64_t i = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y; i < nr;
        i += std::int64_t(gridDim.y) * blockDim.y) {
-    const int low = info[r0 + i].low;
+    const VectorInfo row = info[r0 + i];
     double x[kResidueRun];
     load_run(row_reader(X, r0 + i), p, X.cols, x);
-    RunSources sources;
-    run_sources<(LMax <= 16)>(x, p, X.cols, low, exact::row_scale(low), sources);
+    const double scale = exact::row_scale(row.low);
     auto *o = reinterpret_cast<std::uint32_t *>(out + c * to.chunk_step + i * chunk + q);
+    if constexpr (Pieces > 0) {
+      const int need = exact::row_pieces(row);  // (the same for a warp: it shares the row)
+      if (need > 0 && need <= Pieces) {
+        piece_residues<LMax, Pieces>(x, p, X.cols, scale, L, o, stride);
+        continue;
+      }
+    }
+    RunSources sources;
+    run_sources<(LMax <= 16)>(x, p, X.cols, row.low, scale, sources);
     XN_UNROLL
     for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
       if (l >= L) break;
@@ -1053,8 +1094,9 @@ cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceL
 namespace {
 
 cudaError_t launch_residues(cudaStream_t s, ExView X, const VectorInfo *info,
-                            std::int64_t r0, std::int64_t nr, int L, std::int64_t chunk,
-                            int chunks, std::int64_t count, const ResidueOut &to) {
+                            std::int64_t r0, std::int64_t nr, int L, int span,
+                            std::int64_t chunk, int chunks, std::int64_t count,
+                            const ResidueOut &to) {
   if (chunk % kResidueRun != 0) return cudaErrorInvalidValue;  // ModularSplit pads to 16
   if (count > 65535) return cudaErrorInvalidValue;
   const std::int64_t padded = chunk * chunks, runs = padded / kResidueRun;
@@ -1066,8 +1108,19 @@ cudaError_t launch_residues(cudaStream_t s, ExView X, const VectorInfo *info,
                   unsigned(std::min<std::int64_t>((nr + block.y - 1) / block.y, 65535)),
                   unsigned(count));
   exact::with_moduli_variant(L, [&](auto moduli) {
-    modular_residues_kernel<decltype(moduli)::value>
-        <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+    constexpr int LMax = decltype(moduli)::value;
+    // Two pieces take rows to 90 bits (phi = 1: up to 83), four to 177;
+    // beyond them (or spans unknown) four, the wider rows residue_source.
+    const int pieces = exact::pieces_for_span(span);
+    if (pieces == 1)
+      modular_residues_kernel<LMax, 0>
+          <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+    else if (pieces == 2)
+      modular_residues_kernel<LMax, 2>
+          <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+    else
+      modular_residues_kernel<LMax, exact::kMaxPieces>
+          <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
   });
   return cudaGetLastError();
 }
@@ -1075,22 +1128,22 @@ cudaError_t launch_residues(cudaStream_t s, ExView X, const VectorInfo *info,
 }  // namespace
 
 cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X, const VectorInfo *info,
-                                       std::int64_t r0, std::int64_t nr, int L,
+                                       std::int64_t r0, std::int64_t nr, int L, int span,
                                        std::int64_t chunk, int chunks, std::int8_t *out) {
   if (nr <= 0 || L <= 0) return cudaSuccess;
   const ResidueOut to{out, L * nr * chunk, 0, ExBatchStep{nullptr, 0}, 0, 0};
-  return launch_residues(s, X, info, r0, nr, L, chunk, chunks, 1, to);
+  return launch_residues(s, X, info, r0, nr, L, span, chunk, chunks, 1, to);
 }
 
 cudaError_t launch_ex_modular_residues_batch(cudaStream_t s, ExView X, ExBatchStep step,
                                              std::int64_t first, std::int64_t count,
-                                             const VectorInfo *info, int L,
+                                             const VectorInfo *info, int L, int span,
                                              std::int64_t chunk, int chunks,
                                              std::int8_t *out) {
   if (X.rows <= 0 || L <= 0 || count <= 0) return cudaSuccess;
   const std::int64_t product = L * X.rows * chunk;
   const ResidueOut to{out, count * product, product, step, first, X.rows};
-  return launch_residues(s, X, info, 0, X.rows, L, chunk, chunks, count, to);
+  return launch_residues(s, X, info, 0, X.rows, L, span, chunk, chunks, count, to);
 }
 
 cudaError_t launch_ex_modular_fused_products(cudaStream_t s, ExView X, const VectorInfo *info,

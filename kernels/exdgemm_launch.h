@@ -96,11 +96,13 @@ cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceL
 // of X modulo the first L moduli, k cut into `chunks` chunks of `chunk` (a
 // multiple of 16; core/exdgemm.h, ModularSplit): position p = c chunk + q
 // of row i at out[((c L + l) nr + i) chunk + q] (int8), zero in the
-// padding p >= X.cols.
+// padding p >= X.cols. `span` bounds the rows' spans (any larger value is
+// safe): rows within 53 bits take a kernel without the pieces of wider
+// rows (exact::row_pieces), whose code slowed the narrow rows' residues.
 cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
                                        const exact::VectorInfo *info, std::int64_t r0,
-                                       std::int64_t nr, int L, std::int64_t chunk,
-                                       int chunks, std::int8_t *out);
+                                       std::int64_t nr, int L, int span,
+                                       std::int64_t chunk, int chunks, std::int8_t *out);
 
 // The residues of all rows of X in every product of a batch (step: the
 // operand's ExBatchStep; product z of the launch is product `first` + z of
@@ -111,7 +113,7 @@ cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
 cudaError_t launch_ex_modular_residues_batch(cudaStream_t s, ExView X, ExBatchStep step,
                                              std::int64_t first, std::int64_t count,
                                              const exact::VectorInfo *info, int L,
-                                             std::int64_t chunk, int chunks,
+                                             int span, std::int64_t chunk, int chunks,
                                              std::int8_t *out);
 
 // Skinny n: rows r0..r0+nr of X times op(B)'s residues, X's residues made

@@ -540,7 +540,7 @@ struct FailingModularBackend {
     return steps++ == fail_at ? xn::Status::ExecutionFailed : xn::Status::Ok;
   }
   xn::Status modular_residues(xn::MatView<const double>, const xn::exact::VectorInfo *,
-                              xn::index_t, xn::index_t, int,
+                              xn::index_t, xn::index_t, int, int,
                               const xn::ex_detail::ModularSplit &, void *) {
     return step();
   }
@@ -594,7 +594,8 @@ FailingModularBackend<FusedCols, TileRows> run_failing(int fail_at, xn::Status *
   be.fail_at = fail_at;
   xn::ExdgemmReport info{};
   xn::PhaseClock<FailingModularBackend<FusedCols, TileRows>> clock(be, false, info.phase_ms);
-  *st = xn::modular_run(be, A, Bt, Bt, C, 3, true, 0, 1.0, 0.0, lim, clock, &info);
+  *st = xn::modular_run(be, A, Bt, Bt, C, 3, xn::ModularSpans{1, 1}, true, 0, 1.0, 0.0,
+                        lim, clock, &info);
   *fused = info.fused_operands;
   return be;
 }

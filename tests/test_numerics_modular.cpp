@@ -328,6 +328,110 @@ TEST(ModularResidue, EveryKindOfDoubleAgainstGmp) {
   }
 }
 
+// A shifted entry's pieces (modular.h, "Pieces"): for every piece count
+// and modulus, integers y up to the count's largest span, at the edges
+// (the span's extremes, halves at every piece boundary where the rounding
+// of a quotient ties, zeros of either sign) and at random: the pieces sum
+// to y exactly with the stated bounds and low words, and the residue is
+// congruent to y and within int8, against GMP.
+template <int P>
+void check_pieces(std::mt19937_64 &rng) {
+  namespace ex = xn::exact;
+  const int span = ex::max_pieces_span(P);
+  std::vector<double> ys = {0.0,
+                            -0.0,
+                            1.0,
+                            -1.0,
+                            0x1p53,
+                            -0x1p53,
+                            std::ldexp(0x1.fffffffffffffp0, span - 1),
+                            -std::ldexp(0x1.fffffffffffffp0, span - 1),
+                            std::ldexp(1.0, span - 1)};
+  for (int j = 1; j < P; ++j)
+    for (int odd : {1, 3, -1, -5})  // odd 2^(44 j - 1): a quotient exactly at a half
+      for (double above : {0.0, 1.0, -1.0})
+        ys.push_back(double(odd) * std::ldexp(1.0, ex::kPieceBits * j - 1) + above);
+  for (int i = 0; i < 3000; ++i) {
+    const int top = int(rng() % std::uint64_t(span));         // y's highest bit
+    const double mant = double(rng() >> 11) * 0x1p-54 + 0.5;  // [1/2, 1), 53 bits
+    double y = std::ldexp(mant, top + 1);
+    if (top < 52) y = std::floor(y);
+    ys.push_back(rng() & 1 ? -y : y);
+  }
+  for (double y : ys) {
+    ASSERT_LT(std::fabs(y), std::ldexp(1.0, span)) << std::hexfloat << y;
+    const ex::PieceSource<P> s = ex::piece_source<P>(y);
+    Mpz want, sum, part;
+    mpz_set_d(want.v, y);
+    for (int j = P - 1; j >= 0; --j) {
+      ASSERT_EQ(s.x[j], std::floor(s.x[j])) << std::hexfloat << y;
+      if (j < P - 1) {
+        ASSERT_LE(std::fabs(s.x[j]), 0x1p43) << std::hexfloat << y << " piece " << j;
+      }
+      ASSERT_EQ(s.w[j], std::uint32_t(std::int64_t(s.x[j]))) << std::hexfloat << y;
+      mpz_set_d(part.v, s.x[j]);
+      mpz_mul_2exp(part.v, part.v, unsigned(ex::kPieceBits * j));
+      mpz_add(sum.v, sum.v, part.v);
+    }
+    ASSERT_EQ(mpz_cmp(sum.v, want.v), 0) << std::hexfloat << y;
+    for (int l = 0; l < T.count; ++l) {
+      const int r = int(ex::modular_residue_pieces(s, l, T));
+      ASSERT_LE(std::abs(r), 127) << std::hexfloat << y << " modulus " << int(T.m[l]);
+      Mpz diff;
+      if (r >= 0)
+        mpz_sub_ui(diff.v, want.v, unsigned(r));
+      else
+        mpz_add_ui(diff.v, want.v, unsigned(-r));
+      ASSERT_TRUE(mpz_divisible_ui_p(diff.v, T.m[l]))
+          << std::hexfloat << y << " modulus " << int(T.m[l]) << " pieces " << P;
+    }
+  }
+}
+
+TEST(ModularResidue, PiecesOfWideRowsAgainstGmp) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  for (int l = 0; l < T.count; ++l)
+    for (int j = 1; j < xn::exact::kMaxPieces; ++j) {
+      const int c = int(T.piece_w[j - 1][l]);
+      ASSERT_EQ(double(c), T.piece_d[j - 1][l]);
+      ASSERT_LE(2 * std::abs(c), int(T.m[l]) - 1);
+      Mpz w;  // 2^(44 j) - c divisible by m
+      mpz_ui_pow_ui(w.v, 2, unsigned(xn::exact::kPieceBits * j));
+      if (c >= 0)
+        mpz_sub_ui(w.v, w.v, unsigned(c));
+      else
+        mpz_add_ui(w.v, w.v, unsigned(-c));
+      ASSERT_TRUE(mpz_divisible_ui_p(w.v, T.m[l]))
+          << "modulus " << int(T.m[l]) << " j " << j;
+    }
+  check_pieces<2>(rng);
+  check_pieces<3>(rng);
+  check_pieces<4>(rng);
+  // Which rows take pieces: wider than 53 bits, within four pieces, finite,
+  // with a normal 2^-low.
+  using xn::exact::VectorInfo;
+  const auto row = [](int top, int low, unsigned nonfinite) {
+    return VectorInfo{top, low, nonfinite, xn::exact::kSignClear};
+  };
+  EXPECT_EQ(xn::exact::row_pieces(row(52, 0, 0)), 0);
+  EXPECT_EQ(xn::exact::row_pieces(row(53, 0, 0)), 2);
+  EXPECT_EQ(xn::exact::row_pieces(row(89, 0, 0)), 2);
+  EXPECT_EQ(xn::exact::row_pieces(row(90, 0, 0)), 3);
+  EXPECT_EQ(xn::exact::row_pieces(row(132, 0, 0)), 3);
+  EXPECT_EQ(xn::exact::row_pieces(row(133, 0, 0)), 4);
+  EXPECT_EQ(xn::exact::row_pieces(row(100, -76, 0)), 4);
+  EXPECT_EQ(xn::exact::row_pieces(row(177, 1, 0)), 4);
+  EXPECT_EQ(xn::exact::row_pieces(row(177, 0, 0)), 0);
+  EXPECT_EQ(xn::exact::row_pieces(row(90, 0, 1)), 0);
+  EXPECT_EQ(xn::exact::row_pieces(row(-1000, -1074, 0)), 0);
+  EXPECT_EQ(xn::exact::row_pieces(row(1023, 960, 0)), 2);
+  EXPECT_EQ(xn::exact::row_pieces(row(-963, -1023, 0)), 2);
+  EXPECT_EQ(xn::exact::row_pieces(row(-964, -1024, 0)), 0);  // 2^-low no normal double
+  EXPECT_EQ(xn::exact::row_pieces(row(xn::exact::kNoTop, xn::exact::kNoLow, 0)), 0);
+}
+
 // Random X with |X| <= (prod m_l - 1)/2 for L moduli: its residues (offset by
 // random multiples of m_l, as a dot product leaves them, in int32 and
 // double form, folded from slots, and as the int8 CRT digits the batched

@@ -48,6 +48,11 @@ inline constexpr int kMaxLimbs = 11;
 // below 332 wherever the engine runs (L <= 48); larger ones reduce the
 // exponent modulo the order of 2 first.
 inline constexpr int kPow2Span = 352;
+// A shifted entry (a row wider than 53 bits) is cut into at most kMaxPieces
+// integers of about kPieceBits bits ("Pieces" below): rows of up to
+// max_pieces_span(kMaxPieces) = 177 bits.
+inline constexpr int kPieceBits = 44;
+inline constexpr int kMaxPieces = 4;
 
 struct ModularTables {
   int count = 0;
@@ -62,6 +67,11 @@ struct ModularTables {
   double inv_m[kMaxModuli] = {};
   // pow2[l][e] = 2^e mod m_l for e < kPow2Span.
   std::uint8_t pow2[kMaxModuli][kPow2Span] = {};
+  // piece_d[j - 1][l] = 2^(kPieceBits j) mod m_l, symmetric (|c| <= 127), as
+  // a double, and piece_w the same as a 32-bit two's complement word: the
+  // weights of a shifted entry's pieces (modular_residue_pieces).
+  double piece_d[kMaxPieces - 1][kMaxModuli] = {};
+  std::uint32_t piece_w[kMaxPieces - 1][kMaxModuli] = {};
 };
 
 constexpr int gcd_int(int a, int b) {
@@ -101,6 +111,13 @@ constexpr ModularTables make_modular_tables() {
     T.two31[l] = std::uint8_t((std::uint64_t(1) << 31) % m);
     T.m_d[l] = double(m);
     T.inv_m[l] = 1.0 / double(m);  // correctly rounded (IEEE division)
+    std::uint64_t w = 1;           // 2^(kPieceBits j) mod m
+    for (int j = 1; j < kMaxPieces; ++j) {
+      for (int b = 0; b < kPieceBits; ++b) w = 2 * w % m;
+      const int c = int(w) > int(m) / 2 ? int(w) - int(m) : int(w);
+      T.piece_d[j - 1][l] = double(c);
+      T.piece_w[j - 1][l] = std::uint32_t(c);
+    }
     std::uint64_t p = 1;
     for (int e = 0; e < kPow2Span; ++e) {
       T.pow2[l][e] = std::uint8_t(p);
@@ -313,6 +330,105 @@ XN_HD std::uint32_t modular_residue_word(double v, std::uint32_t v_low, int l,
       std::uint32_t(wide_detail::double_to_bits(fma_exact(-v, U.inv_m[l], kRound)));
   return v_low + minus_q * std::uint32_t(U.m[l]);
 }
+// Pieces: the residues of a shifted entry without its shift. In a row
+// whose span (top - low + 1) exceeds 53 bits, y = a_ip 2^-low is an integer
+// of up to span bits, exact as a double (one multiply by row_scale(low)),
+// but not below 2^53, so modular_residue_word cannot take it whole, and
+// residue_source's v 2^shift costs a table read and a second remainder
+// per modulus (about 30 instructions a residue, 9 on the FP64 pipe: the
+// batched 512 x 256^3 at phi = 1 spent 2.3 of 5.1 ms there on an H200).
+// Cut once per entry instead, y = sum_j x_j 2^(kPieceBits j), j < P,
+// each x_j the integer nearest the rest's quotient (one FMA against 1.5
+// 2^52, whose bits then hold x_j mod 2^32 as well; the rest, one exact
+// FMA): |x_j| <= 2^43 below the top piece, |x_(P-1)| <= 2^(span - 44 (P -
+// 1)). Per modulus, z = x_0 + sum_j x_j c_j with c_j = 2^(44 j) mod m
+// symmetric (|c_j| <= 127) is congruent to y, exact (every partial sum
+// below 2^53: max_pieces_span), and its low word is the same sum of the
+// pieces' low words modulo 2^32; modular_residue_word then gives the
+// residue: P FMAs and P integer multiply-adds a residue, as the unshifted
+// entries' one and one.
+//
+// The largest span whose P pieces keep |z| < 2^53: the lower pieces add
+// at most 2^43 (1 + 127 (P - 2)), the top one 127 2^s for s = span - 44 (P
+// - 1) (RN of a quotient below 2^s is at most 2^s).
+XN_HD constexpr int max_pieces_span(int P) {
+  if (P <= 1) return 53;
+  const double lower = 0x1p43 * (1.0 + 127.0 * (P - 2));
+  int s = 0;  // the largest with lower + 127 2^s < 2^53
+  while (lower + 127.0 * double(std::uint64_t(1) << (s + 1)) < 0x1p53) ++s;
+  return kPieceBits * (P - 1) + s;
+}
+static_assert(max_pieces_span(2) == 90 && max_pieces_span(3) == 133 &&
+                  max_pieces_span(4) == 177,
+              "the spans docs/design.md quotes for two to four pieces");
+// The fewest pieces for a row of `span` bits (1 where a single integer
+// below 2^53 holds it), 0 beyond kMaxPieces; the bounds are compile-time
+// constants.
+template <int P = 1>
+XN_HD constexpr int pieces_for_span(int span) {
+  if constexpr (P > kMaxPieces) {
+    return 0;
+  } else {
+    constexpr int most = max_pieces_span(P);
+    return span <= most ? P : pieces_for_span<P + 1>(span);
+  }
+}
+
+// How a row's residues are taken: by P >= 2 pieces where its span needs
+// them and they hold it; 0 (residue_source, or the unshifted shortcut:
+// every entry of a row within 53 bits is unshifted) for narrow rows, rows
+// with an Inf or NaN (counted as zero there) or without a nonzero entry,
+// and rows whose 2^-low is no normal double (row_scale).
+XN_HD int row_pieces(const VectorInfo &row) {
+  if (row.nonfinite || row.top < row.low || row.low < -1023 || row.low > 1022) return 0;
+  const int P = pieces_for_span(row.top - row.low + 1);
+  return P >= 2 ? P : 0;
+}
+
+// 2^e for -1022 <= e <= 1023, from its bits.
+XN_HD double power_of_two(int e) {
+  return wide_detail::bits_to_double(std::uint64_t(1023 + e) << 52);
+}
+
+template <int P>
+struct PieceSource {
+  double x[P];
+  std::uint32_t w[P];  // x[j] mod 2^32
+};
+// y's pieces: y integer-valued with |y| < 2^max_pieces_span(P) (a finite
+// entry times its row's row_scale, a normal double).
+template <int P>
+XN_HD PieceSource<P> piece_source(double y) {
+  constexpr double kRound = 0x1.8p52;  // its bits hold x mod 2^32 for |x| < 2^51
+  PieceSource<P> s;
+  double rest = y;
+  XN_UNROLL
+  for (int j = P - 1; j >= 1; --j) {
+    const double down = power_of_two(-kPieceBits * j), up = power_of_two(kPieceBits * j);
+    const double t = fma_exact(rest, down, kRound);  // 1.5 2^52 + RN(rest 2^-44j)
+    s.x[j] = t - kRound;
+    s.w[j] = std::uint32_t(wide_detail::double_to_bits(t));
+    rest = fma_exact(-s.x[j], up, rest);  // exact: an integer of at most 2^(44 j - 1)
+  }
+  s.x[0] = rest;
+  s.w[0] = std::uint32_t(wide_detail::double_to_bits(rest + kRound));
+  return s;
+}
+// A residue of y modulo m_l from its pieces (|r| <= 127, congruent), as a
+// 32-bit two's complement word (modular_residue_word's).
+template <int P>
+XN_HD std::uint32_t modular_residue_pieces(const PieceSource<P> &s, int l,
+                                           const ModularTables &U) {
+  double z = s.x[0];
+  std::uint32_t zw = s.w[0];
+  XN_UNROLL
+  for (int j = 1; j < P; ++j) {
+    z = fma_exact(s.x[j], U.piece_d[j - 1][l], z);  // exact: below 2^53
+    zw += s.w[j] * U.piece_w[j - 1][l];
+  }
+  return modular_residue_word(z, zw, l, U);
+}
+
 XN_HD int modular_residue_of(const ResidueSource &s, int l, const ModularTables &U,
                              const ModularTables &P) {
   const double r = symmetric_remainder(s.v, l, U);

@@ -121,9 +121,9 @@ Status exdgemm_run(Backend &be, MatView<const double> A, MatView<const double> B
     if (modular) {
       // Its workspace is allocated before C is touched: if no block of it
       // fits the budget, the slice engine (smaller blocks) runs instead.
-      const Status ms =
-          modular_run(be, A, Bt, B, C, L, tiles_allowed(span_a, span_b, k), head, alpha,
-                      beta, lim, clock, info);
+      const Status ms = modular_run(be, A, Bt, B, C, L, ModularSpans{span_a, span_b},
+                                    tiles_allowed(span_a, span_b, k), head, alpha, beta,
+                                    lim, clock, info);
       if (ms != Status::AllocFailed) return ms;  // (info untouched on AllocFailed)
     }
   }
@@ -319,8 +319,8 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
     Status s = be.scan_operands(A, info_a, Bt, info_a + m);
     if (s != Status::Ok) return s;
     // (The spans are not known here: no fused tiles, tiles_allowed.)
-    return modular_run(be, A, Bt, B, C, L, false, head, be.host_alpha(), be.host_beta(), lim,
-                       clock, info);
+    return modular_run(be, A, Bt, B, C, L, ModularSpans{kSpanUnknown, kSpanUnknown},
+                       false, head, be.host_alpha(), be.host_beta(), lim, clock, info);
   }
 }
 

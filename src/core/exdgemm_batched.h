@@ -202,8 +202,8 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
       const index_t g = std::min(group, count - z0);
       const BatchGroupLayout at = batch_group_layout(g, m, n, sp, L, rb, pb, pstride);
       char *ra = body, *rbs = body + at.residues_b, *P = body + at.products;
-      then([&] { return be.residues_batch(x.A, x.a, z0, g, ia, L, sp, ra); });
-      then([&] { return be.residues_batch(Bt, x.b, z0, g, ib, L, sp, rbs); });
+      then([&] { return be.residues_batch(x.A, x.a, z0, g, ia, L, span_a, sp, ra); });
+      then([&] { return be.residues_batch(Bt, x.b, z0, g, ib, L, span_b, sp, rbs); });
       then([&] { return clock.lap(kExConversion); });
       if constexpr (Backend::kHasDigitProducts)
         if (digits)

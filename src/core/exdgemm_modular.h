@@ -96,9 +96,11 @@ inline std::size_t modular_body_bytes(index_t bm, index_t bn, index_t n,
 //   modular_max_chunk()                longest k whose products are exact
 //   modular_slots(bm, bn, L)           slots that would fill the device
 //                                      with a bm x bn block's products
-//   modular_residues(X, info, r0, nr, L, split, out)
+//   modular_residues(X, info, r0, nr, L, span, split, out)
 //       rows r0..r0+nr of X (op(A), or op(B)^T) as residues, in the split's
-//       chunk-major layout, zero in the padding
+//       chunk-major layout, zero in the padding; span bounds the rows'
+//       spans (ModularSpans: the GPU takes a kernel without the pieces of
+//       wide rows where it is at most kUnshiftedSpan)
 //   modular_products(ra, rb, count, bm, bn, rb_rows, chunk, P, pstride,
 //                    accumulate)
 //       for b < count: P_b (bm x bn, ld bm, at P + b pstride) (+)= ra_b
@@ -177,6 +179,15 @@ inline bool tiles_allowed(int span_a, int span_b, index_t k) {
   return span_a <= kUnshiftedSpan && span_b <= kUnshiftedSpan && k >= kTileMinK;
 }
 
+// The widest span (bits) over the rows of op(A) and over the columns of
+// op(B), from the exponent scans; kSpanUnknown inside a capture, where the
+// host never sees them (no fused tiles, and the residues' kernel that
+// handles every span).
+inline constexpr int kSpanUnknown = 1 << 30;
+struct ModularSpans {
+  int a, b;
+};
+
 template <class Backend>
 ex_detail::ModularSplit modular_split_for(const Backend &be, index_t k, index_t bm,
                                           index_t bn, int L, bool tiles,
@@ -216,9 +227,10 @@ ex_detail::Blocking modular_blocking(const Backend &be, index_t m, index_t n, in
 
 template <class Backend>
 Status modular_run(Backend &be, MatView<const double> A, MatView<const double> Bt,
-                   MatView<const double> B, MatView<double> C, int L, bool tiles,
-                   std::size_t head, double alpha, double beta, const ExdgemmLimits &lim,
-                   PhaseClock<Backend> &clock, ExdgemmReport *info) {
+                   MatView<const double> B, MatView<double> C, int L, ModularSpans spans,
+                   bool tiles, std::size_t head, double alpha, double beta,
+                   const ExdgemmLimits &lim, PhaseClock<Backend> &clock,
+                   ExdgemmReport *info) {
   using namespace ex_detail;
   const index_t m = C.rows, n = C.cols, k = A.cols;
   const std::size_t rb = be.residue_bytes();
@@ -262,11 +274,12 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
     if (s == Status::Ok) s = step();
   };
   if (blk.b_once && L > 0 && stores_b)
-    then([&] { return be.modular_residues(Bt, ib, 0, n, L, sp, rbs); });
+    then([&] { return be.modular_residues(Bt, ib, 0, n, L, spans.b, sp, rbs); });
   std::int64_t blocks = 0;
   for (index_t i0 = 0; i0 < m && s == Status::Ok; i0 += blk.bm) {
     const index_t bm = std::min(blk.bm, m - i0);
-    if (L > 0 && stores_a) then([&] { return be.modular_residues(A, ia, i0, bm, L, sp, ra); });
+    if (L > 0 && stores_a)
+      then([&] { return be.modular_residues(A, ia, i0, bm, L, spans.a, sp, ra); });
     for (index_t j0 = 0; j0 < n && s == Status::Ok; j0 += blk.bn) {
       const index_t bn = std::min(blk.bn, n - j0);
       const index_t rb_rows = blk.b_once ? n : bn;
@@ -275,7 +288,7 @@ Status modular_run(Backend &be, MatView<const double> A, MatView<const double> B
         if (blk.b_once)
           rbj = rbs + j0 * sp.chunk * index_t(rb);  // row j0 of each (chunk, modulus)
         else if (stores_b)
-          then([&] { return be.modular_residues(Bt, ib, j0, bn, L, sp, rbs); });
+          then([&] { return be.modular_residues(Bt, ib, j0, bn, L, spans.b, sp, rbs); });
         then([&] { return clock.lap(kExConversion); });
         if constexpr (Backend::kFusedMaxCols > 0) {
           if (fusion == ModularFusion::A)

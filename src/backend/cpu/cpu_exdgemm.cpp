@@ -118,8 +118,8 @@ class CpuExBackend {
   // Chunk-major residues (ex_detail::ModularSplit): chunk c, modulus l,
   // row i at ((c L + l) nr + i) chunk.
   Status modular_residues(MatView<const double> X, const VectorInfo *info, index_t r0,
-                          index_t nr, int L, const ex_detail::ModularSplit &sp,
-                          void *out) {
+                          index_t nr, int L, int /*span: one code for every row*/,
+                          const ex_detail::ModularSplit &sp, void *out) {
     double *o = static_cast<double *>(out);
     for (index_t i = 0; i < nr; ++i) {
       const int low = info[r0 + i].low;

@@ -230,10 +230,10 @@ class CudaExBackend {
   }
 
   Status modular_residues(MatView<const double> X, const exact::VectorInfo *info,
-                          index_t r0, index_t nr, int L, const ex_detail::ModularSplit &sp,
-                          void *out) {
-    return ok(launch_ex_modular_residues(s_, view(X), info, r0, nr, L, sp.chunk, sp.chunks,
-                                         static_cast<std::int8_t *>(out)));
+                          index_t r0, index_t nr, int L, int span,
+                          const ex_detail::ModularSplit &sp, void *out) {
+    return ok(launch_ex_modular_residues(s_, view(X), info, r0, nr, L, span, sp.chunk,
+                                         sp.chunks, static_cast<std::int8_t *>(out)));
   }
 
   // P_b (+)= ra_b rb_b^T: op(A) = T, op(B) = N over k-contiguous int8
@@ -349,10 +349,10 @@ class CudaExBackend {
     return Status::Ok;
   }
   Status residues_batch(MatView<const double> X, const BatchStep &step, index_t first,
-                        index_t count, const exact::VectorInfo *info, int L,
+                        index_t count, const exact::VectorInfo *info, int L, int span,
                         const ex_detail::ModularSplit &sp, void *out) {
-    return ok(launch_ex_modular_residues_batch(s_, view(X), step_of(step), first, count, info,
-                                               L, sp.chunk, sp.chunks,
+    return ok(launch_ex_modular_residues_batch(s_, view(X), step_of(step), first, count,
+                                               info, L, span, sp.chunk, sp.chunks,
                                                static_cast<std::int8_t *>(out)));
   }
   // The products of one chunk of k with each sum's CRT digit made in their
