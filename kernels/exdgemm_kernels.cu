@@ -474,8 +474,8 @@ struct ResidueOut {
 // counts 2 to 4 behind a branch in one, its registers rose from 64 to 120
 // at 16 and 24 moduli (the largest count's pieces, live across the moduli).
 // Two pieces are held to 64 registers (4 blocks a multiprocessor; ptxas
-// spills 4-20 bytes), as the kernel without pieces; four take what they
-// need (114-122, no spill).
+// spills 4-20 bytes), as the kernel without pieces at 16 and 24 moduli;
+// four take what they need (114-122, no spill).
 template <int LMax, int Pieces>
 __global__ void __launch_bounds__(kThreads, Pieces == 2 ? 4 : 0)
     modular_residues_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
@@ -1110,7 +1110,7 @@ cudaError_t launch_residues(cudaStream_t s, ExView X, const VectorInfo *info,
   exact::with_moduli_variant(L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
     // Two pieces take rows to 90 bits (phi = 1: up to 83), four to 177;
-    // beyond them (or spans unknown) four, the wider rows residue_source.
+    // beyond them four, the wider rows residue_source.
     const int pieces = exact::pieces_for_span(span);
     if (pieces == 1)
       modular_residues_kernel<LMax, 0>

@@ -96,9 +96,10 @@ cudaError_t launch_ex_sum_block(cudaStream_t s, const ExSumArgs &a, const SliceL
 // of X modulo the first L moduli, k cut into `chunks` chunks of `chunk` (a
 // multiple of 16; core/exdgemm.h, ModularSplit): position p = c chunk + q
 // of row i at out[((c L + l) nr + i) chunk + q] (int8), zero in the
-// padding p >= X.cols. `span` bounds the rows' spans (any larger value is
-// safe): rows within 53 bits take a kernel without the pieces of wider
-// rows (exact::row_pieces), whose code slowed the narrow rows' residues.
+// padding p >= X.cols. `span` is the widest row's span the kernel is
+// chosen for (any value is safe: a row wider than it takes residue_source,
+// more slowly): within 53 bits a kernel without the pieces of wider rows
+// (exact::row_pieces), whose code slowed the narrow rows' residues.
 cudaError_t launch_ex_modular_residues(cudaStream_t s, ExView X,
                                        const exact::VectorInfo *info, std::int64_t r0,
                                        std::int64_t nr, int L, int span,

@@ -541,6 +541,8 @@ void fill_with_span(double *x, int len, int step, int low, int span,
 // bottom of the exponent range (2^-low a normal double or not), with an
 // Inf, and empty: the residues of each kind of row on the modular engine,
 // against the MPFR oracle and the CPU's bits, both orientations of op(A).
+// The launch picks its kernel by the widest row, so a second set stays
+// within 90 bits (op(B)'s columns too): the two-piece kernel, at its edge.
 TEST_F(GpuExdgemm, RowsOfEveryPieceCountAgainstOracleAndCpu) {
   const std::uint64_t seed = xn_test::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -548,33 +550,41 @@ TEST_F(GpuExdgemm, RowsOfEveryPieceCountAgainstOracleAndCpu) {
   struct Row {
     int low, span;
   };
-  const Row rows[] = {{-20, 1},    {5, 53},      {-60, 54},  {-100, 90}, {30, 91},
-                      {-80, 133},  {-200, 134},  {-90, 177}, {0, 178},   {-1023, 60},
-                      {-1024, 60}, {-1010, 140}, {800, 120}, {-7, 70}};
+  const std::vector<Row> four = {{-20, 1},   {5, 53},     {-60, 54},   {-100, 90},
+                                 {30, 91},   {-80, 133},  {-200, 134}, {-90, 177},
+                                 {0, 178},   {-1023, 60}, {-1024, 60}, {-1010, 140},
+                                 {800, 120}, {-7, 70}};
+  const std::vector<Row> two = {{-20, 1}, {5, 53},     {-60, 54},   {-100, 90},
+                                {30, 89}, {-1023, 60}, {-1024, 60}, {800, 90}};
   const int k = 301, n = 7;
-  for (bool ta : {false, true}) {
-    const int m = int(sizeof rows / sizeof rows[0]) + 2;  // an Inf row, a zero row
-    Case c{ta, false, m, n, k, (ta ? k : m) + 3, k + 1, m + 2, 1.25, ta ? 0.0 : -0.75};
-    std::vector<double> a(std::size_t(c.lda) * (ta ? m : k), 0.0),
-        b(std::size_t(c.ldb) * n, 0.0);
-    const int row_step = ta ? c.lda : 1, pos_step = ta ? 1 : c.lda;
-    for (int i = 0; i < m - 2; ++i)
-      fill_with_span(a.data() + std::size_t(i) * row_step, k, pos_step, rows[i].low,
-                     rows[i].span, rng);
-    fill_with_span(a.data() + std::size_t(m - 2) * row_step, k, pos_step, -3, 80, rng);
-    a[std::size_t(m - 2) * row_step + std::size_t(k / 2) * pos_step] = INFINITY;
-    for (int j = 0; j < n; ++j)
-      fill_with_span(b.data() + std::size_t(j) * c.ldb, k, 1, -10 * j, 20 + 12 * j, rng);
-    const std::vector<double> c0 = make_c(m, n, c.ldc, c.beta, rng);
-    EXPECT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
-    const std::vector<double> got = run(c, a, b, c0);
-    xnExdgemmInfo_t info{};
-    ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
-    const std::string what = ta ? "op(A) = T" : "op(A) = N";
-    EXPECT_EQ(info.engine, 2) << what;
-    check_oracle(c, a, b, c0, got, what);
-    EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << what;
-  }
+  for (const std::vector<Row> *rows : {&four, &two})
+    for (bool ta : {false, true}) {
+      const int widest_col = rows == &two ? 90 : 92;
+      const int m = int(rows->size()) + 2;  // an Inf row, a zero row
+      Case c{ta, false, m, n, k, (ta ? k : m) + 3, k + 1, m + 2, 1.25, ta ? 0.0 : -0.75};
+      std::vector<double> a(std::size_t(c.lda) * (ta ? m : k), 0.0),
+          b(std::size_t(c.ldb) * n, 0.0);
+      const int row_step = ta ? c.lda : 1, pos_step = ta ? 1 : c.lda;
+      for (int i = 0; i < m - 2; ++i)
+        fill_with_span(a.data() + std::size_t(i) * row_step, k, pos_step, (*rows)[i].low,
+                       (*rows)[i].span, rng);
+      fill_with_span(a.data() + std::size_t(m - 2) * row_step, k, pos_step, -3, 80, rng);
+      a[std::size_t(m - 2) * row_step + std::size_t(k / 2) * pos_step] = INFINITY;
+      for (int j = 0; j < n; ++j)  // spans 20 ... widest_col
+        fill_with_span(b.data() + std::size_t(j) * c.ldb, k, 1, -10 * j,
+                       20 + (widest_col - 20) * j / (n - 1), rng);
+      const std::vector<double> c0 = make_c(m, n, c.ldc, c.beta, rng);
+      EXPECT_EQ(xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 2), CUBLAS_STATUS_SUCCESS);
+      const std::vector<double> got = run(c, a, b, c0);
+      xnExdgemmInfo_t info{};
+      ASSERT_EQ(xnGetLastExdgemmInfo(h_, &info), CUBLAS_STATUS_SUCCESS);
+      const std::string what =
+          std::string(rows == &two ? "two pieces, " : "four pieces, ") +
+          (ta ? "op(A) = T" : "op(A) = N");
+      EXPECT_EQ(info.engine, 2) << what;
+      check_oracle(c, a, b, c0, got, what);
+      EXPECT_TRUE(xn_test::same_bits(got, cpu(c, a, b, c0))) << what;
+    }
   xnSetOption(h_, XN_OPT_EXDGEMM_ENGINE, 0);
 }
 

@@ -348,14 +348,19 @@ void check_pieces(std::mt19937_64 &rng) {
                             -std::ldexp(0x1.fffffffffffffp0, span - 1),
                             std::ldexp(1.0, span - 1)};
   for (int j = 1; j < P; ++j)
-    for (int odd : {1, 3, -1, -5})  // odd 2^(44 j - 1): a quotient exactly at a half
-      for (double above : {0.0, 1.0, -1.0})
-        ys.push_back(double(odd) * std::ldexp(1.0, ex::kPieceBits * j - 1) + above);
+    for (int odd : {1, 3, -1, -5}) {  // odd 2^(44 j - 1): a quotient exactly at a half
+      const double half = double(odd) * std::ldexp(1.0, ex::kPieceBits * j - 1);
+      // and its neighbours (integers: y's spacing there, at least 1)
+      const double step =
+          std::max(1.0, std::nextafter(std::fabs(half), INFINITY) - std::fabs(half));
+      for (double y : {half, half + step, half - step}) ys.push_back(y);
+    }
   for (int i = 0; i < 3000; ++i) {
-    const int top = int(rng() % std::uint64_t(span));         // y's highest bit
-    const double mant = double(rng() >> 11) * 0x1p-54 + 0.5;  // [1/2, 1), 53 bits
-    double y = std::ldexp(mant, top + 1);
-    if (top < 52) y = std::floor(y);
+    const int top = int(rng() % std::uint64_t(span));  // y's highest bit
+    const int bits = std::min(53, top + 1);
+    const std::uint64_t mant =
+        (std::uint64_t(1) << (bits - 1)) | (bits > 1 ? rng() >> (65 - bits) : 0);
+    const double y = std::ldexp(double(mant), top - bits + 1);  // an integer
     ys.push_back(rng() & 1 ? -y : y);
   }
   for (double y : ys) {
@@ -374,7 +379,21 @@ void check_pieces(std::mt19937_64 &rng) {
       mpz_add(sum.v, sum.v, part.v);
     }
     ASSERT_EQ(mpz_cmp(sum.v, want.v), 0) << std::hexfloat << y;
+    const int top_bits = span - ex::kPieceBits * (P - 1);  // the top piece's bound
+    ASSERT_LE(std::fabs(s.x[P - 1]), std::ldexp(1.0, top_bits)) << std::hexfloat << y;
     for (int l = 0; l < T.count; ++l) {
+      // z = x_0 + sum_j x_j c_j, what the residue is taken of: below 2^53
+      // in magnitude, or its one remainder might leave int8.
+      Mpz z, term;
+      mpz_set_d(z.v, s.x[0]);
+      for (int j = 1; j < P; ++j) {
+        mpz_set_d(term.v, s.x[j]);
+        mpz_mul_si(term.v, term.v, long(T.piece_d[j - 1][l]));
+        mpz_add(z.v, z.v, term.v);
+      }
+      mpz_abs(z.v, z.v);
+      ASSERT_LE(mpz_sizeinbase(z.v, 2), 53u)
+          << std::hexfloat << y << " modulus " << int(T.m[l]) << " pieces " << P;
       const int r = int(ex::modular_residue_pieces(s, l, T));
       ASSERT_LE(std::abs(r), 127) << std::hexfloat << y << " modulus " << int(T.m[l]);
       Mpz diff;

@@ -408,7 +408,10 @@ XN_HD PieceSource<P> piece_source(double y) {
     const double t = fma_exact(rest, down, kRound);  // 1.5 2^52 + RN(rest 2^-44j)
     s.x[j] = t - kRound;
     s.w[j] = std::uint32_t(wide_detail::double_to_bits(t));
-    rest = fma_exact(-s.x[j], up, rest);  // exact: an integer of at most 2^(44 j - 1)
+    // Exact: rest is a multiple of u, y's lowest set bit, and so is the
+    // result, |.| <= 2^(44 j - 1): at most 2^52 u where u >= 2^(44 j - 53);
+    // else y's bits all lie below 2^(44 j - 1), x_j = 0, rest unchanged.
+    rest = fma_exact(-s.x[j], up, rest);
   }
   s.x[0] = rest;
   s.w[0] = std::uint32_t(wide_detail::double_to_bits(rest + kRound));

@@ -318,8 +318,9 @@ Status exdgemm_capture_run(Backend &be, MatView<const double> A, MatView<const d
     auto *info_a = reinterpret_cast<exact::VectorInfo *>(ws);
     Status s = be.scan_operands(A, info_a, Bt, info_a + m);
     if (s != Status::Ok) return s;
-    // (The spans are not known here: no fused tiles, tiles_allowed.)
-    return modular_run(be, A, Bt, B, C, L, ModularSpans{kSpanUnknown, kSpanUnknown},
+    // (The spans are not known here: no fused tiles, tiles_allowed, and
+    // the residues planned for narrow rows, ModularSpans.)
+    return modular_run(be, A, Bt, B, C, L, ModularSpans{kUnshiftedSpan, kUnshiftedSpan},
                        false, head, be.host_alpha(), be.host_beta(), lim, clock, info);
   }
 }

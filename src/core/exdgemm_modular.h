@@ -179,11 +179,11 @@ inline bool tiles_allowed(int span_a, int span_b, index_t k) {
   return span_a <= kUnshiftedSpan && span_b <= kUnshiftedSpan && k >= kTileMinK;
 }
 
-// The widest span (bits) over the rows of op(A) and over the columns of
-// op(B), from the exponent scans; kSpanUnknown inside a capture, where the
-// host never sees them (no fused tiles, and the residues' kernel that
-// handles every span).
-inline constexpr int kSpanUnknown = 1 << 30;
+// The spans (bits) the residues are planned for: the widest row of op(A)
+// and column of op(B), from the exponent scans. Inside a capture, where the
+// host never sees them, kUnshiftedSpan: the kernel without pieces, as
+// before them (a wider row still gets its exact residues, by
+// residue_source, more slowly).
 struct ModularSpans {
   int a, b;
 };
