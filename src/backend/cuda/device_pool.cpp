@@ -79,9 +79,7 @@ cudaError_t pool_free_completed(void *p, int device) {
   std::lock_guard<std::mutex> lock(g_pools_mutex);
   // On the block's device: its free stream is made there, and the
   // per-thread stream is the current device's.
-  int current = -1;
-  const bool switched = cudaGetDevice(&current) == cudaSuccess && device >= 0 &&
-                        current != device && cudaSetDevice(device) == cudaSuccess;
+  const OnDevice on_device(device);
   cudaStream_t stream = cudaStreamPerThread;
   if (device >= 0 && device < kMaxDevices) {
     PoolSlot &slot = g_pools[device];
@@ -96,7 +94,6 @@ cudaError_t pool_free_completed(void *p, int device) {
   }
   cudaError_t e = cudaFreeAsync(p, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  if (switched) cudaSetDevice(current);
   return e;
 }
 

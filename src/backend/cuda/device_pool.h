@@ -25,6 +25,42 @@ namespace xn {
 // handle's.
 cudaError_t stream_device(cudaStream_t stream, int *device);
 
+// Makes `device` current for the scope and puts the previous device back
+// at its end. ok() is false where the switch failed (the error is cleared;
+// the current device is then unchanged). A negative device switches
+// nothing and is ok().
+class OnDevice {
+ public:
+  explicit OnDevice(int device) {
+    if (device < 0) return;
+    if (cudaGetDevice(&previous_) != cudaSuccess) {
+      cudaGetLastError();
+      ok_ = false;
+      previous_ = -1;
+      return;
+    }
+    if (previous_ == device) {
+      previous_ = -1;  // nothing to put back
+      return;
+    }
+    if (cudaSetDevice(device) != cudaSuccess) {
+      cudaGetLastError();
+      ok_ = false;
+      previous_ = -1;
+    }
+  }
+  ~OnDevice() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  OnDevice(const OnDevice &) = delete;
+  OnDevice &operator=(const OnDevice &) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  int previous_ = -1;  // the device to put back, or -1
+  bool ok_ = true;
+};
+
 // A stream-ordered allocation of `bytes` on `stream` from the library pool
 // of `stream`'s device (from that device's current pool where the library
 // pool cannot be made; said once under XN_VERBOSE=1). *device is set to

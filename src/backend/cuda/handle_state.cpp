@@ -53,17 +53,9 @@ void free_workspace(HandleState &st, cudaStream_t stream) {
 // Waits for all work on `device` (error paths and graphs only).
 void wait_for_device(int device) {
   if (device < 0) return;
-  int current = -1;
-  if (cudaGetDevice(&current) != cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
-  if (current != device && cudaSetDevice(device) != cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
+  const OnDevice on_device(device);
+  if (!on_device.ok()) return;
   if (cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
-  if (current != device) cudaSetDevice(current);
 }
 
 }  // namespace
