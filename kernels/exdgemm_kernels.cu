@@ -820,17 +820,19 @@ __global__ void __launch_bounds__(kThreads)
 constexpr int kModularScratch = 2 * exact::kMaxLimbs + 2;
 
 // The reconstruction runs in two kernels over a block. The first rounds
-// every entry that round_fast decides (nearly all: finite data, results in
-// the normal range) with only the limbs in registers, and marks it done by
-// overwriting its first product with kEntryDone, a value no product takes
-// (|p| <= 2^17 127^2 + 127 < 2^31 - 2^24; folded residues, |r| <= 127
-// slots at most 127 x 65535).
-// The second takes the entries left (zeros, results outside the normal
-// range, Inf and NaN, c outside X's window, a captured plan's entries
-// beyond its moduli) through the general rounding, exact_entry, with its
-// scratch, NearSum and wide accumulator: in one kernel they cost the first
-// its registers (72-128 per thread, spills, 43 % occupancy: 6.0 ms of 8192^2
-// entries on an H200).
+// every entry that the fraction form (round_by_fraction) certifies (nearly
+// all: finite data, results in the normal range, no tie), kFractionEntries
+// entries a thread, and marks each done by overwriting its first product
+// with kEntryDone, a value no product takes (|p| <= 2^17 127^2 + 127 <
+// 2^31 - 2^24; folded residues, |r| <= 127 slots at most 127 x 65535).
+// The second takes the entries left (zeros, ties, results outside the
+// normal range, Inf and NaN, the fraction form's other declines, a
+// captured plan's entries beyond its moduli) through the exact limbs
+// (modular_terms, round_fast) and
+// the general rounding, exact_entry, with its scratch, NearSum and wide
+// accumulator: in one kernel they cost the first its registers (72-128 per
+// thread, spills, 43 % occupancy: 6.0 ms of 8192^2 entries on an H200; the
+// exact limbs alone beside the fraction form, 94 registers at 24 moduli).
 // (INT32_MIN for int32 sums, -128 for int8 digits, which stay within +-127.)
 template <class P>
 constexpr P kEntryDone = std::numeric_limits<P>::min();
@@ -849,34 +851,71 @@ __device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const
   return b;
 }
 
+// The first pass takes kFractionEntries entries a thread, (i, j) for j =
+// j_first + blockIdx.y + e gridDim.y below j_end, with no loop over
+// entries: the moduli's constants are read once for them (a load
+// instruction of their own at each use: a third of a modulus's
+// instructions with one entry), and none stays live across a loop (over
+// four columns one after another, the first version's, ptxas hoisted them
+// into uniform registers for the whole loop and then moved them back and
+// forth, 12 of a modulus's 26 instructions: SASS, H200).
 // Every block that leaves an entry to the second pass says so (a.undone,
 // one store per such block); with none left, the second pass ends at once
 // instead of reading every entry's marker (0.35-0.45 ms of 2^26 entries on
 // an H100: a quarter of the batched reconstruction at 1024^3).
+// Entries a thread and the blocks of kSumThreads that each multiprocessor
+// must hold (the registers' cap), per moduli variant: two entries while
+// their products fit beside the sums, at 64 registers (uncapped, 94-104:
+// 24-30 % occupancy, and the batched 64 x 1024^3 took 1.99 ms against
+// 1.81 capped, 512 x 256^3 1.21 against 1.09; H200); one from 32 moduli on.
+template <int LMax>
+inline constexpr int kFractionEntries = LMax <= 24 ? 2 : 1;
+template <int LMax>
+inline constexpr int kFractionMinBlocks = LMax <= 32 ? 8 : 6;
+
 template <int LMax, class Product>
-__device__ __forceinline__ void round_fast_entries(const ExBlockArgs &b, Product *P,
-                                                   const ExModularSumArgs &a) {
+__device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Product *P,
+                                                       const ExModularSumArgs &a,
+                                                       std::int64_t j_first, std::int64_t j_end) {
+  constexpr int E = kFractionEntries<LMax>;
   const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
   bool undone = false;
   if (i < b.bm) {
     const double alpha = b.alpha_dev ? *b.alpha_dev : b.alpha;
     const double beta = b.beta_dev ? *b.beta_dev : b.beta;
-    for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
-      const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
-      const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];
-      double *c = b.C + gi + gj * b.ldc;
-      const double cv = beta != 0.0 ? *c : 0.0;
-      if (exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits) ||
-          !exact::finite_exact_case(ia, ib, alpha, beta, cv)) {
-        undone = true;
-        continue;
-      }
-      Product *p = P + i + j * b.bm;
-      const auto X = exact::entry_modular_terms<LMax>(p, a.pstride, ia, ib, a.crt, c_modular);
+    const std::int64_t gi = b.i0 + i;
+    const VectorInfo ia = b.info_a[gi];
+    bool valid[E], fast[E];
+    int base[E];
+    double cv[E];
+    double *c[E];
+    Product *p[E];
+    XN_UNROLL
+    for (int e = 0; e < E; ++e) {
+      const std::int64_t j = j_first + blockIdx.y + e * std::int64_t(gridDim.y);
+      valid[e] = j < j_end;
+      // (An entry past the end reads the first one's products: its own
+      // may not exist, and its result is not stored.)
+      const std::int64_t gj = b.j0 + (valid[e] ? j : j_first + blockIdx.y);
+      const VectorInfo ib = b.info_b[gj];
+      c[e] = b.C + gi + gj * b.ldc;
+      cv[e] = beta != 0.0 && valid[e] ? *c[e] : 0.0;
+      p[e] = P + i + (gj - b.j0) * b.bm;
+      base[e] = ia.low + ib.low;
+      fast[e] = valid[e] && ia.top != exact::kNoTop && ib.top != exact::kNoTop &&
+                !exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits) &&
+                exact::finite_exact_case(ia, ib, alpha, beta, cv[e]);
+    }
+    double sums[E][4];
+    exact::fraction_sums<LMax>(p, a.pstride, a.crt, c_modular, sums);
+    XN_UNROLL
+    for (int e = 0; e < E; ++e) {
+      if (!valid[e]) continue;
       double r = 0.0;
-      if (X.round_fast(alpha, beta, cv, &r)) {
-        *c = r;
-        *p = kEntryDone<Product>;
+      if (fast[e] &&
+          exact::round_fraction_sums(sums[e], base[e], a.crt, alpha, beta, cv[e], &r)) {
+        *c[e] = r;
+        *p[e] = kEntryDone<Product>;
       } else {
         undone = true;
       }
@@ -908,9 +947,10 @@ __device__ __forceinline__ void round_general_entries(const ExBlockArgs &b, cons
 }
 
 template <int LMax>
-__global__ void __launch_bounds__(kSumThreads)
-    modular_round_fast_kernel(const __grid_constant__ ExModularSumArgs a) {
-  round_fast_entries<LMax>(a.blk, static_cast<std::int32_t *>(a.P), a);
+__global__ void __launch_bounds__(kSumThreads, kFractionMinBlocks<LMax>)
+    modular_round_fraction_kernel(const __grid_constant__ ExModularSumArgs a,
+                              std::int64_t j_first, std::int64_t j_end) {
+  round_fraction_entries<LMax>(a.blk, static_cast<std::int32_t *>(a.P), a, j_first, j_end);
 }
 
 template <int LMax>
@@ -922,12 +962,13 @@ __global__ void __launch_bounds__(kSumThreads)
 // A batched launch: product z = blockIdx.z of `batch`, its L products
 // (int32 sums, or int8 digits) at P + z p_step.
 template <int LMax, class Product>
-__global__ void __launch_bounds__(kSumThreads)
-    modular_round_fast_batch_kernel(const __grid_constant__ ExModularSumArgs a,
+__global__ void __launch_bounds__(kSumThreads, kFractionMinBlocks<LMax>)
+    modular_round_fraction_batch_kernel(const __grid_constant__ ExModularSumArgs a,
                                     const __grid_constant__ ExBatch batch,
                                     std::int64_t p_step) {
-  round_fast_entries<LMax>(product_block(a.blk, batch, blockIdx.z),
-                           static_cast<Product *>(a.P) + blockIdx.z * p_step, a);
+  round_fraction_entries<LMax>(product_block(a.blk, batch, blockIdx.z),
+                               static_cast<Product *>(a.P) + blockIdx.z * p_step, a, 0,
+                               a.blk.bn);
 }
 
 template <int LMax, class Product>
@@ -1238,10 +1279,11 @@ cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int
   return cudaGetLastError();
 }
 
-// Columns of the reconstruction's grid: a thread takes kSumEntries entries
-// of its row where the launch has 2^22 entries or more (its setup, about a
-// sixth of an entry's instructions, then counts once for them), one each
-// below (small blocks keep their threads).
+// Columns of the second pass's grid: a thread takes kSumEntries entries of
+// its row where the launch has 2^22 entries or more (its setup then counts
+// once for them), one each below (small blocks keep their threads). The
+// first pass has its own grid (kFractionEntries).
+constexpr std::int64_t kMaxGridY = 65535;
 unsigned sum_grid_y(std::int64_t bm, std::int64_t bn, std::int64_t products) {
   constexpr std::int64_t kSumEntries = 4, kManyEntries = std::int64_t(1) << 22;
   const std::int64_t per = bm * bn * products >= kManyEntries ? kSumEntries : 1;
@@ -1254,7 +1296,15 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads), sum_grid_y(a.blk.bm, a.blk.bn, 1));
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
-    modular_round_fast_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
+    // kFractionEntries columns a thread, in launches of at most 65535
+    // rows of the grid.
+    constexpr int E = kFractionEntries<LMax>;
+    constexpr std::int64_t kCols = kMaxGridY * E;
+    for (std::int64_t j = 0; j < a.blk.bn; j += kCols) {
+      const std::int64_t cols = std::min(kCols, a.blk.bn - j);
+      const dim3 fast_grid(grid.x, unsigned((cols + E - 1) / E));
+      modular_round_fraction_kernel<LMax><<<fast_grid, kSumThreads, 0, s>>>(a, j, j + cols);
+    }
     modular_round_general_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
   });
   return cudaGetLastError();
@@ -1264,15 +1314,17 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
                                         const ExBatch &batch) {
   if (a.blk.bm <= 0 || a.blk.bn <= 0 || batch.count <= 0) return cudaSuccess;
   if (batch.count > 65535 || a.blk.i0 != 0 || a.blk.j0 != 0) return cudaErrorInvalidValue;
+  if (a.blk.bn > kMaxGridY) return cudaErrorInvalidValue;  // (bn <= kModularBlockCap)
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   sum_grid_y(a.blk.bm, a.blk.bn, batch.count), unsigned(batch.count));
   const std::int64_t p_step = a.crt.L * a.pstride;
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
+    const dim3 fast_grid(grid.x, blocks_for(a.blk.bn, kFractionEntries<LMax>), grid.z);
     const auto launch = [&](auto product) {
       using Product = decltype(product);
-      modular_round_fast_batch_kernel<LMax, Product><<<grid, kSumThreads, 0, s>>>(a, batch,
-                                                                                  p_step);
+      modular_round_fraction_batch_kernel<LMax, Product><<<fast_grid, kSumThreads, 0, s>>>(
+          a, batch, p_step);
       modular_round_general_batch_kernel<LMax, Product><<<grid, kSumThreads, 0, s>>>(a, batch,
                                                                                      p_step);
     };

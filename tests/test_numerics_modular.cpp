@@ -167,6 +167,46 @@ TEST(ModularTables, CrtBasisOfEveryLengthAgainstGmp) {
       EXPECT_EQ(B.recip[l], 1.0 / T.m[l]);
       EXPECT_EQ(B.m_d[l], double(T.m[l]));
     }
+    // M's double-double (round_by_fraction): M_hi in [1, 2), and
+    // 0 <= M - (M_hi + M_lo) 2^M_exp < 2^(M_exp - 105).
+    if (L > 0) {
+      EXPECT_EQ(B.M_exp, int(mpz_sizeinbase(M.v, 2)) - 1) << "L = " << L;
+      EXPECT_GE(B.M_hi, 1.0);
+      EXPECT_LT(B.M_hi, 2.0);
+      mpfr_t hl, diff;
+      mpfr_inits2(400, hl, diff, (mpfr_ptr)0);
+      mpfr_set_d(hl, B.M_hi, MPFR_RNDN);
+      mpfr_add_d(hl, hl, B.M_lo, MPFR_RNDN);  // exact at 400 bits
+      mpfr_mul_2si(hl, hl, B.M_exp, MPFR_RNDN);
+      mpfr_set_z(diff, M.v, MPFR_RNDN);
+      mpfr_sub(diff, diff, hl, MPFR_RNDN);
+      EXPECT_GE(mpfr_sgn(diff), 0) << "L = " << L;
+      mpfr_mul_2si(diff, diff, 105 - B.M_exp, MPFR_RNDN);
+      EXPECT_LT(mpfr_get_d(diff, MPFR_RNDN), 1.0) << "L = " << L;
+      mpfr_clears(hl, diff, (mpfr_ptr)0);
+    }
+  }
+}
+
+// F_l = RN(2^160 / m_l) as four 40-bit digits (the fraction form of the
+// reconstruction): sum_j F_j 2^(40 (3 - j)) within 1/2 of 2^160 / m_l.
+TEST(ModularTables, CrtFractionsAreTheRoundedReciprocals) {
+  for (int l = 0; l < T.count; ++l) {
+    Mpz F, want, rem;
+    mpz_set_ui(F.v, 0);
+    for (int j = 0; j < 4; ++j) {
+      const double d = T.crt_fraction[j][l];
+      ASSERT_GE(d, 0.0);
+      ASSERT_LT(d, 0x1p40);
+      ASSERT_EQ(d, double(std::uint64_t(d)));
+      mpz_mul_2exp(F.v, F.v, 40);
+      mpz_add_ui(F.v, F.v, std::uint64_t(d));
+    }
+    mpz_set_ui(want.v, 1);
+    mpz_mul_2exp(want.v, want.v, 160);
+    mpz_fdiv_qr_ui(want.v, rem.v, want.v, T.m[l]);
+    if (2 * mpz_get_ui(rem.v) > T.m[l]) mpz_add_ui(want.v, want.v, 1);
+    EXPECT_EQ(mpz_cmp(F.v, want.v), 0) << "m = " << int(T.m[l]);
   }
 }
 

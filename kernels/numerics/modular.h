@@ -72,6 +72,10 @@ struct ModularTables {
   // weights of a shifted entry's pieces (modular_residue_pieces).
   double piece_d[kMaxPieces - 1][kMaxModuli] = {};
   std::uint32_t piece_w[kMaxPieces - 1][kMaxModuli] = {};
+  // crt_fraction[j][l]: F_l = RN(2^160 / m_l) = sum_j F_j 2^(40 (3 - j))
+  // (0 <= F_j < 2^40), F_j as a double: the reconstruction's fraction form
+  // (modular_crt.h, round_by_fraction) sums y_l F_j exactly in doubles.
+  double crt_fraction[4][kMaxModuli] = {};
 };
 
 constexpr int gcd_int(int a, int b) {
@@ -118,6 +122,16 @@ constexpr ModularTables make_modular_tables() {
       T.piece_d[j - 1][l] = double(c);
       T.piece_w[j - 1][l] = std::uint32_t(c);
     }
+    // 2^160 / m by long division in radix 2^40 (r 2^40 < 2^48), rounded
+    // to nearest (m is odd: never a tie), the carry taken up the digits.
+    std::uint64_t digit[4] = {}, r = 1;
+    for (int j = 0; j < 4; ++j) {
+      digit[j] = (r << 40) / m;
+      r = (r << 40) % m;
+    }
+    if (2 * r > m)
+      for (int j = 3; j >= 0 && ++digit[j] == (std::uint64_t(1) << 40); --j) digit[j] = 0;
+    for (int j = 0; j < 4; ++j) T.crt_fraction[j][l] = double(digit[j]);
     std::uint64_t p = 1;
     for (int e = 0; e < kPow2Span; ++e) {
       T.pow2[l][e] = std::uint8_t(p);

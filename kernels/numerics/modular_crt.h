@@ -196,6 +196,10 @@ struct CrtBasis {
   double digit_offset[kMaxModuli] = {};
   double recip[kMaxModuli] = {};  // RN(1 / m_l): ModularTables::inv_m
   double m_d[kMaxModuli] = {};    // m_l
+  // M = (M_hi + M_lo) 2^M_exp (1 + eta), M_hi in [1, 2), |eta| < 2^-105:
+  // M's top 106 bits as a double-double (round_by_fraction).
+  double M_hi = 0.0, M_lo = 0.0;
+  int M_exp = 0;
 };
 
 // Bits of the kMaxLimbs-limb number x (0 for x = 0).
@@ -204,6 +208,17 @@ constexpr int bit_length(const std::uint32_t *x) {
     for (int b = 31; b >= 0; --b)
       if ((x[t] >> b) & 1u) return 32 * t + b + 1;
   return 0;
+}
+
+// Bits [lo, lo + n) of the kMaxLimbs-limb number x (n <= 64; bits below 0
+// read as 0).
+constexpr std::uint64_t bits_of(const std::uint32_t *x, int lo, int n) {
+  std::uint64_t v = 0;
+  for (int b = n - 1; b >= 0; --b) {
+    const int bit = lo + b;
+    v = (v << 1) | (bit >= 0 && bit < 32 * kMaxLimbs ? (x[bit / 32] >> (bit % 32)) & 1u : 0u);
+  }
+  return v;
 }
 
 // Bits [40 t, 40 t + 40) of the kMaxLimbs-limb number x, as a double.
@@ -242,6 +257,10 @@ constexpr CrtBasis make_crt_basis(int L, const ModularTables &T) {
     radix_power *= 0x1p40;
   }
   B.radix_limbs = radix_limbs_holding(bit_length(B.M) + 1);
+  // M's top 53 bits, then the next 53, each truncated: M_hi in [1, 2).
+  B.M_exp = bit_length(B.M) - 1;
+  B.M_hi = double(bits_of(B.M, B.M_exp - 52, 53)) * 0x1p-52;
+  B.M_lo = double(bits_of(B.M, B.M_exp - 105, 53)) * 0x1p-105;
   for (int l = 0; l < L; ++l) {
     std::uint32_t cofactor[kMaxLimbs] = {1};
     int c = 1;  // M / m_l mod m_l
@@ -507,6 +526,226 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> entry_modular_terms(const P *p, std::int64_
                                                          const ModularTables &T) {
   if (ia.top == kNoTop || ib.top == kNoTop) return ModularTermsN<kLimbsFor<LMax>>{};
   return modular_terms<LMax>(p, stride, ia.low + ib.low, B, T);
+}
+
+// The fraction form of the reconstruction, with a rounding certificate.
+// S / M = sum_l y_l / m_l = q + X / M (|X / M| < 1/2), so 2^160 X / M is
+// the centred remainder modulo 2^160 of V = sum_l y_l F_l with F_l =
+// RN(2^160 / m_l) (ModularTables::crt_fraction), up to an error |Delta| <=
+// sum_l |y_l| / 2 < 2^12. F_l's constants depend on the modulus alone, not
+// on L, and V is four exact FMA chains (y_l F_j < 2^47, the sums below
+// 48 127 2^40 < 2^53): four FP64 operations per modulus where the limbs of
+// S take NC FMAs, and no 32-bit limbs, carries or searches (about 400 of
+// modular_terms' 743 instructions per entry at 15 moduli, ncu). X / M is
+// then a double-double times M's (CrtBasis::M_hi, M_lo), within 2^-99
+// relative plus Delta's share (2^12 / |V|: 160 bits keep it below 2^-77 of
+// |X| down to |X / M| = 2^-70; with 120 the batched 512 x 256^3 at phi = 1,
+// |X / M| near 2^-56, declined nearly every entry), alpha X + beta c a
+// double-double sum, and the result its high part wherever the error bound
+// keeps the exact value inside the high part's rounding interval (Ziv's
+// strategy). It declines a tie, a zero, |X / M| within 2^-32 of a half,
+// |X| too small for Delta's share, a result outside the normal range (or
+// alpha X's units, E, outside it), a subnormal alpha, and beta c below
+// 2^-969, more than 2^900 from alpha X, or whose low part turns subnormal
+// in alpha X's units; the exact limbs (modular_terms, round_fast,
+// exact_entry) then decide. A decided result is the correctly rounded
+// value, so the bits are the exact path's. Precondition (exact_entry's
+// finite_exact_case): alpha finite and nonzero, beta and c finite.
+static_assert(127.0 * kMaxModuli * 0x1p40 < 0x1p53,
+              "the fraction form's sums y_l F_j must be exact in doubles");
+
+// The exponent field of a normal double x (x = m 2^(e - 1023), m in [1, 2)).
+XN_HD int biased_exponent(double x) {
+  return int((wide_detail::double_to_bits(x) >> 52) & 0x7ff);
+}
+
+// A 192-bit two's complement integer in three 64-bit words, low first.
+struct Int192 {
+  std::uint64_t w[3] = {};
+  // += v 2^(64 i + b), v signed (|v| < 2^63), 0 <= b < 64, i + (b > 0) < 3.
+  XN_HD void add_shifted(std::int64_t v, int i, int b) {
+    std::uint64_t t[3] = {};  // v 2^(64 i + b), sign-extended
+    const std::uint64_t ext = std::uint64_t(v >> 63);
+    t[i] = std::uint64_t(v) << b;
+    if (i + 1 < 3) t[i + 1] = b ? std::uint64_t(v >> (64 - b)) : ext;
+    if (i + 2 < 3) t[i + 2] = ext;
+    std::uint64_t carry = 0;
+    XN_UNROLL
+    for (int k = 0; k < 3; ++k) {
+      const std::uint64_t a = w[k] + carry;
+      const std::uint64_t c1 = a < carry ? 1u : 0u;
+      w[k] = a + t[k];
+      carry = c1 + (w[k] < t[k] ? 1u : 0u);
+    }
+  }
+};
+
+// The four sums of the fraction form, sums[e][j] = sum_l y_l F_j for E
+// entries at once (entry e's L products from p[e], `stride` apart): each
+// modulus's constants are read once for the E entries (a 64-bit constant
+// costs the GPU a load instruction of its own at every use; with one
+// entry they were a third of the instructions per modulus).
+template <int LMax, int E, class Q>
+XN_HD void fraction_sums(Q *const (&p)[E], std::int64_t stride, const CrtBasis &B,
+                         const ModularTables &T, double (&sums)[E][4]) {
+  using P = std::remove_const_t<Q>;
+  // Every load in flight before the first use: independent addresses, no
+  // branch (with the pointer stepped only under l < L, ptxas chained each
+  // load behind the last and the batched 512 x 256^3 waited on them one
+  // at a time, 43 % of the issue slots busy). The moduli from L to LMax
+  // read as 0, whose digit is 0, so the loops below run whole.
+  P products[E][LMax];
+  XN_UNROLL
+  for (int l = 0; l < LMax; ++l)
+    XN_UNROLL
+    for (int e = 0; e < E; ++e) products[e][l] = l < B.L ? p[e][l * stride] : P(0);
+  XN_UNROLL
+  for (int e = 0; e < E; ++e)
+    XN_UNROLL
+    for (int j = 0; j < 4; ++j) sums[e][j] = 0.0;
+  XN_UNROLL
+  for (int l = 0; l < LMax; ++l)
+    XN_UNROLL
+    for (int e = 0; e < E; ++e) {
+      const double y = crt_digit(products[e][l], l, B, T);
+      XN_UNROLL
+      for (int j = 0; j < 4; ++j) sums[e][j] = fma_exact(y, T.crt_fraction[j][l], sums[e][j]);
+    }
+}
+
+// RN(alpha X 2^base + beta c) from the fraction form's sums, or false.
+XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis &B,
+                               double alpha, double beta, double c, double *r) {
+  // V = sum_j sums_j 2^(40 (3 - j)) modulo 2^160, centred (bit 159
+  // extended).
+  Int192 V;
+  V.add_shifted(exact_int64_of(sums[3]), 0, 0);
+  V.add_shifted(exact_int64_of(sums[2]), 0, 40);
+  V.add_shifted(exact_int64_of(sums[1]), 1, 16);
+  V.add_shifted(exact_int64_of(sums[0]), 1, 56);
+  std::uint64_t w2 = std::uint64_t(std::int64_t(V.w[2] << 32) >> 32), w1 = V.w[1], w0 = V.w[0];
+  const bool neg = std::int64_t(w2) < 0;
+  if (neg) {  // |V|
+    w0 = ~w0 + 1;
+    w1 = ~w1 + (w0 == 0 ? 1u : 0u);
+    w2 = ~w2 + ((w0 | w1) == 0 ? 1u : 0u);
+  }
+  // |V| <= 2^159. Near 2^159 the true 2^160 X / M + Delta may have wrapped
+  // (|X / M| comes that close to 1/2 only for data at the moduli's bound).
+  if (w2 >= (std::uint64_t(1) << 31) - 1 || (w2 | w1 | w0) == 0) return false;
+  // Normalised: |V| 2^z has its top bit at 191; top and next its 128 bits
+  // from there.
+  int z = 0;
+  std::uint64_t top = 0, next = 0;
+  if (w2) {  // z > 32
+    z = wide_detail::clz64(w2);
+    top = (w2 << z) | (w1 >> (64 - z));
+    next = (w1 << z) | (w0 >> (64 - z));
+  } else if (w1) {
+    const int sh = wide_detail::clz64(w1);
+    z = 64 + sh;
+    top = sh ? (w1 << sh) | (w0 >> (64 - sh)) : w1;
+    next = w0 << sh;
+  } else {
+    z = 128 + wide_detail::clz64(w0);
+    top = w0 << (z - 128);
+  }
+  // |V| 2^(z - 191) = vh + vl + eps, 0 <= eps < 2^-104: its top 53 bits and
+  // the next 52, exact doubles.
+  constexpr std::uint64_t kMant = (std::uint64_t(1) << 52) - 1;
+  const double vh = wide_detail::bits_to_double((std::uint64_t(1023) << 52) | ((top >> 11) & kMant));
+  const std::uint64_t low52 = ((top & 0x7ffu) << 41) | (next >> 23);
+  const double vl = (wide_detail::bits_to_double((std::uint64_t(0x433) << 52) | low52) - 0x1p52) *
+                    0x1p-104;
+  // |X| ~ (vh + vl)(M_hi + M_lo) 2^(M_exp + 31 - z): the double-double
+  // product (vl M_lo < 2^-104 dropped) within 2^-101 relative.
+  double h = 0.0, l = 0.0;
+  two_prod(vh, B.M_hi, h, l);
+  l = fma(vh, B.M_lo, l);
+  l = fma(vl, B.M_hi, l);
+  two_sum(h, l, h, l);
+  if (neg) {
+    h = -h;
+    l = -l;
+  }
+  // Bound on |X - (h + l) 2^(M_exp + 31 - z)| in those units: 2^-99 |h|
+  // for the truncations and roundings, and Delta's share |Delta| M 2^-160
+  // < 2^12 2.01 2^(z - 191) (M_hi < 2).
+  double err = fabs(h) * 0x1p-99 + power_of_two(z - 177);
+  // alpha = am 2^ea, |am| in [1, 2) (a subnormal alpha declines, and an
+  // Inf or NaN one, outside the precondition): times am within 2^-104 more.
+  const int ba = biased_exponent(alpha);
+  if (ba == 0 || ba == 0x7ff) return false;
+  const double am = wide_detail::bits_to_double((wide_detail::double_to_bits(alpha) & ~(std::uint64_t(0x7ff) << 52)) |
+                                                (std::uint64_t(1023) << 52));
+  double ah = 0.0, al = 0.0;
+  two_prod(h, am, ah, al);
+  al = fma(l, am, al);
+  two_sum(ah, al, ah, al);
+  err = err * 2.0 + fabs(ah) * 0x1p-103;
+  // The result's units: alpha X = (ah + al) 2^E within err 2^E.
+  const int E = base + (ba - 1023) + B.M_exp + 31 - z;
+  if (E < -1022 || E > 1022) return false;  // 2^E and 2^-E are normal doubles
+  if (beta != 0.0 && c != 0.0) {
+    // beta c = bh + bl exactly (no underflow: |beta c| >= 2^-969), then
+    // 2^-E times it: bh exactly (normal), bl exactly unless it lands below
+    // 2^-1022, declined (except bl 2^-E rounding up to 2^-1022 itself, an
+    // error below 2^-1075 that the 2^-100 (|ah| + |bh|) term covers).
+    double bh = 0.0, bl = 0.0;
+    two_prod(beta, c, bh, bl);
+    const int eb = biased_exponent(bh) - 1023;
+    if (!(fabs(bh) >= 0x1p-969) || !(fabs(bh) < 0x1p1023) || eb - E < -900 || eb - E > 900)
+      return false;
+    const double down = power_of_two(-E);
+    bh *= down;
+    bl *= down;
+    if (bl != 0.0 && !(fabs(bl) >= 0x1p-1022)) return false;
+    double s = 0.0, e = 0.0;
+    two_sum(ah, bh, s, e);
+    const double t = (al + bl) + e;  // two roundings, each within 2^-53 of its result
+    err += (fabs(ah) + fabs(bh)) * 0x1p-100;
+    two_sum(s, t, ah, al);
+  }
+  // RN of the exact value is ah wherever [ah + al - err, ah + al + err]
+  // lies strictly inside ah's rounding interval: half an ulp either side,
+  // but a quarter towards zero from a power of two (the next double down
+  // is half as far). (Below 2^-960 in these units, beta c cancelled alpha
+  // X: err exceeds any gap there.)
+  const int e_ah = biased_exponent(ah) - 1023;
+  const int top_exp = e_ah + E;  // the result's exponent
+  if (ah == 0.0 || e_ah < -960 || top_exp < -1021 || top_exp > 1022) return false;
+  const bool at_power_of_two = (wide_detail::double_to_bits(ah) & kMant) == 0;
+  const double half = power_of_two(e_ah - 53);
+  const double out = ah > 0.0 ? al : -al;  // al away from zero
+  const double bound = err * (1.0 + 0x1p-20);  // err's own roundings
+  if (!(out + bound < half) || !(bound - out < (at_power_of_two ? 0.5 * half : half)))
+    return false;
+  *r = ah * power_of_two(E);
+  return true;
+}
+
+// RN(alpha X 2^base + beta c) for X from its B.L products at p, `stride`
+// apart, by the fraction form; false where it cannot decide.
+template <int LMax = kMaxModuli, class P>
+XN_HD bool round_by_fraction(const P *p, std::int64_t stride, int base, const CrtBasis &B,
+                             const ModularTables &T, double alpha, double beta, double c,
+                             double *r) {
+  const P *const entry[1] = {p};
+  double sums[1][4];
+  fraction_sums<LMax>(entry, stride, B, T, sums);
+  return round_fraction_sums(sums[0], base, B, alpha, beta, c, r);
+}
+
+// Entry (i, j) by the fraction form (round_by_fraction): false where it
+// cannot decide, as there and where the row or the column has no nonzero
+// finite entry.
+template <int LMax = kMaxModuli, class P>
+XN_HD bool entry_round_by_fraction(const P *p, std::int64_t stride, const VectorInfo &ia,
+                                   const VectorInfo &ib, const CrtBasis &B,
+                                   const ModularTables &T, double alpha, double beta, double c,
+                                   double *r) {
+  if (ia.top == kNoTop || ib.top == kNoTop) return false;
+  return round_by_fraction<LMax>(p, stride, ia.low + ib.low, B, T, alpha, beta, c, r);
 }
 
 }  // namespace xn::exact

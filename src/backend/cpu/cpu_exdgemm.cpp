@@ -190,6 +190,17 @@ class CpuExBackend {
             wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
             continue;
           }
+          // The GPU's order: the fraction form, then the exact limbs.
+          double *c = C.at(gi, gj);
+          const double cv = beta != 0.0 ? *c : 0.0;
+          double r = 0.0;
+          if (exact::finite_exact_case(ia[gi], ib[gj], alpha, beta, cv) &&
+              exact::entry_round_by_fraction<LMax>(prods + i + j * bm, pstride, ia[gi], ib[gj],
+                                                   basis, exact::kModularTables, alpha, beta, cv,
+                                                   &r)) {
+            *c = r;
+            continue;
+          }
           const auto X = exact::entry_modular_terms<LMax>(
               prods + i + j * bm, pstride, ia[gi], ib[gj], basis, exact::kModularTables);
           wide_n += store_entry(A, B, C, ia[gi], ib[gj], gi, gj, X, alpha, beta, cap);
