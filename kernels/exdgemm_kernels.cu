@@ -867,7 +867,8 @@ __device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const
 // must hold (the registers' cap), per moduli variant: two entries while
 // their products fit beside the sums, at 64 registers (uncapped, 94-104:
 // 24-30 % occupancy, and the batched 64 x 1024^3 took 1.99 ms against
-// 1.81 capped, 512 x 256^3 1.21 against 1.09; H200); one from 32 moduli on.
+// 1.81 capped, 512 x 256^3 1.21 against 1.09; H200, two starts); one from
+// 32 moduli on.
 template <int LMax>
 inline constexpr int kFractionEntries = LMax <= 24 ? 2 : 1;
 template <int LMax>
@@ -949,7 +950,7 @@ __device__ __forceinline__ void round_general_entries(const ExBlockArgs &b, cons
 template <int LMax>
 __global__ void __launch_bounds__(kSumThreads, kFractionMinBlocks<LMax>)
     modular_round_fraction_kernel(const __grid_constant__ ExModularSumArgs a,
-                              std::int64_t j_first, std::int64_t j_end) {
+                                  std::int64_t j_first, std::int64_t j_end) {
   round_fraction_entries<LMax>(a.blk, static_cast<std::int32_t *>(a.P), a, j_first, j_end);
 }
 
@@ -964,8 +965,8 @@ __global__ void __launch_bounds__(kSumThreads)
 template <int LMax, class Product>
 __global__ void __launch_bounds__(kSumThreads, kFractionMinBlocks<LMax>)
     modular_round_fraction_batch_kernel(const __grid_constant__ ExModularSumArgs a,
-                                    const __grid_constant__ ExBatch batch,
-                                    std::int64_t p_step) {
+                                        const __grid_constant__ ExBatch batch,
+                                        std::int64_t p_step) {
   round_fraction_entries<LMax>(product_block(a.blk, batch, blockIdx.z),
                                static_cast<Product *>(a.P) + blockIdx.z * p_step, a, 0,
                                a.blk.bn);
