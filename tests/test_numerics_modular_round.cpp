@@ -316,6 +316,23 @@ bool near_tie(const ModularTermsN<N> &X) {
   return w == 0x8000u || w == 0x7fffu;
 }
 
+// |X| += v 2^shift or |X| -= v 2^shift (v < 2^32, no borrow past the top),
+// then X.n recounted: the draws' small steps from a midpoint or a bound.
+template <int N>
+void step_magnitude(ModularTermsN<N> &X, std::uint64_t v, int shift, bool up) {
+  std::uint64_t carry = v << (shift % 32);
+  for (int k = shift / 32; k < N && carry; ++k) {
+    const std::uint64_t w = std::uint64_t(X.limb[k]);
+    const std::uint64_t part = carry & 0xffffffffu;
+    const std::uint64_t r = up ? w + part : w - part;
+    X.limb[k] = std::uint32_t(r);
+    carry = (carry >> 32) + (up ? r >> 32 : (r >> 63) & 1u);
+  }
+  X.n = 0;
+  for (int k = 0; k < N; ++k)
+    if (X.limb[k]) X.n = k + 1;
+}
+
 // X's residues as every kind of product the reconstruction reads: int32
 // sums and doubles congruent to X (a random multiple of m_l added, as raw
 // dot products are), and int8 digits y_l = X (M / m_l)^-1 mod m_l.
@@ -355,12 +372,7 @@ void check_fraction_variant(std::uint64_t seed, int trials) {
       for (int t = 0; t < N; ++t) X.limb[t] = t < xn::exact::kMaxLimbs ? B.M[t] : 0u;
       for (int t = 0; t < N; ++t)  // M >> 1
         X.limb[t] = (X.limb[t] >> 1) | (t + 1 < N ? X.limb[t + 1] << 31 : 0u);
-      std::uint64_t sub = d.u64() % 1000;
-      for (int t = 0; t < N && sub; ++t) {
-        const std::uint64_t v = std::uint64_t(X.limb[t]) - (sub & 0xffffffffu);
-        X.limb[t] = std::uint32_t(v);
-        sub = (sub >> 32) + ((v >> 63) & 1u);
-      }
+      step_magnitude(X, d.u64() % 1000, 0, false);
     }
     X.n = 0;
     for (int t = 0; t < N; ++t)
@@ -465,16 +477,7 @@ TEST(ModularRoundByFraction, TiesDeclineAndTheirNeighboursDecide) {
       X.limb[top / 32] |= 1u << (top % 32);
       X.limb[(top - 53) / 32] |= 1u << ((top - 53) % 32);  // the half unit
       X.limb[(top - 20) / 32] |= 1u << ((top - 20) % 32);  // an odd 53-bit head
-      if (delta > 0) {
-        for (int t = 0; t < N && ++X.limb[t] == 0; ++t) {
-        }
-      } else if (delta < 0) {
-        for (int t = 0; t < N && X.limb[t]-- == 0; ++t) {
-        }
-      }
-      X.n = 0;
-      for (int t = 0; t < N; ++t)
-        if (X.limb[t]) X.n = t + 1;
+      step_magnitude(X, delta != 0 ? 1u : 0u, 0, delta > 0);
       std::int32_t p32[LMax];
       double p64[LMax];
       std::int8_t digits[LMax];
@@ -521,23 +524,7 @@ TEST(ModularRoundByFraction, MidpointsBelowPowersOfTwo) {
         X.base = 0;
         X.neg = delta % 2 != 0;
         for (int b = t - 54; b < t; ++b) X.limb[b / 32] |= 1u << (b % 32);
-        // delta 2^step, added or subtracted limb by limb from limb step / 32
-        const std::uint64_t mag = std::uint64_t(delta < 0 ? -delta : delta) << (step % 32);
-        std::uint64_t carry = mag;
-        for (int k = step / 32; k < N && carry; ++k) {
-          if (delta > 0) {
-            const std::uint64_t v = std::uint64_t(X.limb[k]) + (carry & 0xffffffffu);
-            X.limb[k] = std::uint32_t(v);
-            carry = (carry >> 32) + (v >> 32);
-          } else {
-            const std::uint64_t v = std::uint64_t(X.limb[k]) - (carry & 0xffffffffu);
-            X.limb[k] = std::uint32_t(v);
-            carry = (carry >> 32) + ((v >> 63) & 1u);
-          }
-        }
-        X.n = 0;
-        for (int k = 0; k < N; ++k)
-          if (X.limb[k]) X.n = k + 1;
+        step_magnitude(X, std::uint64_t(delta < 0 ? -delta : delta), step, delta > 0);
         std::int32_t p32[xn::exact::kMaxModuli];
         double p64[xn::exact::kMaxModuli];
         std::int8_t digits[xn::exact::kMaxModuli];
@@ -562,7 +549,7 @@ TEST(ModularRoundByFraction, MidpointsBelowPowersOfTwo) {
 // each modulus's constants read once for both): the same sums as one at a
 // time, for every moduli variant and product kind.
 template <int LMax, class P>
-void check_two_entries(Draw &d, int L, P *(&products)[2]) {
+void check_two_entries(int L, P *(&products)[2]) {
   const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
   double pair[2][4], one[1][4];
   xn::exact::fraction_sums<LMax>(products, 1, B, kT, pair);
@@ -571,7 +558,6 @@ void check_two_entries(Draw &d, int L, P *(&products)[2]) {
     xn::exact::fraction_sums<LMax>(single, 1, B, kT, one);
     for (int j = 0; j < 4; ++j) ASSERT_EQ(bits(pair[e][j]), bits(one[0][j])) << "entry " << e;
   }
-  (void)d;
 }
 
 TEST(ModularRoundByFraction, TwoEntriesAtOnceAreEachAlone) {
@@ -593,11 +579,11 @@ TEST(ModularRoundByFraction, TwoEntriesAtOnceAreEachAlone) {
     std::int32_t *a[2] = {p32[0], p32[1]};
     double *b[2] = {p64[0], p64[1]};
     std::int8_t *c[2] = {digits[0], digits[1]};
-    if (L <= 16) check_two_entries<16>(d, L, a);
-    if (L <= 24) check_two_entries<24>(d, L, c);
-    check_two_entries<LMax>(d, L, a);
-    check_two_entries<LMax>(d, L, b);
-    check_two_entries<LMax>(d, L, c);
+    if (L <= 16) check_two_entries<16>(L, a);
+    if (L <= 24) check_two_entries<24>(L, c);
+    check_two_entries<LMax>(L, a);
+    check_two_entries<LMax>(L, b);
+    check_two_entries<LMax>(L, c);
   }
 }
 
