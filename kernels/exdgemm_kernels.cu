@@ -851,14 +851,17 @@ __device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const
   return b;
 }
 
-// The first pass takes kFractionEntries entries a thread, (i, j) for j =
-// j_first + blockIdx.y + e gridDim.y below j_end, with no loop over
+// The first pass takes kFractionEntries entries a thread, rows i + e
+// kSumThreads of one column j = j_first + blockIdx.y, with no loop over
 // entries: the moduli's constants are read once for them (a load
 // instruction of their own at each use: a third of a modulus's
 // instructions with one entry), and none stays live across a loop (over
 // four columns one after another, the first version's, ptxas hoisted them
 // into uniform registers for the whole loop and then moved them back and
-// forth, 12 of a modulus's 26 instructions: SASS, H200).
+// forth, 12 of a modulus's 26 instructions: SASS, H200). The entries'
+// products, C and markers lie a constant apart, so one address serves
+// them all (immediate offsets; entries a column apart each took five
+// integer instructions an address).
 // Every block that leaves an entry to the second pass says so (a.undone,
 // one store per such block); with none left, the second pass ends at once
 // instead of reading every entry's marker (0.35-0.45 ms of 2^26 entries on
@@ -873,42 +876,46 @@ template <int LMax>
 inline constexpr int kFractionEntries = LMax <= 24 ? 2 : 1;
 template <int LMax>
 inline constexpr int kFractionMinBlocks = LMax <= 32 ? 8 : 6;
+// Rows of the first pass's blocks.
+template <int LMax>
+inline constexpr int kFractionRows = kSumThreads * kFractionEntries<LMax>;
 
 template <int LMax, class Product>
 __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Product *P,
                                                        const ExModularSumArgs &a,
                                                        std::int64_t j_first, std::int64_t j_end) {
   constexpr int E = kFractionEntries<LMax>;
-  const std::int64_t i = blockIdx.x * std::int64_t(kSumThreads) + threadIdx.x;
+  const std::int64_t i = blockIdx.x * std::int64_t(kFractionRows<LMax>) + threadIdx.x;
+  const std::int64_t j = j_first + blockIdx.y;
   bool undone = false;
-  if (i < b.bm) {
+  if (i < b.bm && j < j_end) {
     const double alpha = b.alpha_dev ? *b.alpha_dev : b.alpha;
     const double beta = b.beta_dev ? *b.beta_dev : b.beta;
-    const std::int64_t gi = b.i0 + i;
-    const VectorInfo ia = b.info_a[gi];
+    const std::int64_t gj = b.j0 + j;
+    const VectorInfo ib = b.info_b[gj];
+    double *const c0 = b.C + (b.i0 + i) + gj * b.ldc;
+    Product *const p0 = P + i + j * b.bm;
     bool valid[E], fast[E];
-    int base[E];
+    int base[E], moduli[E];
     double cv[E];
     double *c[E];
     Product *p[E];
     XN_UNROLL
     for (int e = 0; e < E; ++e) {
-      const std::int64_t j = j_first + blockIdx.y + e * std::int64_t(gridDim.y);
-      valid[e] = j < j_end;
-      // (An entry past the end reads the first one's products: its own
-      // may not exist, and its result is not stored.)
-      const std::int64_t gj = b.j0 + (valid[e] ? j : j_first + blockIdx.y);
-      const VectorInfo ib = b.info_b[gj];
-      c[e] = b.C + gi + gj * b.ldc;
+      valid[e] = i + e * kSumThreads < b.bm;
+      c[e] = c0 + e * kSumThreads;
+      p[e] = p0 + e * kSumThreads;
+      // (A row past the end reads no products and stores nothing.)
+      moduli[e] = valid[e] ? a.crt.L : 0;
+      const VectorInfo ia = b.info_a[b.i0 + (valid[e] ? i + e * kSumThreads : i)];
       cv[e] = beta != 0.0 && valid[e] ? *c[e] : 0.0;
-      p[e] = P + i + (gj - b.j0) * b.bm;
       base[e] = ia.low + ib.low;
       fast[e] = valid[e] && ia.top != exact::kNoTop && ib.top != exact::kNoTop &&
                 !exact::modular_over_range(ia, ib, a.log2_k, a.cap_bits) &&
                 exact::finite_exact_case(ia, ib, alpha, beta, cv[e]);
     }
     double sums[E][4];
-    exact::fraction_sums<LMax>(p, a.pstride, a.crt, c_modular, sums);
+    exact::fraction_sums<LMax>(p, a.pstride, moduli, a.crt, c_modular, sums);
     XN_UNROLL
     for (int e = 0; e < E; ++e) {
       if (!valid[e]) continue;
@@ -1297,13 +1304,10 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads), sum_grid_y(a.blk.bm, a.blk.bn, 1));
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
-    // kFractionEntries columns a thread, in launches of at most 65535
-    // rows of the grid.
-    constexpr int E = kFractionEntries<LMax>;
-    constexpr std::int64_t kCols = kMaxGridY * E;
-    for (std::int64_t j = 0; j < a.blk.bn; j += kCols) {
-      const std::int64_t cols = std::min(kCols, a.blk.bn - j);
-      const dim3 fast_grid(grid.x, unsigned((cols + E - 1) / E));
+    // A column per row of the grid, in launches of at most 65535 columns.
+    for (std::int64_t j = 0; j < a.blk.bn; j += kMaxGridY) {
+      const std::int64_t cols = std::min(kMaxGridY, a.blk.bn - j);
+      const dim3 fast_grid(blocks_for(a.blk.bm, kFractionRows<LMax>), unsigned(cols));
       modular_round_fraction_kernel<LMax><<<fast_grid, kSumThreads, 0, s>>>(a, j, j + cols);
     }
     modular_round_general_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
@@ -1321,7 +1325,7 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
   const std::int64_t p_step = a.crt.L * a.pstride;
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
-    const dim3 fast_grid(grid.x, blocks_for(a.blk.bn, kFractionEntries<LMax>), grid.z);
+    const dim3 fast_grid(blocks_for(a.blk.bm, kFractionRows<LMax>), unsigned(a.blk.bn), grid.z);
     const auto launch = [&](auto product) {
       using Product = decltype(product);
       modular_round_fraction_batch_kernel<LMax, Product><<<fast_grid, kSumThreads, 0, s>>>(

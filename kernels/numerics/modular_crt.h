@@ -537,7 +537,8 @@ XN_HD ModularTermsN<kLimbsFor<LMax>> entry_modular_terms(const P *p, std::int64_
 // 48 127 2^40 < 2^53): four FP64 operations per modulus where the limbs of
 // S take NC FMAs, and no 32-bit limbs, carries or searches (about 400 of
 // modular_terms' 743 instructions per entry at 15 moduli, ncu). X / M is
-// then a double-double times M's (CrtBasis::M_hi, M_lo), within 2^-99
+// then a double-double (V's balanced base-2^40 digits summed by Fast2Sum:
+// no integer words) times M's (CrtBasis::M_hi, M_lo), within 2^-99
 // relative plus Delta's share (2^12 / |V|: 160 bits keep it below 2^-77 of
 // |X| down to |X / M| = 2^-70; with 120 the batched 512 x 256^3 at phi = 1,
 // |X / M| near 2^-56, declined nearly every entry), alpha X + beta c a
@@ -559,46 +560,38 @@ XN_HD int biased_exponent(double x) {
   return int((wide_detail::double_to_bits(x) >> 52) & 0x7ff);
 }
 
-// A 192-bit two's complement integer in three 64-bit words, low first.
-struct Int192 {
-  std::uint64_t w[3] = {};
-  // += v 2^(64 i + b), v signed (|v| < 2^63), 0 <= b < 64, i + (b > 0) < 3.
-  XN_HD void add_shifted(std::int64_t v, int i, int b) {
-    std::uint64_t t[3] = {};  // v 2^(64 i + b), sign-extended
-    const std::uint64_t ext = std::uint64_t(v >> 63);
-    t[i] = std::uint64_t(v) << b;
-    if (i + 1 < 3) t[i + 1] = b ? std::uint64_t(v >> (64 - b)) : ext;
-    if (i + 2 < 3) t[i + 2] = ext;
-    std::uint64_t carry = 0;
-    XN_UNROLL
-    for (int k = 0; k < 3; ++k) {
-      const std::uint64_t a = w[k] + carry;
-      const std::uint64_t c1 = a < carry ? 1u : 0u;
-      w[k] = a + t[k];
-      carry = c1 + (w[k] < t[k] ? 1u : 0u);
-    }
-  }
-};
+// Fast2Sum (Dekker): s + e = a + b exactly, for |a| >= |b| or a = 0.
+XN_HD void fast_two_sum(double a, double b, double &s, double &e) {
+  s = a + b;
+  e = b - (s - a);
+}
 
 // The four sums of the fraction form, sums[e][j] = sum_l y_l F_j for E
-// entries at once (entry e's L products from p[e], `stride` apart): each
-// modulus's constants are read once for the E entries (a 64-bit constant
-// costs the GPU a load instruction of its own at every use; with one
-// entry they were a third of the instructions per modulus).
+// entries at once (entry e's L products from p[e], `stride` apart; an
+// entry with moduli[e] = 0 reads none and sums 0): each modulus's
+// constants are read once for the E entries (a 64-bit constant costs the
+// GPU a load instruction of its own at every use; with one entry they
+// were a third of the instructions per modulus).
 template <int LMax, int E, class Q>
-XN_HD void fraction_sums(Q *const (&p)[E], std::int64_t stride, const CrtBasis &B,
-                         const ModularTables &T, double (&sums)[E][4]) {
+XN_HD void fraction_sums(Q *const (&p)[E], std::int64_t stride, const int (&moduli)[E],
+                         const CrtBasis &B, const ModularTables &T, double (&sums)[E][4]) {
   using P = std::remove_const_t<Q>;
   // Every load in flight before the first use: independent addresses, no
   // branch (with the pointer stepped only under l < L, ptxas chained each
   // load behind the last and the batched 512 x 256^3 waited on them one
-  // at a time, 43 % of the issue slots busy). The moduli from L to LMax
-  // read as 0, whose digit is 0, so the loops below run whole.
+  // at a time, 43 % of the issue slots busy). The offset steps on
+  // unconditionally (computed afresh as l stride, each address took five
+  // integer instructions), and entries a constant apart (the GPU's rows
+  // i and i + 128) share it. The moduli from L to LMax read as 0, whose
+  // digit is 0, so the loops below run whole.
   P products[E][LMax];
+  std::int64_t offset = 0;
   XN_UNROLL
-  for (int l = 0; l < LMax; ++l)
+  for (int l = 0; l < LMax; ++l) {
     XN_UNROLL
-    for (int e = 0; e < E; ++e) products[e][l] = l < B.L ? p[e][l * stride] : P(0);
+    for (int e = 0; e < E; ++e) products[e][l] = l < moduli[e] ? p[e][offset] : P(0);
+    offset += stride;
+  }
   XN_UNROLL
   for (int e = 0; e < E; ++e)
     XN_UNROLL
@@ -613,52 +606,58 @@ XN_HD void fraction_sums(Q *const (&p)[E], std::int64_t stride, const CrtBasis &
     }
 }
 
+// The same with every entry's B.L products.
+template <int LMax, int E, class Q>
+XN_HD void fraction_sums(Q *const (&p)[E], std::int64_t stride, const CrtBasis &B,
+                         const ModularTables &T, double (&sums)[E][4]) {
+  int moduli[E];
+  XN_UNROLL
+  for (int e = 0; e < E; ++e) moduli[e] = B.L;
+  fraction_sums<LMax>(p, stride, moduli, B, T, sums);
+}
+
 // RN(alpha X 2^base + beta c) from the fraction form's sums, or false.
 XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis &B,
                                double alpha, double beta, double c, double *r) {
-  // V = sum_j sums_j 2^(40 (3 - j)) modulo 2^160, centred (bit 159
-  // extended).
-  Int192 V;
-  V.add_shifted(exact_int64_of(sums[3]), 0, 0);
-  V.add_shifted(exact_int64_of(sums[2]), 0, 40);
-  V.add_shifted(exact_int64_of(sums[1]), 1, 16);
-  V.add_shifted(exact_int64_of(sums[0]), 1, 56);
-  std::uint64_t w2 = std::uint64_t(std::int64_t(V.w[2] << 32) >> 32), w1 = V.w[1], w0 = V.w[0];
-  const bool neg = std::int64_t(w2) < 0;
-  if (neg) {  // |V|
-    w0 = ~w0 + 1;
-    w1 = ~w1 + (w0 == 0 ? 1u : 0u);
-    w2 = ~w2 + ((w0 | w1) == 0 ? 1u : 0u);
+  // V = sum_j sums_j 2^(40 (3 - j)) modulo 2^160, centred, in doubles:
+  // carries make the sums balanced base-2^40 digits d_j (|d_j| <= 2^39,
+  // each step exact: |sums_j| < 2^52.6 and the carries below 2^13), and
+  // d_0's own carry is a multiple of 2^160, dropped.
+  constexpr double kRound = 0x1.8p52;  // adding it rounds |x| < 2^51 to an integer
+  double digit[4];
+  double rest = sums[3];
+  XN_UNROLL
+  for (int j = 3; j >= 0; --j) {
+    const double carry = fma_exact(rest, 0x1p-40, kRound) - kRound;
+    digit[j] = fma_exact(-carry, 0x1p40, rest);
+    if (j > 0) rest = sums[j - 1] + carry;
   }
-  // |V| <= 2^159. Near 2^159 the true 2^160 X / M + Delta may have wrapped
-  // (|X / M| comes that close to 1/2 only for data at the moduli's bound).
-  if (w2 >= (std::uint64_t(1) << 31) - 1 || (w2 | w1 | w0) == 0) return false;
-  // Normalised: |V| 2^z has its top bit at 191; top and next its 128 bits
-  // from there.
-  int z = 0;
-  std::uint64_t top = 0, next = 0;
-  if (w2) {  // z > 32
-    z = wide_detail::clz64(w2);
-    top = (w2 << z) | (w1 >> (64 - z));
-    next = (w1 << z) | (w0 >> (64 - z));
-  } else if (w1) {
-    const int sh = wide_detail::clz64(w1);
-    z = 64 + sh;
-    top = sh ? (w1 << sh) | (w0 >> (64 - sh)) : w1;
-    next = w0 << sh;
-  } else {
-    z = 128 + wide_detail::clz64(w0);
-    top = w0 << (z - 128);
-  }
-  // |V| 2^(z - 191) = vh + vl + eps, 0 <= eps < 2^-104: its top 53 bits and
-  // the next 52, exact doubles.
-  constexpr std::uint64_t kMant = (std::uint64_t(1) << 52) - 1;
-  const double vh = wide_detail::bits_to_double((std::uint64_t(1023) << 52) | ((top >> 11) & kMant));
-  const std::uint64_t low52 = ((top & 0x7ffu) << 41) | (next >> 23);
-  const double vl = (wide_detail::bits_to_double((std::uint64_t(0x433) << 52) | low52) - 0x1p52) *
-                    0x1p-104;
-  // |X| ~ (vh + vl)(M_hi + M_lo) 2^(M_exp + 31 - z): the double-double
-  // product (vl M_lo < 2^-104 dropped) within 2^-101 relative.
+  // |d_0| < 2^39 - 2^8 keeps |V| below 2^159 - 2^128, where the true 2^160
+  // X / M + Delta (|.| < 2^159 + 2^12) cannot have wrapped; beyond, |X / M|
+  // is within about 2^-32 of a half (data at the moduli's bound): declined.
+  if (!(fabs(digit[0]) < 0x1p39 - 0x1p8)) return false;
+  // V = d_0 2^120 + d_1 2^80 + d_2 2^40 + d_3 as hv + lv. A nonzero
+  // balanced digit outweighs all below it, so each partial sum is zero or
+  // at least 2^40 times the next term (Fast2Sum's condition) and within 3
+  // |V| (|V| >= |leading term| / 2): |V - (hv + lv)| <= 2 u (e_1 + e_2 +
+  // e_3) <= 18 u^2 |V| < 2^-101 |V|.
+  double hv = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
+  fast_two_sum(digit[0] * 0x1p120, digit[1] * 0x1p80, hv, e1);
+  fast_two_sum(hv, digit[2] * 0x1p40, hv, e2);
+  fast_two_sum(hv, digit[3], hv, e3);
+  double lv = 0.0;
+  fast_two_sum(hv, (e1 + e2) + e3, hv, lv);
+  if (hv == 0.0) return false;  // V = 0 (hv is 0 only then)
+  const bool neg = hv < 0.0;
+  // |V| = (vh + vl) 2^ev within 2^-101 relative, vh in [1, 2): integers
+  // hv, lv scaled by a power of two (|hv| < 2^160; vl, if not 0, above
+  // 2^-160), so exactly.
+  const int ev = biased_exponent(hv) - 1023;
+  const double unit = power_of_two(-ev);
+  const double vh = fabs(hv) * unit;
+  const double vl = (neg ? -lv : lv) * unit;
+  // |X| ~ (vh + vl)(M_hi + M_lo) 2^(M_exp + ev - 160): the double-double
+  // product (vl M_lo < 2^-104 dropped) adds under 2^-103 relative.
   double h = 0.0, l = 0.0;
   two_prod(vh, B.M_hi, h, l);
   l = fma(vh, B.M_lo, l);
@@ -668,10 +667,11 @@ XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis
     h = -h;
     l = -l;
   }
-  // Bound on |X - (h + l) 2^(M_exp + 31 - z)| in those units: 2^-99 |h|
-  // for the truncations and roundings, and Delta's share |Delta| M 2^-160
-  // < 2^12 2.01 2^(z - 191) (M_hi < 2).
-  double err = fabs(h) * 0x1p-99 + power_of_two(z - 177);
+  // Bound on |X - (h + l) 2^(M_exp + ev - 160)| in those units: 2^-99 |h|
+  // for V's approximation, the product and M's truncation (2^-101, 2^-103
+  // and 2^-105 relative), and Delta's share |Delta| M 2^-160 < 2^12 2.01
+  // 2^-ev (M_hi < 2).
+  double err = fabs(h) * 0x1p-99 + power_of_two(14 - ev);
   // alpha = am 2^ea, |am| in [1, 2) (a subnormal alpha declines, and an
   // Inf or NaN one, outside the precondition): times am within 2^-104 more.
   const int ba = biased_exponent(alpha);
@@ -684,7 +684,7 @@ XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis
   two_sum(ah, al, ah, al);
   err = err * 2.0 + fabs(ah) * 0x1p-103;
   // The result's units: alpha X = (ah + al) 2^E within err 2^E.
-  const int E = base + (ba - 1023) + B.M_exp + 31 - z;
+  const int E = base + (ba - 1023) + B.M_exp + ev - 160;
   if (E < -1022 || E > 1022) return false;  // 2^E and 2^-E are normal doubles
   if (beta != 0.0 && c != 0.0) {
     // beta c = bh + bl exactly (no underflow: |beta c| >= 2^-969), then
@@ -714,6 +714,7 @@ XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis
   const int e_ah = biased_exponent(ah) - 1023;
   const int top_exp = e_ah + E;  // the result's exponent
   if (ah == 0.0 || e_ah < -960 || top_exp < -1021 || top_exp > 1022) return false;
+  constexpr std::uint64_t kMant = (std::uint64_t(1) << 52) - 1;
   const bool at_power_of_two = (wide_detail::double_to_bits(ah) & kMant) == 0;
   const double half = power_of_two(e_ah - 53);
   const double out = ah > 0.0 ? al : -al;  // al away from zero
