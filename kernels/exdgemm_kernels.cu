@@ -310,9 +310,8 @@ __device__ const exact::ModularTables g_modular = exact::make_modular_tables();
 // are more than the grid takes): the run's four residues of each modulus
 // go out as one 32-bit store (byte t at position q + t). The reads run
 // along p too, so for rows along X's stored fast dimension (op(A) = N) they
-// are strided; a tiled kernel that read down the columns and transposed
-// through shared memory measured no faster on an H100 (A/B of 2026-11-27:
-// git history, 6d19b6d).
+// are strided: those rows are staged through shared memory
+// (modular_residues_staged_kernel below).
 constexpr int kResidueRun = 4;
 
 // Byte t of the word is r[t]'s low byte (its int8 two's complement): three
@@ -468,6 +467,29 @@ struct ResidueOut {
   std::int64_t first, info_step;
 };
 
+// One run's residues (kResidueRun entries x at position p of a row with
+// summary `row`) modulo the first L moduli, packed, to o[l stride].
+template <int LMax, int Pieces>
+__device__ __forceinline__ void run_residues_to(const double (&x)[kResidueRun], std::int64_t p,
+                                                std::int64_t cols, const VectorInfo &row, int L,
+                                                std::uint32_t *o, std::int64_t stride) {
+  const double scale = exact::row_scale(row.low);
+  if constexpr (Pieces > 0) {
+    const int need = exact::row_pieces(row);  // (the same for a warp: it shares the row)
+    if (need > 0 && need <= Pieces) {
+      piece_residues<LMax, Pieces>(x, p, cols, scale, L, o, stride);
+      return;
+    }
+  }
+  RunSources sources;
+  run_sources<(LMax <= 16)>(x, p, cols, row.low, scale, sources);
+  XN_UNROLL
+  for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
+    if (l >= L) break;
+    o[l * stride] = run_residues<(LMax <= 16)>(sources, l);
+  }
+}
+
 // Pieces: rows that need at most that many pieces (exact::row_pieces) take
 // them; every other row, and every row where Pieces = 0, the unshifted
 // shortcut or residue_source. Each count is its own kernel: with the
@@ -492,25 +514,73 @@ __global__ void __launch_bounds__(kThreads, Pieces == 2 ? 4 : 0)
   const std::int64_t stride = nr * chunk / kResidueRun;  // words from one modulus to the next
   for (std::int64_t i = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y; i < nr;
        i += std::int64_t(gridDim.y) * blockDim.y) {
-    const VectorInfo row = info[r0 + i];
     double x[kResidueRun];
     load_run(row_reader(X, r0 + i), p, X.cols, x);
-    const double scale = exact::row_scale(row.low);
     auto *o = reinterpret_cast<std::uint32_t *>(out + c * to.chunk_step + i * chunk + q);
-    if constexpr (Pieces > 0) {
-      const int need = exact::row_pieces(row);  // (the same for a warp: it shares the row)
-      if (need > 0 && need <= Pieces) {
-        piece_residues<LMax, Pieces>(x, p, X.cols, scale, L, o, stride);
-        continue;
+    run_residues_to<LMax, Pieces>(x, p, X.cols, info[r0 + i], L, o, stride);
+  }
+}
+
+// Rows strided in memory (op(A) = N, op(B) = T): a thread per run of a row
+// reads each entry from its own 32-byte sector, and a warp's 32 runs of one
+// row take 128 sectors for 1 KB (ncu, batched 64 x 1024^3 on an H200: L2
+// at 88 % of its throughput, DRAM at 47 %, 0.67 ms against 0.49 for the
+// other operand's contiguous rows). So a block stages a tile of
+// kStageRows rows by kStagePositions positions in shared memory, each
+// warp reading 32 rows at one position (256 contiguous bytes), and then
+// makes the residues as the kernel above, a warp per row: the same
+// arithmetic, the same coalesced stores.
+constexpr int kStageRows = 32;
+constexpr int kStagePositions = 32 * kResidueRun;            // a warp's runs
+constexpr int kStagePitch = kStagePositions + 2;             // doubles a row: 16-byte rows
+static_assert(kThreads % 32 == 0 && kStageRows % (kThreads / 32) == 0 &&
+                  kStagePositions % (kThreads / 32) == 0,
+              "the staged tile's rows and positions split evenly over the warps");
+
+template <int LMax, int Pieces>
+__global__ void __launch_bounds__(kThreads, Pieces == 2 ? 4 : 0)
+    modular_residues_staged_kernel(ExView X, const VectorInfo *info, std::int64_t r0,
+                                   std::int64_t nr, int L, std::int64_t chunk,
+                                   std::int64_t padded, ResidueOut to) {
+  __shared__ __align__(16) double tile[kStageRows * kStagePitch];
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t z = blockIdx.z;
+  X.p = product_pointer(X.p, to.step, to.first + z);
+  info += (to.first + z) * to.info_step;
+  std::int8_t *const out = to.out + z * to.product_step;
+  const std::int64_t stride = nr * chunk / kResidueRun;
+  const std::int64_t i0 = blockIdx.x * std::int64_t(kStageRows);
+  for (std::int64_t p0 = blockIdx.y * std::int64_t(kStagePositions); p0 < padded;
+       p0 += std::int64_t(gridDim.y) * kStagePositions) {
+    const std::int64_t p = p0 + kResidueRun * lane;  // this thread's run
+    const std::int64_t c = chunk == padded ? 0 : p / chunk, q = p - c * chunk;
+    // Stage: warp w reads positions w, w + kWarps, ... of 32 rows (lane =
+    // row). Rows past nr are not read; positions past cols read as 0 (the
+    // residue code counts them as zero anyway).
+    const std::int64_t row = i0 + lane;
+    if (row < nr) {
+      const double *src = X.p + (r0 + row);
+      XN_UNROLL
+      for (int u = 0; u < kStagePositions / kWarps; ++u) {  // (all loads in flight)
+        const int t = warp + u * kWarps;
+        const std::int64_t pos = p0 + t;
+        tile[lane * kStagePitch + t] = pos < X.cols ? src[pos * X.ld] : 0.0;
       }
     }
-    RunSources sources;
-    run_sources<(LMax <= 16)>(x, p, X.cols, row.low, scale, sources);
-    XN_UNROLL
-    for (int l = 0; l < LMax; ++l) {  // (unrolled: the constants are immediate operands)
-      if (l >= L) break;
-      o[l * stride] = run_residues<(LMax <= 16)>(sources, l);
+    __syncthreads();
+    for (int r = warp; r < kStageRows; r += kWarps) {
+      const std::int64_t i = i0 + r;
+      if (i < nr && p < padded) {
+        const double *run = &tile[r * kStagePitch + kResidueRun * lane];
+        const double2 a = *reinterpret_cast<const double2 *>(run),
+                      b = *reinterpret_cast<const double2 *>(run + 2);
+        const double x[kResidueRun] = {a.x, a.y, b.x, b.y};
+        auto *o = reinterpret_cast<std::uint32_t *>(out + c * to.chunk_step + i * chunk + q);
+        run_residues_to<LMax, Pieces>(x, p, X.cols, info[r0 + i], L, o, stride);
+      }
     }
+    __syncthreads();  // the tile is read before the next is staged
   }
 }
 
@@ -1156,20 +1226,35 @@ cudaError_t launch_residues(cudaStream_t s, ExView X, const VectorInfo *info,
   const dim3 grid(blocks_for(runs, int(tx)),
                   unsigned(std::min<std::int64_t>((nr + block.y - 1) / block.y, 65535)),
                   unsigned(count));
+  // Strided rows (not X.trans) are staged through shared memory where a
+  // tile's positions are mostly inside k (padded k >= kStagePositions).
+  const bool staged = !X.trans && X.ld > 1 && padded >= kStagePositions;
+  // (Row tiles across x: the blocks that run together read whole columns,
+  // not 256 bytes of each of many.)
+  const dim3 staged_grid(
+      blocks_for(nr, kStageRows),
+      unsigned(std::min<std::int64_t>((padded + kStagePositions - 1) / kStagePositions, 65535)),
+      unsigned(count));
   exact::with_moduli_variant(L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
     // Two pieces take rows to 90 bits (phi = 1: up to 83), four to 177;
     // beyond them four, the wider rows residue_source.
+    const auto launch = [&](auto pieces) {
+      constexpr int P = decltype(pieces)::value;
+      if (staged)
+        modular_residues_staged_kernel<LMax, P>
+            <<<staged_grid, kThreads, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+      else
+        modular_residues_kernel<LMax, P>
+            <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+    };
     const int pieces = exact::pieces_for_span(span);
     if (pieces == 1)
-      modular_residues_kernel<LMax, 0>
-          <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+      launch(std::integral_constant<int, 0>{});
     else if (pieces == 2)
-      modular_residues_kernel<LMax, 2>
-          <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+      launch(std::integral_constant<int, 2>{});
     else
-      modular_residues_kernel<LMax, exact::kMaxPieces>
-          <<<grid, block, 0, s>>>(X, info, r0, nr, L, chunk, padded, to);
+      launch(std::integral_constant<int, exact::kMaxPieces>{});
   });
   return cudaGetLastError();
 }

@@ -502,10 +502,8 @@ TEST(ModularRoundByFraction, TiesDeclineAndTheirNeighboursDecide) {
 // midpoint 2^t - 2^(t - 54) between 2^t and its predecessor, X a few
 // units either side rounds to the right one or declines, and the
 // midpoint itself declines. (An approximation above the exact value with
-// 2^t as its high part is what the quarter gap guards against; the
-// truncations make approximations fall below, so these draws rarely
-// reach it: widening the gap to a half fails the random draws above, not
-// this test.)
+// 2^t as its high part is what the quarter gap guards against: widening
+// the gap to a half fails this test and the random draws above.)
 TEST(ModularRoundByFraction, MidpointsBelowPowersOfTwo) {
   Draw d(11);
   for (const int L : {16, 24, 32, 48}) {
@@ -547,7 +545,8 @@ TEST(ModularRoundByFraction, MidpointsBelowPowersOfTwo) {
 
 // The GPU's first pass sums two entries at once (fraction_sums with E = 2,
 // each modulus's constants read once for both): the same sums as one at a
-// time, for every moduli variant and product kind.
+// time, for every moduli variant and product kind; and an entry given no
+// moduli (a row past the block's end) sums 0 beside one that has them.
 template <int LMax, class P>
 void check_two_entries(int L, P *(&products)[2]) {
   const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
@@ -557,6 +556,13 @@ void check_two_entries(int L, P *(&products)[2]) {
     P *const single[1] = {products[e]};
     xn::exact::fraction_sums<LMax>(single, 1, B, kT, one);
     for (int j = 0; j < 4; ++j) ASSERT_EQ(bits(pair[e][j]), bits(one[0][j])) << "entry " << e;
+  }
+  const int moduli[2] = {L, 0};
+  double first_only[2][4];
+  xn::exact::fraction_sums<LMax>(products, 1, moduli, B, kT, first_only);
+  for (int j = 0; j < 4; ++j) {
+    ASSERT_EQ(bits(first_only[0][j]), bits(pair[0][j])) << "the entry with its moduli";
+    ASSERT_EQ(first_only[1][j], 0.0) << "the entry without";
   }
 }
 

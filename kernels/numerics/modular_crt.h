@@ -638,9 +638,10 @@ XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis
   if (!(fabs(digit[0]) < 0x1p39 - 0x1p8)) return false;
   // V = d_0 2^120 + d_1 2^80 + d_2 2^40 + d_3 as hv + lv. A nonzero
   // balanced digit outweighs all below it, so each partial sum is zero or
-  // at least 2^40 times the next term (Fast2Sum's condition) and within 3
-  // |V| (|V| >= |leading term| / 2): |V - (hv + lv)| <= 2 u (e_1 + e_2 +
-  // e_3) <= 18 u^2 |V| < 2^-101 |V|.
+  // at least the next term's unit times 2^40, above the next term
+  // (Fast2Sum's condition), and within 3 |V| (|V| >= |leading term| (1 -
+  // 2^-38) / 2): |V - (hv + lv)| <= 2 u (e_1 + e_2 + e_3) <= 18 u^2 |V| <
+  // 2^-101 |V|.
   double hv = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
   fast_two_sum(digit[0] * 0x1p120, digit[1] * 0x1p80, hv, e1);
   fast_two_sum(hv, digit[2] * 0x1p40, hv, e2);
