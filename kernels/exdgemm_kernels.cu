@@ -1375,7 +1375,7 @@ cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int
 // Columns of the second pass's grid: a thread takes kSumEntries entries of
 // its row where the launch has 2^22 entries or more (its setup then counts
 // once for them), one each below (small blocks keep their threads). The
-// first pass has its own grid (kFractionEntries).
+// first pass has its own grid (kFractionRows).
 constexpr std::int64_t kMaxGridY = 65535;
 unsigned sum_grid_y(std::int64_t bm, std::int64_t bn, std::int64_t products) {
   constexpr std::int64_t kSumEntries = 4, kManyEntries = std::int64_t(1) << 22;

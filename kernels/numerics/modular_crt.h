@@ -677,7 +677,8 @@ XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis
   // Inf or NaN one, outside the precondition): times am within 2^-104 more.
   const int ba = biased_exponent(alpha);
   if (ba == 0 || ba == 0x7ff) return false;
-  const double am = wide_detail::bits_to_double((wide_detail::double_to_bits(alpha) & ~(std::uint64_t(0x7ff) << 52)) |
+  const std::uint64_t alpha_bits = wide_detail::double_to_bits(alpha);
+  const double am = wide_detail::bits_to_double((alpha_bits & ~(std::uint64_t(0x7ff) << 52)) |
                                                 (std::uint64_t(1023) << 52));
   double ah = 0.0, al = 0.0;
   two_prod(h, am, ah, al);
