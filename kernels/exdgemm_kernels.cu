@@ -922,7 +922,8 @@ __device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const
 }
 
 // The first pass takes kFractionEntries entries a thread, rows i + e
-// kSumThreads of one column j = j_first + blockIdx.y, with no loop over
+// kSumThreads of one column j = j_first + blockIdx.y (int8 digits: rows 32
+// apart, below), with no loop over
 // entries: the moduli's constants are read once for them (a load
 // instruction of their own at each use: a third of a modulus's
 // instructions with one entry), and none stays live across a loop (over
@@ -941,24 +942,159 @@ __device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const
 // their products fit beside the sums, at 64 registers (uncapped, 94-104:
 // 24-30 % occupancy, and the batched 64 x 1024^3 took 1.99 ms against
 // 1.81 capped, 512 x 256^3 1.21 against 1.09; H200, two starts); one from
-// 32 moduli on.
-template <int LMax>
-inline constexpr int kFractionEntries = LMax <= 24 ? 2 : 1;
+// 32 moduli on (int32 sums). Int8 digits hold no products, only their
+// words for one k step at a time, and take two entries a thread at every
+// L, rows a warp's 32 apart: each
+// warp's 64 rows share their tensor-core sums (digit_fraction_sums).
+template <int LMax, class Product>
+inline constexpr int kFractionEntries =
+    std::is_same_v<Product, std::int8_t> ? 2 : LMax <= 24 ? 2 : 1;
 template <int LMax>
 inline constexpr int kFractionMinBlocks = LMax <= 32 ? 8 : 6;
 // Rows of the first pass's blocks.
+template <int LMax, class Product>
+inline constexpr int kFractionRows = kSumThreads * kFractionEntries<LMax, Product>;
+
+// The fraction form's sums of int8 digits on the tensor cores (exact::
+// fraction_weight_byte): for 32 rows r0..r0 + 31 of a column, the digits
+// (rows by moduli) times the weights (moduli by 20 byte columns: piece j,
+// byte b) by mma m16n8k32 s8.u8, 6 a k step of 32 moduli, against 4 FMAs
+// a modulus and entry in fraction_sums (the reconstruction's largest
+// cost: 18 of 528 instructions an entry a modulus, ncu). Lane (g, t)
+// (g = lane / 4, t = lane % 4) reads the four bytes of rows r0 + 4g ..
+// r0 + 4g + 3 at each of its eight moduli (one word each, coalesced in
+// 32-byte runs), and a 4 x 4 byte transpose makes them its A fragments:
+// rows g and g + 8 of m16 block h are rows r0 + 4g + 2h and r0 + 4g + 2h
+// + 1. Column 2t + s of n8 tile q is piece t, byte 2q + s (byte 5 weighs
+// nothing), so the lane's sums make piece t of its four rows; shared
+// memory turns them to the four pieces of row r0 + lane.
+constexpr int kFractionKSteps = (exact::kMaxModuli + 31) / 32;
+constexpr int kFractionTiles = 3;  // n8 tiles: 4 pieces x 2 bytes a tile
+struct alignas(8) FractionFragments {  // (a lane reads its b0, b1 as one uint2)
+  std::uint32_t w[kFractionKSteps][kFractionTiles][32][2];  // [step][tile][lane][b0, b1]
+};
+constexpr FractionFragments make_fraction_fragments() {
+  FractionFragments f{};
+  for (int ks = 0; ks < kFractionKSteps; ++ks)
+    for (int q = 0; q < kFractionTiles; ++q)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int r = 0; r < 2; ++r) {
+          const int g = lane / 4, t = lane % 4, piece = g / 2, byte = 2 * q + g % 2;
+          std::uint32_t word = 0;
+          for (int u = 0; u < 4; ++u)
+            word |= exact::fraction_weight_byte(exact::kModularTables, piece, byte,
+                                                32 * ks + 16 * r + 4 * t + u)
+                    << (8 * u);
+          f.w[ks][q][lane][r] = word;
+        }
+  return f;
+}
+__device__ const FractionFragments g_fraction_fragments = make_fraction_fragments();
+
+// A warp's exchange of its lanes' pieces: [piece][row], rows padded to 34
+// doubles so that each lane's two 16-byte stores of a piece (its four
+// rows) take the fewest shared-memory wavefronts.
+using FractionExchange = double[4][34];  // (declared __align__(16): double2 stores)
+
+// Warp-collective (every lane, the same arguments): sums = the fraction
+// form's four sums of the lane's row, whose L digits lie at column + lane
+// + l pstride (column: the warp's first row of modulus 0); rows from
+// `rows` on read as zero digits. words: column and pstride 4-byte
+// aligned (whole words of four rows).
 template <int LMax>
-inline constexpr int kFractionRows = kSumThreads * kFractionEntries<LMax>;
+__device__ __forceinline__ void digit_fraction_sums(const std::int8_t *column,
+                                                    std::int64_t pstride, int L,
+                                                    std::int64_t rows, bool words,
+                                                    FractionExchange &exchange,
+                                                    double (&sums)[4]) {
+  constexpr int KSteps = (LMax + 31) / 32;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const std::int8_t *const mine = column + 4 * g + 4 * t * pstride;  // modulus 4t, row 4g
+  int d[2][kFractionTiles][4] = {};
+  XN_UNROLL
+  for (int ks = 0; ks < KSteps; ++ks) {
+    // w[half][u]: rows 4g..4g + 3 of modulus 32 ks + 16 half + 4t + u.
+    std::uint32_t w[2][4] = {};
+    if (words) {
+      const bool row_in = 4 * g < rows;
+      XN_UNROLL
+      for (int half = 0; half < 2; ++half)
+        XN_UNROLL
+        for (int u = 0; u < 4; ++u) {
+          const int step = 32 * ks + 16 * half + u, l = step + 4 * t;
+          if (step < LMax && row_in && l < L)
+            w[half][u] = *reinterpret_cast<const std::uint32_t *>(mine + step * pstride);
+        }
+    } else {
+      XN_UNROLL
+      for (int half = 0; half < 2; ++half)
+        XN_UNROLL
+        for (int u = 0; u < 4; ++u) {
+          const int step = 32 * ks + 16 * half + u, l = step + 4 * t;
+          if (step < LMax && l < L)
+            XN_UNROLL
+            for (int v = 0; v < 4; ++v)
+              if (4 * g + v < rows)
+                w[half][u] |= std::uint32_t(std::uint8_t(mine[step * pstride + v])) << (8 * v);
+        }
+    }
+    // The 4 x 4 byte transpose: a[half][slot] = moduli 4t..4t + 3 (of the
+    // half) of row 4g + slot.
+    std::uint32_t a[2][4];
+    XN_UNROLL
+    for (int half = 0; half < 2; ++half) {
+      const std::uint32_t x0 = __byte_perm(w[half][0], w[half][1], 0x5140),
+                          x1 = __byte_perm(w[half][0], w[half][1], 0x7362),
+                          y0 = __byte_perm(w[half][2], w[half][3], 0x5140),
+                          y1 = __byte_perm(w[half][2], w[half][3], 0x7362);
+      a[half][0] = __byte_perm(x0, y0, 0x5410);
+      a[half][1] = __byte_perm(x0, y0, 0x7632);
+      a[half][2] = __byte_perm(x1, y1, 0x5410);
+      a[half][3] = __byte_perm(x1, y1, 0x7632);
+    }
+    XN_UNROLL
+    for (int q = 0; q < kFractionTiles; ++q) {
+      const uint2 b = *reinterpret_cast<const uint2 *>(g_fraction_fragments.w[ks][q][lane]);
+      XN_UNROLL
+      for (int h = 0; h < 2; ++h)
+        mma_m16n8k32_s8u8(d[h][q], a[0][2 * h], a[0][2 * h + 1], a[1][2 * h], a[1][2 * h + 1],
+                          b.x, b.y);
+    }
+  }
+  // d[h][q][2 rh + s]: row 4g + 2h + rh, piece t, byte 2q + s.
+  double piece[4];
+  XN_UNROLL
+  for (int h = 0; h < 2; ++h)
+    XN_UNROLL
+    for (int rh = 0; rh < 2; ++rh)
+      piece[2 * h + rh] = exact::fraction_piece_of_byte_sums(
+          d[h][0][2 * rh], d[h][0][2 * rh + 1], d[h][1][2 * rh], d[h][1][2 * rh + 1],
+          d[h][2][2 * rh]);
+  __syncwarp();  // the exchange's last reads are done
+  *reinterpret_cast<double2 *>(&exchange[t][4 * g]) = make_double2(piece[0], piece[1]);
+  *reinterpret_cast<double2 *>(&exchange[t][4 * g + 2]) = make_double2(piece[2], piece[3]);
+  __syncwarp();
+  XN_UNROLL
+  for (int j = 0; j < 4; ++j) sums[j] = exchange[j][lane];
+}
 
 template <int LMax, class Product>
 __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Product *P,
                                                        const ExModularSumArgs &a,
                                                        std::int64_t j_first, std::int64_t j_end) {
-  constexpr int E = kFractionEntries<LMax>;
-  const std::int64_t i = blockIdx.x * std::int64_t(kFractionRows<LMax>) + threadIdx.x;
+  constexpr int E = kFractionEntries<LMax, Product>;
+  // Int8 digits: a warp's 32 E rows, its entries 32 apart; else a block's
+  // rows kSumThreads apart.
+  constexpr bool kTensorSums = std::is_same_v<Product, std::int8_t>;
+  constexpr int kApart = kTensorSums ? 32 : kSumThreads;
+  const std::int64_t block_row = blockIdx.x * std::int64_t(kFractionRows<LMax, Product>);
+  // (first_row: the warp's, whose every lane the tensor-core sums take.)
+  const std::int64_t first_row =
+      kTensorSums ? block_row + 32 * E * (threadIdx.x / 32) : block_row + threadIdx.x;
+  const std::int64_t i = kTensorSums ? first_row + threadIdx.x % 32 : first_row;
   const std::int64_t j = j_first + blockIdx.y;
   bool undone = false;
-  if (i < b.bm && j < j_end) {
+  if (first_row < b.bm && j < j_end) {
     const double alpha = b.alpha_dev ? *b.alpha_dev : b.alpha;
     const double beta = b.beta_dev ? *b.beta_dev : b.beta;
     const std::int64_t gj = b.j0 + j;
@@ -972,12 +1108,12 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
     Product *p[E];
     XN_UNROLL
     for (int e = 0; e < E; ++e) {
-      valid[e] = i + e * kSumThreads < b.bm;
-      c[e] = c0 + e * kSumThreads;
-      p[e] = p0 + e * kSumThreads;
+      valid[e] = i + e * kApart < b.bm;
+      c[e] = c0 + e * kApart;
+      p[e] = p0 + e * kApart;
       // (A row past the end reads no products and stores nothing.)
       moduli[e] = valid[e] ? a.crt.L : 0;
-      const VectorInfo ia = b.info_a[b.i0 + (valid[e] ? i + e * kSumThreads : i)];
+      const VectorInfo ia = b.info_a[b.i0 + (valid[e] ? i + e * kApart : first_row)];
       cv[e] = beta != 0.0 && valid[e] ? *c[e] : 0.0;
       base[e] = ia.low + ib.low;
       fast[e] = valid[e] && ia.top != exact::kNoTop && ib.top != exact::kNoTop &&
@@ -985,7 +1121,16 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
                 exact::finite_exact_case(ia, ib, alpha, beta, cv[e]);
     }
     double sums[E][4];
-    exact::fraction_sums<LMax>(p, a.pstride, moduli, a.crt, c_modular, sums);
+    if constexpr (kTensorSums) {
+      __shared__ __align__(16) FractionExchange exchange[kSumThreads / 32];
+      XN_UNROLL
+      for (int e = 0; e < E; ++e)
+        digit_fraction_sums<LMax>(P + first_row + e * kApart + j * b.bm, a.pstride, a.crt.L,
+                                  b.bm - first_row - e * kApart, b.bm % 4 == 0,
+                                  exchange[threadIdx.x / 32], sums[e]);
+    } else {
+      exact::fraction_sums<LMax>(p, a.pstride, moduli, a.crt, c_modular, sums);
+    }
     XN_UNROLL
     for (int e = 0; e < E; ++e) {
       if (!valid[e]) continue;
@@ -1056,6 +1201,23 @@ __global__ void __launch_bounds__(kSumThreads)
                                        std::int64_t p_step) {
   round_general_entries<LMax>(product_block(a.blk, batch, blockIdx.z),
                               static_cast<const Product *>(a.P) + blockIdx.z * p_step, a);
+}
+
+// Tests only (testing::launch_digit_fraction_sums): each warp's 32 rows'
+// sums by digit_fraction_sums, for a column of `rows` rows.
+template <int LMax>
+__global__ void __launch_bounds__(kSumThreads)
+    digit_fraction_sums_kernel(const std::int8_t *P, std::int64_t pstride, int L,
+                               std::int64_t rows, bool words, double *sums) {
+  __shared__ __align__(16) FractionExchange exchange[kSumThreads / 32];
+  const std::int64_t first_row = blockIdx.x * std::int64_t(kSumThreads) + 32 * (threadIdx.x / 32);
+  if (first_row >= rows) return;  // (the whole warp)
+  double out[4];
+  digit_fraction_sums<LMax>(P + first_row, pstride, L, rows - first_row, words,
+                            exchange[threadIdx.x / 32], out);
+  const std::int64_t r = first_row + threadIdx.x % 32;
+  if (r < rows)
+    for (int j = 0; j < 4; ++j) sums[4 * r + j] = out[j];
 }
 
 unsigned blocks_for(std::int64_t n, int per) { return unsigned((n + per - 1) / per); }
@@ -1392,7 +1554,8 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
     // A column per row of the grid, in launches of at most 65535 columns.
     for (std::int64_t j = 0; j < a.blk.bn; j += kMaxGridY) {
       const std::int64_t cols = std::min(kMaxGridY, a.blk.bn - j);
-      const dim3 fast_grid(blocks_for(a.blk.bm, kFractionRows<LMax>), unsigned(cols));
+      const dim3 fast_grid(blocks_for(a.blk.bm, kFractionRows<LMax, std::int32_t>),
+                           unsigned(cols));
       modular_round_fraction_kernel<LMax><<<fast_grid, kSumThreads, 0, s>>>(a, j, j + cols);
     }
     modular_round_general_kernel<LMax><<<grid, kSumThreads, 0, s>>>(a);
@@ -1408,11 +1571,16 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   sum_grid_y(a.blk.bm, a.blk.bn, batch.count), unsigned(batch.count));
   const std::int64_t p_step = a.crt.L * a.pstride;
+  // (The digits' tensor-core sums read words: P and pstride 4-byte aligned,
+  // as the digit products leave them.)
+  if (a.digits && (a.pstride % 4 != 0 || (reinterpret_cast<std::uintptr_t>(a.P) & 3) != 0))
+    return cudaErrorInvalidValue;
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
-    const dim3 fast_grid(blocks_for(a.blk.bm, kFractionRows<LMax>), unsigned(a.blk.bn), grid.z);
     const auto launch = [&](auto product) {
       using Product = decltype(product);
+      const dim3 fast_grid(blocks_for(a.blk.bm, kFractionRows<LMax, Product>),
+                           unsigned(a.blk.bn), grid.z);
       modular_round_fraction_batch_kernel<LMax, Product><<<fast_grid, kSumThreads, 0, s>>>(
           a, batch, p_step);
       modular_round_general_batch_kernel<LMax, Product><<<grid, kSumThreads, 0, s>>>(a, batch,
@@ -1425,5 +1593,22 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
   });
   return cudaGetLastError();
 }
+
+namespace testing {
+cudaError_t launch_digit_fraction_sums(cudaStream_t s, const std::int8_t *P,
+                                       std::int64_t pstride, int L, std::int64_t rows,
+                                       double *sums) {
+  if (rows <= 0) return cudaSuccess;
+  if (L < 1 || L > exact::kMaxModuli || pstride < rows) return cudaErrorInvalidValue;
+  const bool words = rows % 4 == 0 && pstride % 4 == 0 &&
+                     (reinterpret_cast<std::uintptr_t>(P) & 3) == 0;
+  exact::with_moduli_variant(L, [&](auto moduli) {
+    constexpr int LMax = decltype(moduli)::value;
+    digit_fraction_sums_kernel<LMax>
+        <<<blocks_for(rows, kSumThreads), kSumThreads, 0, s>>>(P, pstride, L, rows, words, sums);
+  });
+  return cudaGetLastError();
+}
+}  // namespace testing
 
 }  // namespace xn

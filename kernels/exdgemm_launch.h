@@ -165,6 +165,37 @@ cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *
                                              const exact::CrtBasis &crt, std::int8_t *P,
                                              std::int64_t pstride);
 
+// The same on Hopper's wgmma (modular_digit_wgmma.cu, built for sm_90a),
+// for the current device where ex_digit_products_on_wgmma() (else
+// cudaErrorNotSupported, having launched nothing).
+// launch_ex_modular_digit_products takes it there and checks the
+// arguments for both.
+cudaError_t launch_ex_modular_digit_products_wgmma(cudaStream_t s, const std::int8_t *ra,
+                                                   const std::int8_t *rb, int count,
+                                                   std::int64_t bm, std::int64_t bn,
+                                                   std::int64_t k, const exact::CrtBasis &crt,
+                                                   std::int8_t *P, std::int64_t pstride);
+
+// Whether launch_ex_modular_digit_products takes the wgmma kernel on the
+// current device (where the engine's choice of digits differs: the
+// backend's digit_products_pay).
+bool ex_digit_products_on_wgmma();
+// Whether this build has the wgmma kernel (an sm_90a image: CMakeLists.txt).
+bool ex_digit_products_wgmma_built();
+
+namespace testing {
+// Tests only: launch_ex_modular_digit_products on its mma.sync kernel even
+// where wgmma runs (both kernels' bits are checked on Hopper).
+void set_digit_products_by_mma_sync(bool on);
+bool digit_products_by_mma_sync();
+// Tests only: sums[4 r + j] (r < rows, j < 4) = the fraction form's sums of
+// row r whose L int8 digits are P[r + l pstride], by the reconstruction's
+// tensor-core path (whole words where rows, pstride and P allow).
+cudaError_t launch_digit_fraction_sums(cudaStream_t s, const std::int8_t *P,
+                                       std::int64_t pstride, int L, std::int64_t rows,
+                                       double *sums);
+}  // namespace testing
+
 // Between two rounds of chunks: every product P[(s L + l) pstride + e]
 // (s < slots, e < entries) to its symmetric residue modulo m_l.
 cudaError_t launch_ex_modular_reduce(cudaStream_t s, std::int32_t *P, int L, int slots,

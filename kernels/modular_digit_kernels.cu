@@ -7,6 +7,8 @@
 // such epilogue (its int32 sums cross memory twice) but runs its tensor
 // cores at about twice this kernel's mma.sync rate: the engine takes these
 // products only where the first outweighs the second (digit_products_pay).
+// On Hopper the launcher takes the wgmma kernel (modular_digit_wgmma.cu);
+// this one serves every other device.
 //
 // A classic multistage tensor-core GEMM (the structure of CUTLASS's sm80
 // kernels, written for this one case): a block of 4 warps owns a 128 x 128
@@ -24,6 +26,7 @@
 
 #include "kernels/exdgemm_launch.h"
 #include "kernels/int8_mma.h"
+#include "kernels/modular_digit_tile.h"
 #include "numerics/hd.h"
 #include "numerics/modular.h"
 #include "numerics/modular_crt.h"
@@ -31,41 +34,25 @@
 namespace xn {
 namespace {
 
-constexpr int kTileM = 128, kTileN = 128, kTileK = 64;
+using digit_tile::copy16;
+using digit_tile::copy_commit;
+using digit_tile::copy_wait;
+using digit_tile::smem_address;
+constexpr int kTileM = digit_tile::kTile, kTileN = digit_tile::kTile, kTileK = 64;
 constexpr int kStages = 4;
 constexpr int kThreads = 128;  // 4 warps: 2 along m by 2 along n, 64 x 64 each
 constexpr int kWarpN = 64, kPiecesN = kWarpN / 8;
 constexpr int kCopies = kTileM * kTileK / 16 / kThreads;  // 16-byte pieces a thread a stage
 constexpr int kStageBytes = (kTileM + kTileN) * kTileK;
 constexpr int kPipeBytes = kStages * kStageBytes;
-// The epilogue stages a tile's digits column by column (i fastest, as P
-// stores them) with rows padded to 144 bytes: 16-byte aligned, and the
-// fragments' writes spread over the banks.
-constexpr int kOutPitch = kTileM + 16;
-constexpr int kOutBytes = kTileN * kOutPitch;
-constexpr int kSmemBytes = kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes;
-static_assert(kTileM == kTileN && kCopies * kThreads * 16 == kTileM * kTileK,
+constexpr int kSmemBytes =
+    kPipeBytes > digit_tile::kOutBytes ? kPipeBytes : digit_tile::kOutBytes;
+static_assert(kCopies * kThreads * 16 == kTileM * kTileK,
               "each thread copies kCopies 16-byte pieces of each operand a stage");
 
 // Byte offset of 16-byte piece c (0..3) of row r in a stage's operand tile.
 __device__ __forceinline__ int swizzled(int r, int c) {
   return r * kTileK + ((c ^ ((r >> 1) & 3)) << 4);
-}
-
-__device__ __forceinline__ std::uint32_t smem_address(const void *p) {
-  return std::uint32_t(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes from global to shared memory, or 16 zeros where !inside.
-__device__ __forceinline__ void copy16(std::uint32_t dst, const void *src, bool inside) {
-  const int bytes = inside ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(bytes));
-}
-__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void copy_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
@@ -80,12 +67,9 @@ __global__ void __launch_bounds__(kThreads, 2)
                                   std::int64_t bn, std::int64_t k, std::int8_t *P,
                                   std::int64_t pstride, const __grid_constant__ exact::CrtBasis crt) {
   extern __shared__ __align__(128) unsigned char smem[];
-  const int tiles_m = int((bm + kTileM - 1) / kTileM);
-  const std::int64_t i0 = std::int64_t(blockIdx.x % tiles_m) * kTileM;
-  const std::int64_t j0 = std::int64_t(blockIdx.x / tiles_m) * kTileN;
-  const std::int64_t x = blockIdx.y;  // the product: modulus x mod L
-  const int l = int(x % crt.L);
-  const std::int8_t *a = ra + x * bm * k, *b = rb + x * bn * k;
+  const digit_tile::Block blk = digit_tile::block_of(ra, rb, bm, bn, k, crt.L);
+  const std::int64_t i0 = blk.i0, j0 = blk.j0;
+  const std::int8_t *const a = blk.a, *const b = blk.b;
 
   // Each thread's kCopies 16-byte pieces of each operand per stage: rows
   // threadIdx.x / 4 + 32 h, piece threadIdx.x % 4.
@@ -152,43 +136,40 @@ __global__ void __launch_bounds__(kThreads, 2)
   copy_wait<0>();
   __syncthreads();  // the buffers become the epilogue's
 
-  // Each sum to its digit (crt_digit's arithmetic: the reconstruction's own
-  // digits, so the bits cannot differ), staged column by column.
   const int g = lane / 4, t = lane % 4;
   XN_UNROLL
   for (int mi = 0; mi < 4; ++mi)
     XN_UNROLL
     for (int ni = 0; ni < kPiecesN; ++ni)
       XN_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        const int r = wm + 16 * mi + g + 8 * (e / 2), c = wn + 8 * ni + 2 * t + e % 2;
-        // (The digit's two's complement byte: |y| <= 127.)
-        smem[c * kOutPitch + r] = std::uint8_t(exact::exact_int_of(
-            exact::int32_crt_digit(acc[mi][ni][e], crt.inv_cofactor_d[l],
-                                    crt.digit_offset[l], crt.recip[l], crt.m_d[l])));
-      }
+      for (int e = 0; e < 4; ++e)
+        digit_tile::stage_digit(smem, wm + 16 * mi + g + 8 * (e / 2),
+                                wn + 8 * ni + 2 * t + e % 2, acc[mi][ni][e], crt, blk.l);
   __syncthreads();
-  // Out: column c of the tile is P[(i0 .. i0 + 127) + (j0 + c) bm]; 16 bytes
-  // a thread where every column starts 16-byte aligned, else a byte.
-  std::int8_t *out = P + x * pstride + i0 + j0 * bm;
-  const int rows = bm - i0 < kTileM ? int(bm - i0) : kTileM;
-  const int cols = bn - j0 < kTileN ? int(bn - j0) : kTileN;
-  if (bm % 16 == 0) {
-    for (int u = threadIdx.x; u < cols * (kTileM / 16); u += kThreads) {
-      const int c = u / (kTileM / 16), r = 16 * (u % (kTileM / 16));
-      if (r < rows)
-        *reinterpret_cast<uint4 *>(out + c * bm + r) =
-            *reinterpret_cast<const uint4 *>(smem + c * kOutPitch + r);
-    }
-  } else {
-    for (int u = threadIdx.x; u < cols * kTileM; u += kThreads) {
-      const int c = u / kTileM, r = u % kTileM;
-      if (r < rows) out[c * bm + r] = std::int8_t(smem[c * kOutPitch + r]);
-    }
-  }
+  digit_tile::store_digit_tile(smem, blk, P, pstride, bm, bn, kThreads);
 }
 
+std::atomic<bool> g_by_mma_sync{false};
+
 }  // namespace
+
+#if !defined(XN_WGMMA_KERNELS)
+// Built without sm_90a (CMakeLists.txt): no wgmma kernel to take.
+cudaError_t launch_ex_modular_digit_products_wgmma(cudaStream_t, const std::int8_t *,
+                                                   const std::int8_t *, int, std::int64_t,
+                                                   std::int64_t, std::int64_t,
+                                                   const exact::CrtBasis &, std::int8_t *,
+                                                   std::int64_t) {
+  return cudaErrorNotSupported;
+}
+bool ex_digit_products_on_wgmma() { return false; }
+bool ex_digit_products_wgmma_built() { return false; }
+#endif
+
+namespace testing {
+void set_digit_products_by_mma_sync(bool on) { g_by_mma_sync.store(on); }
+bool digit_products_by_mma_sync() { return g_by_mma_sync.load(std::memory_order_relaxed); }
+}  // namespace testing
 
 cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *ra,
                                              const std::int8_t *rb, int count, std::int64_t bm,
@@ -205,6 +186,10 @@ cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *
     return cudaErrorInvalidValue;
   const std::int64_t tiles = ((bm + kTileM - 1) / kTileM) * ((bn + kTileN - 1) / kTileN);
   if (tiles > INT32_MAX) return cudaErrorInvalidValue;
+  // Hopper's wgmma where this device has its image, unless a test asks
+  // for the mma.sync kernel.
+  if (ex_digit_products_on_wgmma())
+    return launch_ex_modular_digit_products_wgmma(s, ra, rb, count, bm, bn, k, crt, P, pstride);
   // The shared memory beyond 48 KB, granted once per device (a bit per
   // device ordinal; a set attribute is the same whoever sets it first).
   static std::atomic<std::uint64_t> configured_devices{0};

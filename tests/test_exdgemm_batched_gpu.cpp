@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/exdgemm_batched.h"
+#include "kernels/exdgemm_launch.h"
 #include "support/exdgemm_inputs.h"
 #include "support/gpu_support.h"
 #include "support/ieee_oracle.h"
@@ -278,17 +279,18 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
 }
 
 // The products with the CRT digit in their epilogue (forced on: the engine
-// takes them where k is one chunk and they pay) against the int32 sums of
+// takes them where k is one chunk and they pay), on the device's own kernel
+// (wgmma on Hopper) and on mma.sync (forced), against the int32 sums of
 // cuBLAS's INT8 GEMM (forced off), bit for bit over every stored element,
 // and sampled entries against the oracle: tiles of 128 x 128 cut by m and n
 // (bytes stored where m is no multiple of 16, 16-byte pieces where it is),
-// k no multiple of the kernel's step of 64, below it, or no multiple of 16
-// (residues padded with zeros), 20 moduli and more (draw's 2^+-40
-// entries widen every row), gaps between
-// products, several groups of products (a small workspace), beta = 0 over
-// NaN. The digits use a quarter of the sums' product bytes: the workspace
-// says which path ran, also under the engine's own choice (a wide, small
-// case takes the digits, k = 1024 the sums).
+// k no multiple of the kernels' steps of 64 and 128, below them, or no
+// multiple of 16 (residues padded with zeros), 20 moduli and more (draw's
+// 2^+-40 entries widen every row), over 32, gaps between products,
+// several groups of products (a small workspace), beta = 0 over NaN. The
+// digits use a quarter of the sums' product bytes: the workspace says which
+// path ran, also under the engine's own choice (digit_products_pay's
+// regions, which differ between the kernels).
 TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
   const std::uint64_t seed = xn_test::fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
@@ -298,27 +300,39 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
     double phi;
     int min_moduli, min_groups;
     std::int64_t workspace_limit;
-    int automatic;  // the engine's own choice: 1 digits, -1 sums, 0 not checked
+    // The engine's own choice where the digits' products run on wgmma, and
+    // elsewhere: 1 digits, -1 sums, 0 not checked.
+    int automatic_wgmma, automatic_elsewhere;
   };
   // clang-format off
   const Case cases[] = {
       // ta, tb, m, n, k, lda, ldb, ldc, count, strides (A, B, C), alpha, beta
       {{false, false, 200, 300, 272, 201, 272, 203, 3, 201 * 272 + 7, 272 * 300, 203 * 300 + 1,
-        1.5, 0.0}, 1.0, 20, 1, 0, 0},
+        1.5, 0.0}, 1.0, 20, 1, 0, 0, 0},
       {{true, false, 256, 130, 1024, 1024, 1030, 256, 2, 1024 * 256, 1030 * 130, 256 * 130,
-        -1.0, -0.5}, 0.0, 20, 1, 0, -1},
+        -1.0, -0.5}, 0.0, 20, 1, 0, 1, -1},
+      {{false, false, 300, 260, 600, 300, 600, 300, 2, 300 * 600, 600 * 260, 300 * 260,
+        1.0, 0.0}, 1.0, 20, 1, 0, -1, -1},
       {{true, true, 129, 257, 48, 48, 260, 129, 5, 48 * 129, 260 * 48, 129 * 257 + 9,
-        0.75, 2.0}, 2.0, 30, 1, 0, 0},
+        0.75, 2.0}, 2.0, 30, 1, 0, 0, 0},
       {{false, true, 16, 144, 4000, 16, 144, 16, 4, 16 * 4000, 144 * 4000, 16 * 144,
-        1.0, 1.0}, 0.5, 20, 1, 0, 0},
+        1.0, 1.0}, 0.5, 20, 1, 0, 0, 0},
       {{false, false, 150, 140, 301, 150, 301, 151, 6, 150 * 301, 301 * 140, 151 * 140,
-        -2.0, 0.0}, 1.0, 20, 1, 0, 1},
+        -2.0, 0.0}, 1.0, 20, 1, 0, 1, 1},
       {{true, false, 70, 90, 333, 333, 333, 70, 7, 333 * 70, 333 * 90, 70 * 90,
-        1.0, 0.5}, 1.0, 20, 2, 4 << 20, 0},
+        1.0, 0.5}, 1.0, 20, 2, 4 << 20, 0, 0},
+      // Over 32 moduli: the reconstruction's tensor-core sums take two k
+      // steps (rows in whole words, and not).
+      {{false, false, 96, 40, 64, 96, 64, 96, 2, 96 * 64, 64 * 40, 96 * 40,
+        1.0, 0.25}, 3.0, 33, 1, 0, 0, 0},
+      {{false, true, 61, 33, 80, 61, 33, 61, 2, 61 * 80, 33 * 80, 61 * 33,
+        -1.0, 0.0}, 3.0, 33, 1, 0, 0, 0},
   };
+  const bool wgmma = xn::ex_digit_products_on_wgmma();
   // clang-format on
   for (const Case &c : cases) {
     const Batch &b = c.b;
+    const int automatic = wgmma ? c.automatic_wgmma : c.automatic_elsewhere;
     XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, c.workspace_limit));
     const auto [size_a, size_b, size_c] = storage_sizes(b);
     const std::vector<double> A = draw(size_a, c.phi, rng), B = draw(size_b, c.phi, rng);
@@ -326,16 +340,18 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
         b.beta != 0.0 ? draw(size_c, 0.0, rng) : std::vector<double>(size_c, kNaN);
     DeviceBuffer<double> dA, dB, dC;
     dA.upload(A), dB.upload(B);
-    std::vector<double> got[2];
+    std::vector<double> got[3];  // sums, digits (wgmma on Hopper), digits by mma.sync
     std::size_t workspace[3] = {};  // sums, digits, the engine's choice
-    for (const int digits : {-1, 1, 0}) {
-      if (digits == 0 && c.automatic == 0) continue;
-      xn::testing::set_batched_digits(digits);
+    for (const int digits : {-1, 1, 2, 0}) {
+      if (digits == 0 && automatic == 0) continue;
+      xn::testing::set_batched_digits(digits == 2 ? 1 : digits);
+      xn::testing::set_digit_products_by_mma_sync(digits == 2);
       dC.upload(C);
       const cublasStatus_t st = xnExdgemmStridedBatched(
           h_, op(b.ta), op(b.tb), b.m, b.n, b.k, &b.alpha, dA.get(), b.lda, b.stride_a,
           dB.get(), b.ldb, b.stride_b, &b.beta, dC.get(), b.ldc, b.stride_c, b.count);
       xn::testing::set_batched_digits(0);
+      xn::testing::set_digit_products_by_mma_sync(false);
       ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS);
       {  // (a fault names its case)
         SCOPED_TRACE(::testing::Message() << "m " << b.m << " n " << b.n << " k " << b.k
@@ -349,6 +365,10 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
       EXPECT_EQ(info.k_chunks, 1);
       EXPECT_GE(info.moduli, c.min_moduli);
       EXPECT_GE(info.blocks, c.min_groups) << "groups of products";
+      if (digits == 2) {
+        got[2] = dC.download();
+        continue;
+      }
       const int path = digits < 0 ? 0 : digits > 0 ? 1 : 2;
       workspace[path] = info.workspace_bytes;
       if (path < 2) got[path] = dC.download();
@@ -356,14 +376,19 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
     if (c.workspace_limit == 0) {  // (under a limit, the digits' groups hold more products)
       EXPECT_LT(workspace[1], workspace[0]) << "the digits' path ran";
     }
-    if (c.automatic != 0) {
-      EXPECT_EQ(workspace[2], workspace[c.automatic > 0 ? 1 : 0])
+    if (automatic != 0) {
+      EXPECT_EQ(workspace[2], workspace[automatic > 0 ? 1 : 0])
           << "m " << b.m << " n " << b.n << " k " << b.k << ": the engine's choice";
     }
-    for (std::size_t e = 0; e < got[0].size(); ++e)
+    for (std::size_t e = 0; e < got[0].size(); ++e) {
       ASSERT_TRUE(same_bits(got[1][e], got[0][e]))
           << "m " << b.m << " n " << b.n << " k " << b.k << ": C storage [" << e
           << "] = " << got[1][e] << " from the digits, " << got[0][e] << " from the sums";
+      ASSERT_TRUE(same_bits(got[2][e], got[0][e]))
+          << "m " << b.m << " n " << b.n << " k " << b.k << ": C storage [" << e
+          << "] = " << got[2][e] << " from the mma.sync digits, " << got[0][e]
+          << " from the sums";
+    }
     // Sampled entries (every product, corners included) against the oracle.
     std::uniform_int_distribution<int> row(0, b.m - 1), col(0, b.n - 1);
     for (int p = 0; p < b.count; ++p)
@@ -379,6 +404,63 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
       }
   }
   XN_CUBLAS_OK(xnSetOption(h_, XN_OPT_EXDGEMM_WORKSPACE_LIMIT, 0));
+}
+
+// The reconstruction's tensor-core sums of int8 digits (the batched first
+// pass's digit_fraction_sums) against the FMA chain on the host
+// (exact::fraction_sums), bit for bit, for every L (one and two k steps of
+// 32 moduli, every lane's moduli) and columns of whole words and not
+// (rows and the plane stride multiples of 4, or not; partial warps).
+TEST_F(GpuExdgemmBatched, TensorCoreSumsOfDigitsAreTheFmaChains) {
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> digit(-127, 127);
+  constexpr int LMax = xn::exact::kMaxModuli;
+  for (const std::int64_t rows : {64, 61, 130, 200}) {
+    for (const std::int64_t pstride : {rows + (-rows & 15), rows + 1}) {
+      for (int L = 1; L <= LMax; ++L) {
+        std::vector<std::int8_t> P(std::size_t(pstride * L));
+        for (std::int8_t &y : P) y = std::int8_t(digit(rng));
+        if (L == LMax)  // the byte sums' largest magnitudes
+          for (std::int64_t r = 0; r < 2; ++r)
+            for (int l = 0; l < L; ++l) P[std::size_t(r + l * pstride)] = r ? -127 : 127;
+        DeviceBuffer<std::int8_t> dP;
+        dP.upload(P);
+        DeviceBuffer<double> dsums(std::size_t(4 * rows));
+        dsums.upload(std::vector<double>(std::size_t(4 * rows), kNaN));
+        XN_CUDA_OK(xn::testing::launch_digit_fraction_sums(nullptr, dP.get(), pstride, L, rows,
+                                                           dsums.get()));
+        const std::vector<double> got = dsums.download();
+        const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const std::int8_t *const entry[1] = {P.data() + r};
+          double want[1][4];
+          xn::exact::fraction_sums<LMax>(entry, pstride, B, xn::exact::kModularTables, want);
+          for (int j = 0; j < 4; ++j)
+            ASSERT_TRUE(same_bits(got[std::size_t(4 * r + j)], want[0][j]))
+                << "rows " << rows << " pstride " << pstride << " L " << L << ": row " << r
+                << " piece " << j << " = " << got[std::size_t(4 * r + j)] << ", want "
+                << want[0][j];
+        }
+      }
+    }
+  }
+}
+
+// Where this build has the wgmma products and the device is Hopper's sm_90,
+// they run (else the tests above would check mma.sync twice).
+TEST_F(GpuExdgemmBatched, HopperTakesTheWgmmaProducts) {
+  int device = 0, major = 0, minor = 0;
+  XN_CUDA_OK(cudaGetDevice(&device));
+  XN_CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  XN_CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major != 9 || minor != 0 || !xn::ex_digit_products_wgmma_built())
+    GTEST_SKIP() << "not an sm_90 device with the wgmma kernel built";
+  EXPECT_TRUE(xn::ex_digit_products_on_wgmma());
+  xn::testing::set_digit_products_by_mma_sync(true);
+  EXPECT_FALSE(xn::ex_digit_products_on_wgmma());
+  xn::testing::set_digit_products_by_mma_sync(false);
 }
 
 // strideC = 0: the products run one after another into the one C, the

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -590,6 +591,55 @@ TEST(ModularRoundByFraction, TwoEntriesAtOnceAreEachAlone) {
     check_two_entries<LMax>(L, a);
     check_two_entries<LMax>(L, b);
     check_two_entries<LMax>(L, c);
+  }
+}
+
+// The GPU's batched digits take the fraction form's sums as int8 x uint8
+// dot products with F_j's bytes (fraction_weight_byte), assembled by
+// fraction_piece_of_byte_sums: the bytes make F_j, and the assembly gives
+// fraction_sums' bits for random digits and for the extremes (every digit
+// +-127 at 48 moduli: the byte sums' and the pieces' largest magnitudes).
+std::array<double, 4> sums_by_bytes(int L, const std::int8_t *y) {
+  std::array<double, 4> out{};
+  for (int j = 0; j < 4; ++j) {
+    std::int32_t s[xn::exact::kFractionBytes] = {};
+    for (int b = 0; b < xn::exact::kFractionBytes; ++b)
+      for (int l = 0; l < L; ++l)
+        s[b] += std::int32_t(y[l]) * std::int32_t(xn::exact::fraction_weight_byte(kT, j, b, l));
+    out[j] = xn::exact::fraction_piece_of_byte_sums(s[0], s[1], s[2], s[3], s[4]);
+  }
+  return out;
+}
+
+void check_sums_by_bytes(int L, std::int8_t *y) {
+  const xn::exact::CrtBasis &B = xn::exact::crt_basis(L);
+  constexpr int LMax = xn::exact::kMaxModuli;
+  std::int8_t *const entry[1] = {y};
+  double fma_chain[1][4];
+  xn::exact::fraction_sums<LMax>(entry, 1, B, kT, fma_chain);
+  const std::array<double, 4> by_bytes = sums_by_bytes(L, y);
+  for (int j = 0; j < 4; ++j)
+    ASSERT_EQ(bits(by_bytes[j]), bits(fma_chain[0][j])) << "L = " << L << ", piece " << j;
+}
+
+TEST(ModularRoundByFraction, ByteSumsAreTheFmaChain) {
+  for (int l = 0; l < xn::exact::kMaxModuli; ++l)
+    for (int j = 0; j < 4; ++j) {
+      std::uint64_t f = 0;
+      for (int b = 0; b < xn::exact::kFractionBytes; ++b)
+        f |= std::uint64_t(xn::exact::fraction_weight_byte(kT, j, b, l)) << (8 * b);
+      ASSERT_EQ(double(f), kT.crt_fraction[j][l]) << "modulus " << l << ", piece " << j;
+    }
+  Draw d(17);
+  std::int8_t y[xn::exact::kMaxModuli];
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int L = d.range(1, xn::exact::kMaxModuli);
+    for (int l = 0; l < L; ++l) y[l] = std::int8_t(d.range(-127, 127));
+    check_sums_by_bytes(L, y);
+  }
+  for (const int v : {127, -127}) {
+    for (int l = 0; l < xn::exact::kMaxModuli; ++l) y[l] = std::int8_t(v);
+    check_sums_by_bytes(xn::exact::kMaxModuli, y);
   }
 }
 

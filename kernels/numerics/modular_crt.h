@@ -616,6 +616,32 @@ XN_HD void fraction_sums(Q *const (&p)[E], std::int64_t stride, const CrtBasis &
   fraction_sums<LMax>(p, stride, moduli, B, T, sums);
 }
 
+// The fraction form's sums as integer dot products (the GPU's batched
+// digits take them on the INT8 tensor cores: modular_round_fraction's
+// digit path, exdgemm_kernels.cu). Each piece F_j (< 2^40) is five bytes,
+// F_j = sum_b W_jb 2^(8 b) with 0 <= W_jb < 256, so sum_l y_l F_j =
+// sum_b S_jb 2^(8 b) with the int8 x uint8 dot products S_jb = sum_l y_l
+// W_jb (|S_jb| <= 48 127 255 < 2^21), assembled exactly
+// (fraction_piece_of_byte_sums): the same integer, so the same double, as
+// fraction_sums' FMA chain.
+inline constexpr int kFractionBytes = 5;
+XN_HD constexpr std::uint32_t fraction_weight_byte(const ModularTables &T, int j, int b, int l) {
+  if (b < 0 || b >= kFractionBytes || l < 0 || l >= kMaxModuli) return 0;
+  return std::uint32_t((std::uint64_t(T.crt_fraction[j][l]) >> (8 * b)) & 0xff);
+}
+
+// sum_b s_b 2^(8 b) for a piece's five byte sums, exactly: s0 + 2^8 s1 and
+// s2 + 2^8 s3 fit in 32 bits, the whole in 64, and |sum| < 2^53 (the
+// static_assert above) converts exactly.
+static_assert(std::int64_t(kMaxModuli) * 127 * 255 * 257 < (std::int64_t(1) << 31),
+              "a piece's byte sums, two at a time, fit in 32 bits");
+XN_HD double fraction_piece_of_byte_sums(std::int32_t s0, std::int32_t s1, std::int32_t s2,
+                                         std::int32_t s3, std::int32_t s4) {
+  const std::int64_t v = std::int64_t(s0 + 256 * s1) + std::int64_t(s2 + 256 * s3) * 65536 +
+                         std::int64_t(s4) * 4294967296;
+  return double(v);
+}
+
 // RN(alpha X 2^base + beta c) from the fraction form's sums, or false.
 XN_HD bool round_fraction_sums(const double (&sums)[4], int base, const CrtBasis &B,
                                double alpha, double beta, double c, double *r) {

@@ -8,6 +8,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <iterator>
 #include <new>
 #include <vector>
 
@@ -356,21 +358,38 @@ class CudaExBackend {
                                                static_cast<std::int8_t *>(out)));
   }
   // The products of one chunk of k with each sum's CRT digit made in their
-  // epilogue (kernels/modular_digit_kernels.cu): a kernel of our own, not
-  // cuBLAS's INT8 GEMM, whose int32 sums cross memory twice. Its mma.sync
-  // tiles run at about half the rate of cuBLAS's (538 against 1,020 TOPS
-  // at 1024^3 on an H200), so they pay only where the reconstruction's
-  // saving (a quarter of the bytes, no digit arithmetic: 25 % of it at 24
-  // moduli, 10 % at 15) outweighs that: on an H200, 256 x 256 products at
-  // 24-25 moduli gained 2-9 % from k = 256 to 768; at 15 moduli every shape
-  // from 512 x 512 x 256 to 1024^3 lost 0.5-29 %, the products' loss
-  // growing with m n (docs/performance.md). So: only where measured to win
-  // (on an H200; the H100's balance of tensor and FP64 rates is the same).
+  // epilogue (kernels/modular_digit_wgmma.cu on Hopper, else
+  // kernels/modular_digit_kernels.cu): kernels of our own, not
+  // cuBLAS's INT8 GEMM, whose int32 sums cross memory twice, and the
+  // reconstruction then sums the digits on the tensor cores. They pay where
+  // that saving outweighs the products' rate against cuBLAS's: measured
+  // regions, per kernel (docs/performance.md, H200, 2026-11-29).
+  //   wgmma (Hopper): at k = 256 as fast as cuBLAS's products from 256^2
+  //   to 1024^2 entries (the digits win 12-35 % overall, 15-24 moduli), at
+  //   512^3 still 2 % ahead; at 1024^3 products 40 % slower (4.36 against
+  //   3.10 ms for 64 of 24 moduli), the whole 1-3 % behind, yet at 256^2 x
+  //   1024 12-15 % ahead.
+  //   mma.sync (elsewhere): about half cuBLAS's rate; 256 x 256 products at
+  //   24-25 moduli gained 2-9 % from k = 256 to 768, and at 15 moduli every
+  //   shape from 512 x 512 x 256 to 1024^3 lost (measured before the
+  //   reconstruction's tensor-core sums; kept as it was).
+  struct DigitRegion {
+    int min_moduli;
+    index_t max_k, max_entries;  // m n
+  };
+  // (Up to the largest shapes measured: 1024^2 entries at k = 256.)
+  static constexpr DigitRegion kWgmmaDigitRegions[] = {{15, 512, 1024 * 1024},
+                                                       {15, 1024, 256 * 256}};
+  static constexpr DigitRegion kMmaSyncDigitRegions[] = {{20, 768, 256 * 256}};
   static constexpr bool kHasDigitProducts = true;
-  static constexpr int kDigitMinModuli = 20;
-  static constexpr index_t kDigitMaxK = 768, kDigitMaxEntries = 256 * 256;
   bool digit_products_pay(int L, index_t m, index_t n, index_t k) const {
-    return L >= kDigitMinModuli && k <= kDigitMaxK && m * n <= kDigitMaxEntries;
+    const auto inside = [&](const DigitRegion &r) {
+      return L >= r.min_moduli && k <= r.max_k && m * n <= r.max_entries;
+    };
+    if (ex_digit_products_on_wgmma())
+      return std::any_of(std::begin(kWgmmaDigitRegions), std::end(kWgmmaDigitRegions), inside);
+    return std::any_of(std::begin(kMmaSyncDigitRegions), std::end(kMmaSyncDigitRegions),
+                       inside);
   }
   Status modular_digit_products(const void *ra, const void *rb, int count, int L, index_t bm,
                                 index_t bn, index_t chunk, void *P, index_t pstride) {
