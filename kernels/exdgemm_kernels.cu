@@ -996,11 +996,22 @@ __device__ const FractionFragments g_fraction_fragments = make_fraction_fragment
 // rows) take the fewest shared-memory wavefronts.
 using FractionExchange = double[4][34];  // (declared __align__(16): double2 stores)
 
+// Whether digit_fraction_sums may read the digits of columns of `rows`
+// rows (a product's digits, column j at P + j rows, modulus l's plane
+// pstride further) as words of four rows: P, pstride and rows multiples of
+// 4. Elsewhere it reads bytes.
+XN_HD bool whole_digit_words(const std::int8_t *P, std::int64_t pstride,
+                                    std::int64_t rows) {
+  return ((reinterpret_cast<std::uintptr_t>(P) | std::uintptr_t(pstride) |
+           std::uintptr_t(rows)) &
+          3) == 0;
+}
+
 // Warp-collective (every lane, the same arguments): sums = the fraction
 // form's four sums of the lane's row, whose L digits lie at column + lane
 // + l pstride (column: the warp's first row of modulus 0); rows from
-// `rows` on read as zero digits. words: column and pstride 4-byte
-// aligned (whole words of four rows).
+// `rows` on read as zero digits. words: whole_digit_words of the column's
+// product.
 template <int LMax>
 __device__ __forceinline__ void digit_fraction_sums(const std::int8_t *column,
                                                     std::int64_t pstride, int L,
@@ -1102,7 +1113,7 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
     double *const c0 = b.C + (b.i0 + i) + gj * b.ldc;
     Product *const p0 = P + i + j * b.bm;
     bool valid[E], fast[E];
-    int base[E], moduli[E];
+    int base[E];
     double cv[E];
     double *c[E];
     Product *p[E];
@@ -1112,7 +1123,6 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
       c[e] = c0 + e * kApart;
       p[e] = p0 + e * kApart;
       // (A row past the end reads no products and stores nothing.)
-      moduli[e] = valid[e] ? a.crt.L : 0;
       const VectorInfo ia = b.info_a[b.i0 + (valid[e] ? i + e * kApart : first_row)];
       cv[e] = beta != 0.0 && valid[e] ? *c[e] : 0.0;
       base[e] = ia.low + ib.low;
@@ -1126,9 +1136,13 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
       XN_UNROLL
       for (int e = 0; e < E; ++e)
         digit_fraction_sums<LMax>(P + first_row + e * kApart + j * b.bm, a.pstride, a.crt.L,
-                                  b.bm - first_row - e * kApart, b.bm % 4 == 0,
+                                  b.bm - first_row - e * kApart,
+                                  whole_digit_words(P, a.pstride, b.bm),
                                   exchange[threadIdx.x / 32], sums[e]);
     } else {
+      int moduli[E];  // (none for a row past the end)
+      XN_UNROLL
+      for (int e = 0; e < E; ++e) moduli[e] = valid[e] ? a.crt.L : 0;
       exact::fraction_sums<LMax>(p, a.pstride, moduli, a.crt, c_modular, sums);
     }
     XN_UNROLL
@@ -1571,10 +1585,6 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   sum_grid_y(a.blk.bm, a.blk.bn, batch.count), unsigned(batch.count));
   const std::int64_t p_step = a.crt.L * a.pstride;
-  // (The digits' tensor-core sums read words: P and pstride 4-byte aligned,
-  // as the digit products leave them.)
-  if (a.digits && (a.pstride % 4 != 0 || (reinterpret_cast<std::uintptr_t>(a.P) & 3) != 0))
-    return cudaErrorInvalidValue;
   exact::with_moduli_variant(a.crt.L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
     const auto launch = [&](auto product) {
@@ -1600,8 +1610,7 @@ cudaError_t launch_digit_fraction_sums(cudaStream_t s, const std::int8_t *P,
                                        double *sums) {
   if (rows <= 0) return cudaSuccess;
   if (L < 1 || L > exact::kMaxModuli || pstride < rows) return cudaErrorInvalidValue;
-  const bool words = rows % 4 == 0 && pstride % 4 == 0 &&
-                     (reinterpret_cast<std::uintptr_t>(P) & 3) == 0;
+  const bool words = whole_digit_words(P, pstride, rows);
   exact::with_moduli_variant(L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
     digit_fraction_sums_kernel<LMax>

@@ -27,6 +27,7 @@
 #include "kernels/exdgemm_launch.h"
 #include "kernels/int8_mma.h"
 #include "kernels/modular_digit_tile.h"
+#include "kernels/per_device.h"
 #include "numerics/hd.h"
 #include "numerics/modular.h"
 #include "numerics/modular_crt.h"
@@ -190,18 +191,14 @@ cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *
   // for the mma.sync kernel.
   if (ex_digit_products_on_wgmma())
     return launch_ex_modular_digit_products_wgmma(s, ra, rb, count, bm, bn, k, crt, P, pstride);
-  // The shared memory beyond 48 KB, granted once per device (a bit per
-  // device ordinal; a set attribute is the same whoever sets it first).
-  static std::atomic<std::uint64_t> configured_devices{0};
-  int device = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
-  if (bit == 0 || !(configured_devices.load(std::memory_order_relaxed) & bit)) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        modular_digit_products_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-    if (e != cudaSuccess) return e;
-    configured_devices.fetch_or(bit, std::memory_order_relaxed);
-  }
+  // The shared memory beyond 48 KB, granted once per device.
+  static OncePerDevice granted;
+  if (const cudaError_t e = granted.ensure([] {
+        return cudaFuncSetAttribute(modular_digit_products_kernel,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+      });
+      e != cudaSuccess)
+    return e;
   modular_digit_products_kernel<<<dim3(unsigned(tiles), unsigned(count)), kThreads, kSmemBytes,
                                   s>>>(ra, rb, bm, bn, k, P, pstride, crt);
   return cudaGetLastError();

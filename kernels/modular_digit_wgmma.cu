@@ -18,11 +18,11 @@
 // address moved by 32.
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 
 #include "kernels/exdgemm_launch.h"
 #include "kernels/modular_digit_tile.h"
+#include "kernels/per_device.h"
 #include "numerics/hd.h"
 #include "numerics/modular_crt.h"
 
@@ -191,17 +191,10 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // Whether the current device runs the wgmma kernel: an sm_90a image for it,
-// its shared memory granted. Probed once per device ordinal (a bit each).
+// its shared memory granted. Asked once per device.
 bool wgmma_ready() {
-  static std::atomic<std::uint64_t> seen{0}, able{0};
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  if (device >= 64) return false;
-  const std::uint64_t bit = std::uint64_t(1) << device;
-  if (!(seen.load(std::memory_order_acquire) & bit)) {
+  static AnswerPerDevice ready;
+  return ready.ask([](int device) {
     int major = 0, minor = 0;
     bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
                   cudaSuccess &&
@@ -217,10 +210,8 @@ bool wgmma_ready() {
     // A refusal above is an answer, not the caller's error (and, as a
     // failure to grant shared memory would be, final for the process).
     if (!ok) (void)cudaGetLastError();
-    if (ok) able.fetch_or(bit, std::memory_order_relaxed);
-    seen.fetch_or(bit, std::memory_order_release);
-  }
-  return (able.load(std::memory_order_relaxed) & bit) != 0;
+    return ok;
+  });
 }
 
 }  // namespace

@@ -34,10 +34,10 @@
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/per_device.h"
 #include "kernels/symv_launch.h"
 
 namespace xn {
@@ -1055,17 +1055,12 @@ cudaError_t launch_ring_tiles(cudaStream_t stream, SymvTileArgs<T> ta, bool tens
       std::size_t(symv::tile_smem_bytes(NB, TV, STAGES, P, sizeof(T)));
   // Above 48 KiB of dynamic shared memory a kernel must opt in, once per
   // device (the attribute belongs to the device's context).
-  static std::atomic<std::uint64_t> opted_in{0};
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
+  static OncePerDevice opted_in;
+  cudaError_t e = opted_in.ensure([] {
+    return cudaFuncSetAttribute(symv_tile_kernel<T, NB, TV, STAGES, MINB, P>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  });
   if (e != cudaSuccess) return e;
-  const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
-  if (!(opted_in.load(std::memory_order_acquire) & bit)) {
-    e = cudaFuncSetAttribute(symv_tile_kernel<T, NB, TV, STAGES, MINB, P>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    if (e != cudaSuccess) return e;
-    opted_in.fetch_or(bit, std::memory_order_release);
-  }
   // Tensor copies (one per warp and stage for the whole NB x TV box) where
   // the variant asks for them and the driver can describe the matrix;
   // otherwise one bulk copy per tile column.
