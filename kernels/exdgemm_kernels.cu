@@ -996,14 +996,12 @@ __device__ const FractionFragments g_fraction_fragments = make_fraction_fragment
 // rows) take the fewest shared-memory wavefronts.
 using FractionExchange = double[4][34];  // (declared __align__(16): double2 stores)
 
-// Whether digit_fraction_sums may read the digits of columns of `rows`
-// rows (a product's digits, column j at P + j rows, modulus l's plane
-// pstride further) as words of four rows: P, pstride and rows multiples of
-// 4. Elsewhere it reads bytes.
-XN_HD bool whole_digit_words(const std::int8_t *P, std::int64_t pstride,
-                                    std::int64_t rows) {
-  return ((reinterpret_cast<std::uintptr_t>(P) | std::uintptr_t(pstride) |
-           std::uintptr_t(rows)) &
+// Whether digit_fraction_sums may read a product's digits as words of
+// four rows: P, pstride (plane to plane) and ld (column to column: column j
+// at P + j ld, whose bytes up to ld are readable) multiples of 4.
+// Elsewhere it reads bytes.
+XN_HD bool whole_digit_words(const std::int8_t *P, std::int64_t pstride, std::int64_t ld) {
+  return ((reinterpret_cast<std::uintptr_t>(P) | std::uintptr_t(pstride) | std::uintptr_t(ld)) &
           3) == 0;
 }
 
@@ -1089,6 +1087,13 @@ __device__ __forceinline__ void digit_fraction_sums(const std::int8_t *column,
   for (int j = 0; j < 4; ++j) sums[j] = exchange[j][lane];
 }
 
+// Column stride of a block's products: bm for int32 sums, the digits'
+// padded columns for int8 digits (ex_digit_column_stride).
+template <class Product>
+__device__ __forceinline__ std::int64_t product_column_stride(std::int64_t bm) {
+  return std::is_same_v<Product, std::int8_t> ? ex_digit_column_stride(bm) : bm;
+}
+
 template <int LMax, class Product>
 __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Product *P,
                                                        const ExModularSumArgs &a,
@@ -1111,7 +1116,8 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
     const std::int64_t gj = b.j0 + j;
     const VectorInfo ib = b.info_b[gj];
     double *const c0 = b.C + (b.i0 + i) + gj * b.ldc;
-    Product *const p0 = P + i + j * b.bm;
+    const std::int64_t ldp = product_column_stride<Product>(b.bm);
+    Product *const p0 = P + i + j * ldp;
     bool valid[E], fast[E];
     int base[E];
     double cv[E];
@@ -1135,9 +1141,9 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
       __shared__ __align__(16) FractionExchange exchange[kSumThreads / 32];
       XN_UNROLL
       for (int e = 0; e < E; ++e)
-        digit_fraction_sums<LMax>(P + first_row + e * kApart + j * b.bm, a.pstride, a.crt.L,
+        digit_fraction_sums<LMax>(P + first_row + e * kApart + j * ldp, a.pstride, a.crt.L,
                                   b.bm - first_row - e * kApart,
-                                  whole_digit_words(P, a.pstride, b.bm),
+                                  whole_digit_words(P, a.pstride, ldp),
                                   exchange[threadIdx.x / 32], sums[e]);
     } else {
       int moduli[E];  // (none for a row past the end)
@@ -1169,7 +1175,7 @@ __device__ __forceinline__ void round_general_entries(const ExBlockArgs &b, cons
   if (i >= b.bm) return;
   double scratch[kModularScratch];
   for (std::int64_t j = blockIdx.y; j < b.bn; j += gridDim.y) {
-    const Product *p = P + i + j * b.bm;
+    const Product *p = P + i + j * product_column_stride<Product>(b.bm);
     if (*p == kEntryDone<Product>) continue;
     const std::int64_t gi = b.i0 + i, gj = b.j0 + j;
     const VectorInfo ia = b.info_a[gi], ib = b.info_b[gj];

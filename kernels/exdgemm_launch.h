@@ -151,12 +151,26 @@ cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
                                             int chunks, int slots, std::int32_t *P,
                                             std::int64_t pstride);
 
+// The CRT digits' layout (launch_ex_modular_digit_products writes it, the
+// batched reconstruction reads it): entry (i, j) of product x at P[x
+// pstride + i + j ex_digit_column_stride(bm)], each column padded to a
+// multiple of 16 bytes, so that the products store whole 16-byte pieces and
+// the reconstruction loads whole words whatever bm is (byte by byte, an odd
+// bm took 1.5x the time of bm + 1 on an H200); pstride at least
+// ex_digit_plane_bytes(bm, bn).
+XN_HD constexpr std::int64_t ex_digit_column_stride(std::int64_t bm) {
+  return (bm + 15) / 16 * 16;
+}
+XN_HD constexpr std::int64_t ex_digit_plane_bytes(std::int64_t bm, std::int64_t bn) {
+  return ex_digit_column_stride(bm) * bn;
+}
+
 // P_x = ra_x rb_x^T for the `count` products x of one chunk laid out as
 // launch_ex_modular_residues_batch lays them out (ra_x = ra + x bm k, bm
 // rows of k residues; rb_x likewise with bn rows), k a multiple of 16 and
 // at most 2^17 (the int32 sums exact), modulus l = x mod crt.L (the basis
 // travels by value, as to the reconstruction): each entry (i, j) leaves as
-// its signed CRT digit (|y| <= 127), P[x pstride + i + j bm] (int8), the
+// its signed CRT digit (|y| <= 127), int8 in the digits' layout above, the
 // digit the reconstruction would make of the int32 sum.
 // ra, rb, P and pstride 16-byte aligned (else cudaErrorInvalidValue).
 cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *ra,

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "kernels/exdgemm_launch.h"
 #include "numerics/hd.h"
 #include "numerics/modular_crt.h"
 
@@ -71,28 +72,23 @@ __device__ __forceinline__ void stage_digit(unsigned char *out, int r, int c, in
 }
 
 // The staged tile out: column c is P[x pstride + (i0 .. i0 + 127) +
-// (j0 + c) bm], clipped to the product's bm x bn; 16 bytes a thread where
-// every column starts 16-byte aligned, else a byte. Called by the block's
-// `threads` threads.
+// (j0 + c) ex_digit_column_stride(bm)], its rows up to bm's next multiple of
+// 16 (the padding's digits are the zero residues' own), clipped to the
+// product's bn columns; 16 bytes a thread. Called by the block's `threads`
+// threads.
 __device__ __forceinline__ void store_digit_tile(const unsigned char *staged, const Block &t,
                                                  std::int8_t *P, std::int64_t pstride,
                                                  std::int64_t bm, std::int64_t bn,
                                                  int threads) {
-  std::int8_t *const out = P + t.x * pstride + t.i0 + t.j0 * bm;
-  const int rows = bm - t.i0 < kTile ? int(bm - t.i0) : kTile;
+  const std::int64_t ldp = ex_digit_column_stride(bm);
+  std::int8_t *const out = P + t.x * pstride + t.i0 + t.j0 * ldp;
+  const int rows = ldp - t.i0 < kTile ? int(ldp - t.i0) : kTile;
   const int cols = bn - t.j0 < kTile ? int(bn - t.j0) : kTile;
-  if (bm % 16 == 0) {
-    for (int u = threadIdx.x; u < cols * (kTile / 16); u += threads) {
-      const int c = u / (kTile / 16), r = 16 * (u % (kTile / 16));
-      if (r < rows)
-        *reinterpret_cast<uint4 *>(out + c * bm + r) =
-            *reinterpret_cast<const uint4 *>(staged + c * kOutPitch + r);
-    }
-  } else {
-    for (int u = threadIdx.x; u < cols * kTile; u += threads) {
-      const int c = u / kTile, r = u % kTile;
-      if (r < rows) out[c * bm + r] = std::int8_t(staged[c * kOutPitch + r]);
-    }
+  for (int u = threadIdx.x; u < cols * (kTile / 16); u += threads) {
+    const int c = u / (kTile / 16), r = 16 * (u % (kTile / 16));
+    if (r < rows)
+      *reinterpret_cast<uint4 *>(out + c * ldp + r) =
+          *reinterpret_cast<const uint4 *>(staged + c * kOutPitch + r);
   }
 }
 

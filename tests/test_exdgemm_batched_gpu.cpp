@@ -283,7 +283,7 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
 // (wgmma on Hopper) and on mma.sync (forced), against the int32 sums of
 // cuBLAS's INT8 GEMM (forced off), bit for bit over every stored element,
 // and sampled entries against the oracle: tiles of 128 x 128 cut by m and n
-// (bytes stored where m is no multiple of 16, 16-byte pieces where it is),
+// (the digits' columns padded to 16 bytes where m is no multiple of 16),
 // k no multiple of the kernels' steps of 64 and 128, below them, or no
 // multiple of 16 (residues padded with zeros), 20 moduli and more (draw's
 // 2^+-40 entries widen every row), over 32, gaps between products,

@@ -164,10 +164,13 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
       digits = sp.chunks == 1 && forced >= 0 && (forced > 0 || be.digit_products_pay(L, m, n, k));
     }
     const std::size_t pb = digits ? 1 : be.product_bytes();
+    index_t plane = pstride;  // product to product (the digits lay theirs out)
+    if constexpr (Backend::kHasDigitProducts)
+      if (digits) plane = be.digit_plane_stride(m, n);
 
     // Groups of products: as many as the budget holds (and the grids take).
     auto group_bytes = [&](index_t g) {
-      return batch_group_layout(g, m, n, sp, L, rb, pb, pstride).bytes;
+      return batch_group_layout(g, m, n, sp, L, rb, pb, plane).bytes;
     };
     index_t group = std::min(count, kMaxBatchGroup / L);
     const std::size_t budget = std::max(lim.workspace_bytes, head) - head;
@@ -200,7 +203,7 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
     std::int64_t groups = 0;
     for (index_t z0 = 0; z0 < count && s == Status::Ok; z0 += group) {
       const index_t g = std::min(group, count - z0);
-      const BatchGroupLayout at = batch_group_layout(g, m, n, sp, L, rb, pb, pstride);
+      const BatchGroupLayout at = batch_group_layout(g, m, n, sp, L, rb, pb, plane);
       char *ra = body, *rbs = body + at.residues_b, *P = body + at.products;
       then([&] { return be.residues_batch(x.A, x.a, z0, g, ia, L, span_a, sp, ra); });
       then([&] { return be.residues_batch(Bt, x.b, z0, g, ib, L, span_b, sp, rbs); });
@@ -209,7 +212,7 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
         if (digits)
           then([&] {
             return be.modular_digit_products(ra, rbs, int(g * L), L, m, n, sp.chunk, P,
-                                             pstride);
+                                             plane);
           });
       // Chunk c of the group's products: count x L of them, one stride apart.
       for (int c = 0; c < sp.chunks && !digits; ++c) {
@@ -222,7 +225,7 @@ Status exdgemm_batched_run(Backend &be, const ExBatchOperands &x, const ExdgemmL
       }
       then([&] { return clock.lap(kExProducts); });
       then([&] {
-        return be.sum_batch(x, z0, g, ia, ib, L, pstride, cap_bits, log2_k, P, digits, alpha,
+        return be.sum_batch(x, z0, g, ia, ib, L, plane, cap_bits, log2_k, P, digits, alpha,
                             beta);
       });
       then([&] { return clock.lap(kExSums); });

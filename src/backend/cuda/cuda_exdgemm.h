@@ -391,6 +391,11 @@ class CudaExBackend {
     return std::any_of(std::begin(kMmaSyncDigitRegions), std::end(kMmaSyncDigitRegions),
                        inside);
   }
+  // The digits' planes: columns padded to 16 bytes (ex_digit_column_stride),
+  // each plane 64-byte aligned as product_stride's.
+  static index_t digit_plane_stride(index_t bm, index_t bn) {
+    return round_up(ex_digit_plane_bytes(bm, bn), 64);
+  }
   Status modular_digit_products(const void *ra, const void *rb, int count, int L, index_t bm,
                                 index_t bn, index_t chunk, void *P, index_t pstride) {
     return ok(launch_ex_modular_digit_products(
