@@ -1007,9 +1007,10 @@ XN_HD bool whole_digit_words(const std::int8_t *P, std::int64_t pstride, std::in
 
 // Warp-collective (every lane, the same arguments): sums = the fraction
 // form's four sums of the lane's row, whose L digits lie at column + lane
-// + l pstride (column: the warp's first row of modulus 0); rows from
-// `rows` on read as zero digits. words: whole_digit_words of the column's
-// product.
+// + l pstride (column: the warp's first row of modulus 0). words:
+// whole_digit_words of the column's product; then the column must be
+// readable up to rows' next multiple of 4 (those rows' bytes reach only
+// their own sums), else rows from `rows` on read as zero digits.
 template <int LMax>
 __device__ __forceinline__ void digit_fraction_sums(const std::int8_t *column,
                                                     std::int64_t pstride, int L,

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "numerics/exdgemm_entry.h"
+#include "numerics/hd.h"
 #include "numerics/modular_crt.h"
 #include "numerics/ozaki_split.h"
 
@@ -155,8 +156,8 @@ cudaError_t launch_ex_modular_tile_products(cudaStream_t s, ExView X,
 // batched reconstruction reads it): entry (i, j) of product x at P[x
 // pstride + i + j ex_digit_column_stride(bm)], each column padded to a
 // multiple of 16 bytes, so that the products store whole 16-byte pieces and
-// the reconstruction loads whole words whatever bm is (byte by byte, an odd
-// bm took 1.5x the time of bm + 1 on an H200); pstride at least
+// the reconstruction loads whole words whatever bm is (byte by byte, a bm
+// no multiple of 16 took up to 1.5x the time on an H200); pstride at least
 // ex_digit_plane_bytes(bm, bn).
 XN_HD constexpr std::int64_t ex_digit_column_stride(std::int64_t bm) {
   return (bm + 15) / 16 * 16;
@@ -231,7 +232,10 @@ cudaError_t launch_ex_modular_fold_slots(cudaStream_t s, std::int32_t *P, int L,
 // their operands (exact::DirectTerms).
 struct ExModularSumArgs {
   ExBlockArgs blk;
-  void *P;  // int32 sums, or (digits, batched launches only) int8 CRT digits
+  // int32 sums (column stride bm), or (digits, batched launches only) int8
+  // CRT digits in their layout (ex_digit_column_stride), the done mark in
+  // plane 0 there too.
+  void *P;
   bool digits = false;
   std::int64_t pstride;
   exact::CrtBasis crt;

@@ -180,10 +180,12 @@ cudaError_t launch_ex_modular_digit_products(cudaStream_t s, const std::int8_t *
   if (count <= 0 || bm <= 0 || bn <= 0) return cudaSuccess;
   // (cp.async copies 16-byte pieces, and the epilogue stores them: the
   // residues, P and pstride 16-byte aligned.)
-  const auto misaligned = [](const void *p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) != 0; };
+  const auto misaligned = [](const void *p) {
+    return (reinterpret_cast<std::uintptr_t>(p) & 15) != 0;
+  };
   if (crt.L < 1 || crt.L > exact::kMaxModuli || k < 1 || k % 16 != 0 ||
-      k > exact::kInt32ChunkK || count > 65535 || pstride < ex_digit_plane_bytes(bm, bn) || pstride % 16 != 0 ||
-      misaligned(ra) || misaligned(rb) || misaligned(P))
+      k > exact::kInt32ChunkK || count > 65535 || pstride < ex_digit_plane_bytes(bm, bn) ||
+      pstride % 16 != 0 || misaligned(ra) || misaligned(rb) || misaligned(P))
     return cudaErrorInvalidValue;
   const std::int64_t tiles = ((bm + kTileM - 1) / kTileM) * ((bn + kTileN - 1) / kTileN);
   if (tiles > INT32_MAX) return cudaErrorInvalidValue;

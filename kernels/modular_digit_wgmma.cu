@@ -191,7 +191,8 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // Whether the current device runs the wgmma kernel: an sm_90a image for it,
-// its shared memory granted. Asked once per device.
+// its shared memory granted. Asked once per device (per call beyond
+// ordinal 63).
 bool wgmma_ready() {
   static AnswerPerDevice ready;
   return ready.ask([](int device) {

@@ -288,7 +288,7 @@ TEST_F(GpuExdgemmBatched, TheBatchedEngineAtItsBoundaries) {
 // multiple of 16 (residues padded with zeros), 20 moduli and more (draw's
 // 2^+-40 entries widen every row), over 32, gaps between products,
 // several groups of products (a small workspace), beta = 0 over NaN. The
-// digits use a quarter of the sums' product bytes: the workspace says which
+// digits use fewer product bytes than the sums: the workspace says which
 // path ran, also under the engine's own choice (digit_products_pay's
 // regions, which differ between the kernels).
 TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
@@ -322,7 +322,7 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
       {{true, false, 70, 90, 333, 333, 333, 70, 7, 333 * 70, 333 * 90, 70 * 90,
         1.0, 0.5}, 1.0, 20, 2, 4 << 20, 0, 0},
       // Over 32 moduli: the reconstruction's tensor-core sums take two k
-      // steps (rows in whole words, and not).
+      // steps (m a multiple of 16, and not: padded columns).
       {{false, false, 96, 40, 64, 96, 64, 96, 2, 96 * 64, 64 * 40, 96 * 40,
         1.0, 0.25}, 3.0, 33, 1, 0, 0, 0},
       {{false, true, 61, 33, 80, 61, 33, 61, 2, 61 * 80, 33 * 80, 61 * 33,

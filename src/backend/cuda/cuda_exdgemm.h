@@ -386,6 +386,8 @@ class CudaExBackend {
     const auto inside = [&](const DigitRegion &r) {
       return L >= r.min_moduli && k <= r.max_k && m * n <= r.max_entries;
     };
+    // (Below 4 rows a padded column of digits outweighs the int32 sums'.)
+    if (ex_digit_column_stride(m) > 4 * m) return false;
     if (ex_digit_products_on_wgmma())
       return std::any_of(std::begin(kWgmmaDigitRegions), std::end(kWgmmaDigitRegions), inside);
     return std::any_of(std::begin(kMmaSyncDigitRegions), std::end(kMmaSyncDigitRegions),
