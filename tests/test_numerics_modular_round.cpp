@@ -630,7 +630,9 @@ TEST(ModularRoundByFraction, ByteSumsAreTheFmaChain) {
         f |= std::uint64_t(xn::exact::fraction_weight_byte(kT, j, b, l)) << (8 * b);
       ASSERT_EQ(double(f), kT.crt_fraction[j][l]) << "modulus " << l << ", piece " << j;
     }
-  Draw d(17);
+  const std::uint64_t seed = xn_test::fresh_seed();
+  SCOPED_TRACE(xn_test::describe_seed(seed));
+  Draw d(seed);
   std::int8_t y[xn::exact::kMaxModuli];
   for (int trial = 0; trial < 4000; ++trial) {
     const int L = d.range(1, xn::exact::kMaxModuli);
