@@ -138,6 +138,9 @@ __global__ void __launch_bounds__(kThreads)
   if (i >= rows) return;
   const idx left = rows - i;
   const T beta = read_scalar(beta_arg);
+  // beta = 1 (a device scalar the host cannot see): BLAS's quick return
+  // leaves C untouched (a signalling NaN stays signalling; 1 c would quiet it).
+  if (beta == T(1)) return;
   for (idx j = blockIdx.y; j < cols; j += gridDim.y) {
     Pack<T, V> r;
     if (beta != T(0)) r = load<T, V>(c + i + j * ldc, left, vector_ok);

@@ -4,6 +4,11 @@
 
 xn_add_test(test_api_args LABELS api unit SOURCES test_api_args.cpp)
 xn_add_test(test_api_host LABELS api SOURCES test_api_host.cpp)
+# Edge cases of the correctly rounded host BLAS (exdgemv_, exddot_, exdgemm_
+# and their cblas_ forms) on the CPU: quick returns, zero and negative
+# increments, XERBLA positions, specials, signed zeros, overflow and
+# subnormal boundaries, against reference (C)BLAS and the IEEE oracle.
+xn_add_test(test_api_exblas_edges LABELS api SOURCES test_api_exblas_edges.cpp)
 # Every device routine inside CUDA graphs (skipped without a device).
 xn_add_test(test_api_graphs LABELS api gpu SOURCES test_api_graphs.cpp)
 # The option table against include/xngemm.h and README.md (read from the

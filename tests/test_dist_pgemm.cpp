@@ -654,24 +654,33 @@ void run_transport_failures(const Grid &g, std::mt19937_64 &rng) {
   }
 }
 
-// Empty products and the scaling-only cases: sub(C) as beta sub(C).
+// Empty products and the scaling-only cases: sub(C) as beta sub(C); with
+// beta = 1 untouched (PBLAS's quick return), signalling NaNs in C staying
+// signalling (1 c would quiet them).
 void run_edge_cases(const Grid &g, std::mt19937_64 &rng) {
-  for (int e = 0; e < 4; ++e) {
+  for (int e = 0; e < 6; ++e) {
     Case c = random_case(g, rng);
     c.m = e == 0 ? 0 : c.m;
     c.n = e == 1 ? 0 : c.n;
-    c.k = e == 2 ? 0 : c.k;
-    c.alpha = e == 3 ? 0.0 : c.alpha;
-    c.beta = rng() & 1 ? 0.0 : -0.5;
+    c.k = e == 2 || e == 4 ? 0 : c.k;
+    c.alpha = e == 3 || e == 5 ? 0.0 : c.alpha;
+    c.beta = e >= 4 ? 1.0 : rng() & 1 ? 0.0 : -0.5;
     for (DistGemm fn : {DistGemm(pdngemm_), DistGemm(pexdgemm_)}) {
       Dist<double> A, B, C;
       setup<double>(g, c, rng, true, A, B, C);
+      if (c.beta == 1.0) {
+        const std::uint64_t signalling = 0x7ff0000000000badull;
+        for (std::size_t i = 0; i < C.global.size(); i += 3)
+          std::memcpy(&C.global[i], &signalling, sizeof signalling);
+        distribute(g, C, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c);
+      }
       const std::vector<double> got = call<double>(c, fn, A, B, C, false);
       check_result(g, c, C, C.local, got, "edge",
                    [&](std::int64_t i, std::int64_t j, double v) {
                      const double c0 =
                          C.global[std::size_t((c.ic - 1 + i) + (c.jc - 1 + j) * C.M)];
-                     const double want = c.beta == 0.0 ? 0.0 : c.beta * c0;
+                     const double want =
+                         c.beta == 0.0 ? 0.0 : c.beta == 1.0 ? c0 : c.beta * c0;
                      if (bits_of(v) != bits_of(want))
                        fail("edge case %d: sub(C)(%lld,%lld) = %g, want %g; %s", e,
                             (long long)i, (long long)j, v, want, c.describe().c_str());

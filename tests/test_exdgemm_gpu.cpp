@@ -830,6 +830,104 @@ TEST_F(GpuExdgemm, AllocationFailureAndBadArgumentsLeaveCUntouched) {
     ASSERT_EQ(bits(scaled[i]), bits(c0[i] * c.beta)) << i;
 }
 
+// Reference DGEMM's quick return: with beta = 1 and alpha = 0 or k = 0, C
+// is not touched at all, so a signalling NaN in it stays signalling (1 c
+// would quiet it), for every routine of cublasDgemm's parameters, host and
+// device scalars (the device's beta read by the scaling kernel), and the
+// batched exdgemm; beta = -1 still scales (-0 becomes +0 only where c was
+// -0: one IEEE product). One exception, cuBLAS's own: an alpha of 0 in
+// device memory is not seen by the host, and cublasDgemm then forms 0 A B
+// + 1 C (measured: the signalling NaN comes back quiet); the recursive
+// GEMMs, whose small products are cuBLAS's, give cuBLAS's bits there.
+TEST_F(GpuExdgemm, BetaOneWithNoProductLeavesCUntouched) {
+  using Gemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                  int, int, const double *, const double *, int,
+                                  const double *, int, const double *, double *, int);
+  const struct {
+    const char *name;
+    Gemm gemm;
+    bool sees_device_alpha;  // (else cuBLAS's bits with a device alpha of 0)
+  } routines[] = {{"xnExdgemm", xnExdgemm, true},
+                  {"xnDngemm", xnDngemm, false},
+                  {"xnDgemmStrassen", xnDgemmStrassen, false},
+                  {"xnDgemmWinograd", xnDgemmWinograd, false}};
+  double signalling;
+  const std::uint64_t signalling_bits = 0x7ff0000000000badull;
+  std::memcpy(&signalling, &signalling_bits, sizeof signalling);
+  constexpr int m = 37, n = 23, ldc = 40;
+  std::vector<double> c0(std::size_t(ldc) * n);
+  for (std::size_t i = 0; i < c0.size(); ++i)
+    c0[i] = i % 4 == 0 ? signalling : i % 4 == 1 ? -0.0 : 0.375 * double(i) - 7.0;
+  const std::vector<double> operand(std::size_t(64) * 64, 1.5);
+  DeviceBuffer<double> dA, dB, dC, dScalars;
+  dA.upload(operand);
+  dB.upload(operand);
+  for (const auto &r : routines)
+    for (const bool device_scalars : {false, true})
+      for (const int k : {0, 17})
+        for (const double beta : {1.0, -1.0}) {
+          const double scalars[2] = {k == 0 ? 2.0 : 0.0, beta};
+          dScalars.upload(std::vector<double>(scalars, scalars + 2));
+          dC.upload(c0);
+          ASSERT_EQ(cublasSetPointerMode(h_, device_scalars ? CUBLAS_POINTER_MODE_DEVICE
+                                                            : CUBLAS_POINTER_MODE_HOST),
+                    CUBLAS_STATUS_SUCCESS);
+          const double *alpha = device_scalars ? dScalars.get() : &scalars[0];
+          const double *beta_p = device_scalars ? dScalars.get() + 1 : &scalars[1];
+          const cublasStatus_t st = r.gemm(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, alpha,
+                                           dA.get(), 64, dB.get(), 64, beta_p, dC.get(), ldc);
+          ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS) << r.name;
+          const std::vector<double> got = dC.download();
+          if (device_scalars && k > 0 && !r.sees_device_alpha) {
+            dC.upload(c0);
+            ASSERT_EQ(cublasDgemm(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, alpha, dA.get(), 64,
+                                  dB.get(), 64, beta_p, dC.get(), ldc),
+                      CUBLAS_STATUS_SUCCESS);
+            cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST);
+            EXPECT_TRUE(xn_test::same_bits(got, dC.download()))
+                << r.name << ", device scalars, beta " << beta << ": cuBLAS's bits";
+            continue;
+          }
+          cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST);
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const bool scaled = beta != 1.0 && i % ldc < std::size_t(m);
+            const double want = scaled ? beta * c0[i] : c0[i];
+            // (A scaled NaN is some quiet NaN: payloads differ between CPUs
+            // and GPUs.)
+            if (scaled && std::isnan(want))
+              ASSERT_TRUE(std::isnan(got[i])) << r.name << ": C storage [" << i << "]";
+            else
+              ASSERT_EQ(bits(got[i]), bits(want))
+                  << r.name << (device_scalars ? ", device" : ", host") << " scalars, k "
+                  << k << ", beta " << beta << ": C storage [" << i << "]";
+          }
+        }
+  // The batched exdgemm: k = 0 and alpha = 0, host and device scalars.
+  for (const bool device_scalars : {false, true})
+    for (const int k : {0, 17}) {
+      const double scalars[2] = {k == 0 ? 2.0 : 0.0, 1.0};
+      dScalars.upload(std::vector<double>(scalars, scalars + 2));
+      std::vector<double> batch(c0);
+      batch.insert(batch.end(), c0.begin(), c0.end());
+      dC.upload(batch);
+      ASSERT_EQ(cublasSetPointerMode(h_, device_scalars ? CUBLAS_POINTER_MODE_DEVICE
+                                                        : CUBLAS_POINTER_MODE_HOST),
+                CUBLAS_STATUS_SUCCESS);
+      const cublasStatus_t st = xnExdgemmStridedBatched(
+          h_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k,
+          device_scalars ? dScalars.get() : &scalars[0], dA.get(), 64, 0, dB.get(), 64, 0,
+          device_scalars ? dScalars.get() + 1 : &scalars[1], dC.get(), ldc,
+          static_cast<long long>(c0.size()), 2);
+      cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_HOST);
+      ASSERT_EQ(st, CUBLAS_STATUS_SUCCESS);
+      const std::vector<double> got = dC.download();
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(bits(got[i]), bits(batch[i]))
+            << "xnExdgemmStridedBatched" << (device_scalars ? ", device" : ", host")
+            << " scalars, k " << k << ": C storage [" << i << "]";
+    }
+}
+
 // A large case against sampled MPFR entries and the CPU on a sampled block.
 TEST_F(GpuExdgemm, LargeSampledAgainstOracle) {
   const std::uint64_t seed = xn_test::fresh_seed();

@@ -160,8 +160,11 @@ class CudaExBackend {
     return Status::Ok;
   }
 
-  // C = beta C with the call's beta (host or device): the quick return.
+  // C = beta C with the call's beta (host or device): the quick return
+  // (beta = 1: C untouched, as reference DGEMM; launch_scale's kernel
+  // skips it for a device beta).
   Status scale_by_beta(MatView<double> C) {
+    if (!dev_ && *beta_ == 1.0) return Status::Ok;
     return ok(launch_scale<double>(
         s_, C.rows, C.cols, C.p, C.ld,
         ScalarArg<double>{dev_ ? 0.0 : *beta_, dev_ ? beta_ : nullptr}));
