@@ -941,7 +941,9 @@ __device__ __forceinline__ ExBlockArgs product_block(const ExBlockArgs &a, const
 // must hold (the registers' cap), per moduli variant: two entries while
 // their products fit beside the sums, at 64 registers (uncapped, 94-104:
 // 24-30 % occupancy, and the batched 64 x 1024^3 took 1.99 ms against
-// 1.81 capped, 512 x 256^3 1.21 against 1.09; H200, two starts); one from
+// 1.81 capped, 512 x 256^3 1.21 against 1.09; H200, two starts; and
+// capped lower, at 48 for ten blocks, 512 x 256^3 went 0.68-0.69 -> 0.70-0.71
+// ms and 64 x 1024^3 1.49 -> 2.01 with spills, H200, 2026-11-29); one from
 // 32 moduli on (int32 sums). Int8 digits hold no products, only their
 // words for one k step at a time, and take two entries a thread at every
 // L, rows a warp's 32 apart: each
@@ -996,10 +998,11 @@ __device__ const FractionFragments g_fraction_fragments = make_fraction_fragment
 // rows) take the fewest shared-memory wavefronts.
 using FractionExchange = double[4][34];  // (declared __align__(16): double2 stores)
 
-// Whether digit_fraction_sums may read a product's digits as words of
-// four rows: P, pstride (plane to plane) and ld (column to column: column j
-// at P + j ld, whose bytes up to ld are readable) multiples of 4.
-// Elsewhere it reads bytes.
+// Whether a product's digits lie in words of four rows, as
+// digit_fraction_sums reads them: P, pstride (plane to plane) and ld
+// (column to column: column j at P + j ld, whose bytes up to ld are
+// readable) multiples of 4. The engine's always do (ex_digit_column_stride,
+// planes aligned to 64 bytes); the launchers refuse any other.
 XN_HD bool whole_digit_words(const std::int8_t *P, std::int64_t pstride, std::int64_t ld) {
   return ((reinterpret_cast<std::uintptr_t>(P) | std::uintptr_t(pstride) | std::uintptr_t(ld)) &
           3) == 0;
@@ -1007,14 +1010,13 @@ XN_HD bool whole_digit_words(const std::int8_t *P, std::int64_t pstride, std::in
 
 // Warp-collective (every lane, the same arguments): sums = the fraction
 // form's four sums of the lane's row, whose L digits lie at column + lane
-// + l pstride (column: the warp's first row of modulus 0). words:
-// whole_digit_words of the column's product; then the column must be
-// readable up to rows' next multiple of 4 (those rows' bytes reach only
-// their own sums), else rows from `rows` on read as zero digits.
+// + l pstride (column: the warp's first row of modulus 0), in words of
+// four rows (whole_digit_words): the column must be readable up to rows'
+// next multiple of 4 (those rows' bytes reach only their own sums).
 template <int LMax>
 __device__ __forceinline__ void digit_fraction_sums(const std::int8_t *column,
                                                     std::int64_t pstride, int L,
-                                                    std::int64_t rows, bool words,
+                                                    std::int64_t rows,
                                                     FractionExchange &exchange,
                                                     double (&sums)[4]) {
   constexpr int KSteps = (LMax + 31) / 32;
@@ -1025,29 +1027,15 @@ __device__ __forceinline__ void digit_fraction_sums(const std::int8_t *column,
   for (int ks = 0; ks < KSteps; ++ks) {
     // w[half][u]: rows 4g..4g + 3 of modulus 32 ks + 16 half + 4t + u.
     std::uint32_t w[2][4] = {};
-    if (words) {
-      const bool row_in = 4 * g < rows;
+    const bool row_in = 4 * g < rows;
+    XN_UNROLL
+    for (int half = 0; half < 2; ++half)
       XN_UNROLL
-      for (int half = 0; half < 2; ++half)
-        XN_UNROLL
-        for (int u = 0; u < 4; ++u) {
-          const int step = 32 * ks + 16 * half + u, l = step + 4 * t;
-          if (step < LMax && row_in && l < L)
-            w[half][u] = *reinterpret_cast<const std::uint32_t *>(mine + step * pstride);
-        }
-    } else {
-      XN_UNROLL
-      for (int half = 0; half < 2; ++half)
-        XN_UNROLL
-        for (int u = 0; u < 4; ++u) {
-          const int step = 32 * ks + 16 * half + u, l = step + 4 * t;
-          if (step < LMax && l < L)
-            XN_UNROLL
-            for (int v = 0; v < 4; ++v)
-              if (4 * g + v < rows)
-                w[half][u] |= std::uint32_t(std::uint8_t(mine[step * pstride + v])) << (8 * v);
-        }
-    }
+      for (int u = 0; u < 4; ++u) {
+        const int step = 32 * ks + 16 * half + u, l = step + 4 * t;
+        if (step < LMax && row_in && l < L)
+          w[half][u] = *reinterpret_cast<const std::uint32_t *>(mine + step * pstride);
+      }
     // The 4 x 4 byte transpose: a[half][slot] = moduli 4t..4t + 3 (of the
     // half) of row 4g + slot.
     std::uint32_t a[2][4];
@@ -1143,9 +1131,8 @@ __device__ __forceinline__ void round_fraction_entries(const ExBlockArgs &b, Pro
       XN_UNROLL
       for (int e = 0; e < E; ++e)
         digit_fraction_sums<LMax>(P + first_row + e * kApart + j * ldp, a.pstride, a.crt.L,
-                                  b.bm - first_row - e * kApart,
-                                  whole_digit_words(P, a.pstride, ldp),
-                                  exchange[threadIdx.x / 32], sums[e]);
+                                  b.bm - first_row - e * kApart, exchange[threadIdx.x / 32],
+                                  sums[e]);
     } else {
       int moduli[E];  // (none for a row past the end)
       XN_UNROLL
@@ -1229,12 +1216,12 @@ __global__ void __launch_bounds__(kSumThreads)
 template <int LMax>
 __global__ void __launch_bounds__(kSumThreads)
     digit_fraction_sums_kernel(const std::int8_t *P, std::int64_t pstride, int L,
-                               std::int64_t rows, bool words, double *sums) {
+                               std::int64_t rows, double *sums) {
   __shared__ __align__(16) FractionExchange exchange[kSumThreads / 32];
   const std::int64_t first_row = blockIdx.x * std::int64_t(kSumThreads) + 32 * (threadIdx.x / 32);
   if (first_row >= rows) return;  // (the whole warp)
   double out[4];
-  digit_fraction_sums<LMax>(P + first_row, pstride, L, rows - first_row, words,
+  digit_fraction_sums<LMax>(P + first_row, pstride, L, rows - first_row,
                             exchange[threadIdx.x / 32], out);
   const std::int64_t r = first_row + threadIdx.x % 32;
   if (r < rows)
@@ -1589,6 +1576,9 @@ cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &
   if (a.blk.bm <= 0 || a.blk.bn <= 0 || batch.count <= 0) return cudaSuccess;
   if (batch.count > 65535 || a.blk.i0 != 0 || a.blk.j0 != 0) return cudaErrorInvalidValue;
   if (a.blk.bn > kMaxGridY) return cudaErrorInvalidValue;  // (bn <= kModularBlockCap)
+  // (Digits in words of four rows: the columns' stride is a multiple of 16.)
+  if (a.digits && !whole_digit_words(static_cast<const std::int8_t *>(a.P), a.pstride, 16))
+    return cudaErrorInvalidValue;
   const dim3 grid(blocks_for(a.blk.bm, kSumThreads),
                   sum_grid_y(a.blk.bm, a.blk.bn, batch.count), unsigned(batch.count));
   const std::int64_t p_step = a.crt.L * a.pstride;
@@ -1616,12 +1606,13 @@ cudaError_t launch_digit_fraction_sums(cudaStream_t s, const std::int8_t *P,
                                        std::int64_t pstride, int L, std::int64_t rows,
                                        double *sums) {
   if (rows <= 0) return cudaSuccess;
-  if (L < 1 || L > exact::kMaxModuli || pstride < rows) return cudaErrorInvalidValue;
-  const bool words = whole_digit_words(P, pstride, rows);
+  if (L < 1 || L > exact::kMaxModuli || pstride < rows ||
+      !whole_digit_words(P, pstride, pstride))
+    return cudaErrorInvalidValue;
   exact::with_moduli_variant(L, [&](auto moduli) {
     constexpr int LMax = decltype(moduli)::value;
     digit_fraction_sums_kernel<LMax>
-        <<<blocks_for(rows, kSumThreads), kSumThreads, 0, s>>>(P, pstride, L, rows, words, sums);
+        <<<blocks_for(rows, kSumThreads), kSumThreads, 0, s>>>(P, pstride, L, rows, sums);
   });
   return cudaGetLastError();
 }

@@ -205,7 +205,8 @@ void set_digit_products_by_mma_sync(bool on);
 bool digit_products_by_mma_sync();
 // Tests only: sums[4 r + j] (r < rows, j < 4) = the fraction form's sums of
 // row r whose L int8 digits are P[r + l pstride], by the reconstruction's
-// tensor-core path (whole words where rows, pstride and P allow).
+// tensor-core path, which reads words of four rows: P and pstride
+// multiples of 4 (else cudaErrorInvalidValue).
 cudaError_t launch_digit_fraction_sums(cudaStream_t s, const std::int8_t *P,
                                        std::int64_t pstride, int L, std::int64_t rows,
                                        double *sums);

@@ -327,6 +327,13 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
         1.0, 0.25}, 3.0, 33, 1, 0, 0, 0},
       {{false, true, 61, 33, 80, 61, 33, 61, 2, 61 * 80, 33 * 80, 61 * 33,
         -1.0, 0.0}, 3.0, 33, 1, 0, 0, 0},
+      // Few rows: below 4 a padded column of digits (16 bytes) outweighs
+      // the int32 sums' column, and the engine keeps the sums (at 3 rows);
+      // above, the digits (at 5: 16 bytes against 20).
+      {{false, false, 3, 200, 256, 3, 256, 3, 4, 3 * 256, 256 * 200, 3 * 200,
+        1.0, 0.0}, 1.0, 20, 1, 0, -1, -1},
+      {{true, false, 5, 180, 256, 256, 256, 6, 3, 256 * 5, 256 * 180, 6 * 180 + 2,
+        1.0, 0.5}, 1.0, 20, 1, 0, 1, 1},
   };
   const bool wgmma = xn::ex_digit_products_on_wgmma();
   // clang-format on
@@ -373,7 +380,9 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
       workspace[path] = info.workspace_bytes;
       if (path < 2) got[path] = dC.download();
     }
-    if (c.workspace_limit == 0) {  // (under a limit, the digits' groups hold more products)
+    // (Under a limit, the digits' groups hold more products; in columns of
+    // at most 4 rows, padded to 16 bytes, the digits take no fewer.)
+    if (c.workspace_limit == 0 && xn::ex_digit_column_stride(b.m) < 4 * b.m) {
       EXPECT_LT(workspace[1], workspace[0]) << "the digits' path ran";
     }
     if (automatic != 0) {
@@ -409,8 +418,10 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
 // The reconstruction's tensor-core sums of int8 digits (the batched first
 // pass's digit_fraction_sums) against the FMA chain on the host
 // (exact::fraction_sums), bit for bit, for every L (one and two k steps of
-// 32 moduli, every lane's moduli) and columns of whole words and not
-// (rows and the plane stride multiples of 4, or not; partial warps).
+// 32 moduli, every lane's moduli), rows multiples of 4 and not (the last
+// word's other bytes are some other row's), partial warps, and plane
+// strides of the engine's padding and not. A stride the words cannot take
+// is refused.
 TEST_F(GpuExdgemmBatched, TensorCoreSumsOfDigitsAreTheFmaChains) {
   const std::uint64_t seed = xn_test::fresh_seed();
   SCOPED_TRACE(xn_test::describe_seed(seed));
@@ -418,7 +429,7 @@ TEST_F(GpuExdgemmBatched, TensorCoreSumsOfDigitsAreTheFmaChains) {
   std::uniform_int_distribution<int> digit(-127, 127);
   constexpr int LMax = xn::exact::kMaxModuli;
   for (const std::int64_t rows : {64, 61, 130, 200}) {
-    for (const std::int64_t pstride : {rows + (-rows & 15), rows + 1}) {
+    for (const std::int64_t pstride : {rows + (-rows & 15), rows + (-rows & 3) + 4}) {
       for (int L = 1; L <= LMax; ++L) {
         std::vector<std::int8_t> P(std::size_t(pstride * L));
         for (std::int8_t &y : P) y = std::int8_t(digit(rng));
@@ -446,6 +457,13 @@ TEST_F(GpuExdgemmBatched, TensorCoreSumsOfDigitsAreTheFmaChains) {
       }
     }
   }
+  DeviceBuffer<std::int8_t> dP(std::size_t(65 * 24));
+  DeviceBuffer<double> dsums(std::size_t(4 * 64));
+  EXPECT_EQ(xn::testing::launch_digit_fraction_sums(nullptr, dP.get(), 65, 24, 64, dsums.get()),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(xn::testing::launch_digit_fraction_sums(nullptr, dP.get() + 1, 64, 24, 64,
+                                                    dsums.get()),
+            cudaErrorInvalidValue);
 }
 
 // Where this build has the wgmma products and the device is Hopper's sm_90,
