@@ -214,8 +214,10 @@ cublasStatus_t xnDgemmWinograd(cublasHandle_t handle, cublasOperation_t transa,
  * X = sum_p op(A)(i,p) op(B)(p,j) and c = C(i,j) on entry.
  *  - BLAS first: m = 0 or n = 0 touches nothing; k = 0 or alpha == 0
  *    (-0.0 included) reads neither A nor B and gives beta * c, one IEEE
- *    product (so correctly rounded); beta == 0 never reads C (it may hold
- *    NaN) and gives +0 when alpha or k is 0.
+ *    product (so correctly rounded), except that beta == 1 leaves C as it
+ *    is (reference DGEMM's quick return: a signalling NaN stays
+ *    signalling); beta == 0 never reads C (it may hold NaN) and gives +0
+ *    when alpha or k is 0.
  *  - Otherwise X is exact, in the extended reals: NaN if a product is NaN
  *    (a NaN operand, or 0 * Inf) or infinite products of both signs occur;
  *    +-Inf if infinite products of one sign occur; else the exact real sum,

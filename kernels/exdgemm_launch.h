@@ -255,8 +255,9 @@ cudaError_t launch_ex_modular_sum_block(cudaStream_t s, const ExModularSumArgs &
 // batch's steps, its summaries at info_a + (first + z) bm and info_b +
 // (first + z) bn, and its L products at P + z L pstride (a.digits: int8
 // CRT digits from launch_ex_modular_digit_products; sum_block takes int32
-// sums only). bn is at most 65535 (cudaErrorInvalidValue beyond: the
-// batched engine's blocks are at most kModularBlockCap wide).
+// sums only; digits in words of four rows, P and pstride multiples of 4,
+// else cudaErrorInvalidValue). bn is at most 65535 (cudaErrorInvalidValue
+// beyond: the batched engine's blocks are at most kModularBlockCap wide).
 cudaError_t launch_ex_modular_sum_batch(cudaStream_t s, const ExModularSumArgs &a,
                                         const ExBatch &batch);
 

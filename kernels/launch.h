@@ -45,7 +45,8 @@ struct CombineArgs {
 template <class T>
 cudaError_t launch_combine(cudaStream_t stream, const CombineArgs<T> &args);
 
-// C = beta * C; beta == 0 writes zeros without reading C.
+// C = beta * C; beta == 0 writes zeros without reading C, beta == 1 writes
+// nothing (BLAS's quick return: a signalling NaN stays signalling).
 template <class T>
 cudaError_t launch_scale(cudaStream_t stream, std::int64_t rows, std::int64_t cols, T *c,
                          std::int64_t ldc, ScalarArg<T> beta);

@@ -287,7 +287,6 @@ class ExblasEdges : public ::testing::Test {
 // (and A and x, all NaN here, are not read).
 TEST_F(ExblasEdges, GemvQuickReturnsLeaveYBitwise) {
   SCOPED_TRACE(seed_text());
-  int calls = 0;
   for (Api api : kApis)
     for (bool trans : {false, true})
       for (int shape = 0; shape < 4; ++shape) {
@@ -307,7 +306,6 @@ TEST_F(ExblasEdges, GemvQuickReturnsLeaveYBitwise) {
         g_xerbla = XerblaLog{};
         call_gemv(api, trans, m, n, alpha, nan.data(), lda, nan.data(), pick_inc(), beta,
                   ymem.data(), incy);
-        ++calls;
         EXPECT_EQ(g_xerbla.calls, 0) << api_name(api) << " m=" << m << " n=" << n;
         EXPECT_TRUE(same_bytes(before, ymem))
             << api_name(api) << (trans ? " T" : " N") << " m=" << m << " n=" << n
@@ -315,17 +313,15 @@ TEST_F(ExblasEdges, GemvQuickReturnsLeaveYBitwise) {
             << ": y changed (reference DGEMV returns before touching y)";
         EXPECT_EQ(xnGetLastHostStatus(), 0);
       }
-  EXPECT_EQ(calls, 3 * 2 * 4);
 }
 
 // beta == 0 (and -0) never reads y, also for the outputs the certified
 // one-pass rounding leaves to the exact path (exact_dot_entry): rows with
 // subnormal results, huge cancellation and products outside
 // [2^-968, 2^1000]. y holds signalling NaNs and -Inf; every result must be
-// the oracle's value computed without y, and finite here.
+// the oracle's value computed without y, never a NaN.
 TEST_F(ExblasEdges, GemvBetaZeroNeverReadsYOnTheExactPath) {
   SCOPED_TRACE(seed_text());
-  int exact_path_like = 0;
   for (int kind = 0; kind < 3; ++kind)
     for (Api api : kApis)
       for (bool trans : {false, true})
@@ -365,12 +361,9 @@ TEST_F(ExblasEdges, GemvBetaZeroNeverReadsYOnTheExactPath) {
           std::vector<double> got;
           const std::string msg = check_gemv(g, want, &got);
           ASSERT_TRUE(msg.empty()) << "kind " << kind << ": " << msg;
-          for (std::size_t i = 0; i < got.size(); ++i) {
+          for (std::size_t i = 0; i < got.size(); ++i)
             ASSERT_FALSE(std::isnan(got[i])) << g.describe() << ": y read (NaN came out)";
-            exact_path_like += kind == 1 || std::isinf(got[i]);
-          }
         }
-  EXPECT_GT(exact_path_like, 0);
 }
 
 // alpha == 0 and beta == 0 with NaN A, x and y: y := ZERO (dgemv.f
@@ -613,7 +606,7 @@ TEST_F(ExblasEdges, GemvIntermediatesNeverOverflowOrUnderflow) {
        -kMinSub},
       {"2^-1076 - 2^-1075 = -2^-1076 rounds to -0", kMinSub, 1, 0.25, -0.5, kMinSub, -0.0},
       {"DBL_MAX + 2^970 (the tie) overflows", kMax, 1, 1, 0x1p-53, 0x1p1023, kInf},
-      {"DBL_MAX + 2^970 - 2^918 stays DBL_MAX", kMax, 1, 1, 0x1p-53,
+      {"DBL_MAX + 2^970 - 2^917 stays DBL_MAX", kMax, 1, 1, 0x1p-53,
        0x1.fffffffffffffp1022, kMax},
       {"-DBL_MAX - 2^970 overflows to -Inf", kMax, -1, 1, -0x1p-53, 0x1p1023, -kInf},
   };
@@ -767,7 +760,7 @@ TEST_F(ExblasEdges, DotZeroAndExtremeIncrements) {
 // cancellation gives +0, at every length (the long ones take the chunked,
 // multi-threaded path); only all -0 products give -0. (Reference ddot.f
 // starts DTEMP = 0.0d0 and would return +0 for all -0 products; the library
-// documents the IEEE sign instead: see the report.)
+// documents the IEEE sign instead: include/xngemm.h, docs/design.md.)
 TEST_F(ExblasEdges, DotSignedZerosOfExactZeroSums) {
   SCOPED_TRACE(seed_text());
   for (int n : {2, 3, 64, 1000, 70000, 200001}) {
@@ -856,7 +849,7 @@ TEST_F(ExblasEdges, DotSubnormalResultsRoundedOnce) {
        {1, -0x1p-600, -0x1p-600, -0x1p-600},
        {kMinSub, 0x1p-476, 0x1p-477, 0x1p-600},
        kMinSub},
-      {"DBL_MIN - 2^-1074 from two normals", {0x1p-1021, -1}, {0.5, kMinSub},
+      {"DBL_MIN - 2^-1074 from a normal and a subnormal", {0x1p-1021, -1}, {0.5, kMinSub},
        0x1p-1022 - kMinSub},
   };
   for (const Stated &s : cases) {
@@ -936,7 +929,6 @@ TEST_F(ExblasEdges, LongSumsOverTheWholeRangeMatchTheOracle) {
 TEST_F(ExblasEdges, GemmQuickReturnLeavesCBitwise) {
   SCOPED_TRACE(seed_text());
   const std::vector<double> nan(256, kSNaN);
-  int checked = 0;
   for (int api = 0; api < 3; ++api)
     for (int shape = 0; shape < 3; ++shape) {
       const int m = 1 + int(rng_() % 6), n = 1 + int(rng_() % 6);
@@ -958,7 +950,6 @@ TEST_F(ExblasEdges, GemmQuickReturnLeavesCBitwise) {
                       tb ? XnTrans : XnNoTrans, m, n, k, alpha, nan.data(), lda, nan.data(),
                       ldb, beta, C.data(), ldc);
       }
-      ++checked;
       EXPECT_EQ(g_xerbla.calls, 0);
       std::string first;
       for (std::size_t i = 0; i < C.size() && first.empty(); ++i)
@@ -971,7 +962,6 @@ TEST_F(ExblasEdges, GemmQuickReturnLeavesCBitwise) {
           << " m=" << m << " n=" << n << " k=" << k << " alpha=" << hex(alpha)
           << " beta=1: reference DGEMM returns without touching C, but " << first;
     }
-  EXPECT_EQ(checked, 9);
 }
 
 // beta == 0 never reads C: with k = 0 or alpha = 0, C := ZERO (dgemm.f:

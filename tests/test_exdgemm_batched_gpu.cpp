@@ -419,7 +419,7 @@ TEST_F(GpuExdgemmBatched, DigitProductsGiveTheSumsBits) {
 // pass's digit_fraction_sums) against the FMA chain on the host
 // (exact::fraction_sums), bit for bit, for every L (one and two k steps of
 // 32 moduli, every lane's moduli), rows multiples of 4 and not (the last
-// word's other bytes are some other row's), partial warps, and plane
+// word's other bytes are the plane's padding), partial warps, and plane
 // strides of the engine's padding and not. A stride the words cannot take
 // is refused.
 TEST_F(GpuExdgemmBatched, TensorCoreSumsOfDigitsAreTheFmaChains) {

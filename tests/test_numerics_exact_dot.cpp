@@ -946,6 +946,20 @@ TEST(NumericsExactDot, AlphaZeroIsBetaCAlone) {
       EXPECT_TRUE(same(exact, want))
           << "exact_dot_entry " << hex(exact) << ", oracle " << hex(want);
     }
+  // beta = 1: c itself, as BLAS's quick return leaves it (a signalling NaN
+  // stays signalling; 1 c would quiet it), from every alpha = 0 path.
+  const std::uint64_t signalling_bits = 0x7ff0000000000badull;
+  double signalling = 0.0;
+  std::memcpy(&signalling, &signalling_bits, sizeof signalling);
+  for (const double c : {signalling, -0.0, 0x1p-1074, -kInf}) {
+    double out = 12345.0;
+    ASSERT_TRUE(dot2_round(junk, kNaN, 0.0, 1.0, c, &out));
+    EXPECT_EQ(bits(out), bits(c)) << "dot2_round " << hex(out) << ", c " << hex(c);
+    const double x[1] = {kNaN}, y[1] = {1.0};
+    const double exact = exact_dot_entry(x, 1, y, 1, 1, -0.0, 1.0, &c);
+    EXPECT_EQ(bits(exact), bits(c)) << "exact_dot_entry " << hex(exact) << ", c " << hex(c);
+    EXPECT_EQ(bits(xn::exact::beta_times_c(1.0, c)), bits(c));
+  }
 }
 
 }  // namespace

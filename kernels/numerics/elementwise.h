@@ -76,10 +76,11 @@ XN_HD T ew_combine(const T *v, const signed char *coef, int n) {
 }
 
 // d <- beta * d, the quick return for alpha == 0 or k == 0 (BLAS semantics:
-// beta == 0 sets d to zero without reading it).
+// beta == 0 sets d to zero without reading it; beta == 1 leaves d as it is,
+// a signalling NaN included, which 1 d would quiet).
 template <class T>
 XN_HD T ew_scale(T beta, T d) {
-  return beta == T(0) ? T(0) : beta * d;
+  return beta == T(0) ? T(0) : beta == T(1) ? d : beta * d;
 }
 
 // True for an entry that breaks the non-negative contract. NaN is not

@@ -196,7 +196,7 @@ XN_HD bool dot2_round_finite(const Dot2 &d, double ops, double alpha, double bet
 XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, double c,
                       double *out) {
   if (alpha == 0.0) {
-    *out = beta != 0.0 ? beta * c : 0.0;
+    *out = beta_times_c(beta, c);
     return true;
   }
   const bool has_q = beta != 0.0;
@@ -259,7 +259,7 @@ XN_HD bool dot2_round(const Dot2 &d, double ops, double alpha, double beta, doub
 XN_HD double exact_dot_entry(const double *a, std::int64_t sa, const double *b,
                              std::int64_t sb, std::int64_t n, double alpha, double beta,
                              const double *c_ptr) {
-  if (alpha == 0.0) return beta != 0.0 ? beta * *c_ptr : 0.0;
+  if (alpha == 0.0) return beta_times_c(beta, beta != 0.0 ? *c_ptr : 0.0);
   const EntryOperands E{vector_summary(a, n, sa), vector_summary(b, n, sb), a, sa, b, sb,
                         n};
   bool wide = false;

@@ -484,6 +484,13 @@ XN_HD bool finite_exact_case(const VectorInfo &ia, const VectorInfo &ib, double 
          (beta == 0.0 || (std::isfinite(beta) && std::isfinite(c)));
 }
 
+// RN(beta c), BLAS's value where alpha = 0: 0 for beta = 0 (c unread by the
+// caller), c itself for beta = 1 (reference BLAS leaves it untouched, so a
+// signalling NaN stays signalling; 1 c would quiet it), else one IEEE product.
+XN_HD double beta_times_c(double beta, double c) {
+  return beta == 0.0 ? 0.0 : beta == 1.0 ? c : beta * c;
+}
+
 // C(i,j) under the library's IEEE contract (include/xngemm.h, xnExdgemm;
 // docs/design.md, "IEEE contract"): BLAS first (alpha == 0 never reads A or
 // B and gives RN(beta c); beta == 0 never reads C), then IEEE 754 applied to
@@ -499,7 +506,7 @@ XN_HD double exact_entry(const Terms &T, const EntryOperands &E, double alpha, d
   double fast = 0.0;  // the engine's own exact rounding, where it decides
   if (finite_exact_case(E.ia, E.ib, alpha, beta, c) && T.round_fast(alpha, beta, c, &fast))
     return fast;
-  if (alpha == 0.0) return beta != 0.0 ? beta * c : 0.0;  // one rounding: RN(beta c)
+  if (alpha == 0.0) return beta_times_c(beta, c);
   const bool has_q = beta != 0.0;
   // Q = beta c. With an Inf or NaN operand its IEEE product is its exact
   // class (Inf * 0 = NaN); with finite ones Q is an exact real, which no
