@@ -258,7 +258,8 @@ cublasStatus_t xnExdgemm(cublasHandle_t handle, cublasOperation_t transa,
  * its bits) on the handle's stream and pointer mode. Bad arguments are
  * xnExdgemm's, and batchCount < 0; they return CUBLAS_STATUS_INVALID_VALUE
  * (NOT_INITIALIZED for a NULL handle) with every C_b untouched. m = 0,
- * n = 0 or batchCount = 0 return at once.
+ * n = 0 or batchCount = 0 return at once; then a NULL C is
+ * CUBLAS_STATUS_INVALID_VALUE, as cuBLAS 13.1 returns.
  *
  * Where each C_b is at most 8192 x 8192 and op(B_b) has more than 4
  * columns, the whole batch runs as one modular engine (one exponent scan,
@@ -351,10 +352,11 @@ cublasStatus_t xnGetLastExdgemmInfo(cublasHandle_t handle, xnExdgemmInfo_t *info
  * the far end; the handle's stream and pointer mode). m = 0 or n = 0
  * returns with y untouched; beta == 0 never reads y. Bad arguments, as
  * cublasDgemv's documentation lists them (trans not N, T or C; m < 0;
- * n < 0; lda < max(1, m); incx = 0; incy = 0), return
+ * n < 0; lda < m; incx = 0; incy = 0), and a NULL y, return
  * CUBLAS_STATUS_INVALID_VALUE with y untouched. (cuBLAS 13.1's cublasDgemv
- * itself rejects only lda < max(1, m) and returns SUCCESS for the others,
- * computing something for an unknown trans or incx = 0.)
+ * itself rejects only lda < m, accepting lda = 0 with m = 0, and a NULL y,
+ * and returns SUCCESS for the others, computing something for an unknown
+ * trans or incx = 0.)
  * Every y_i is entry (i, 1) of xnExdgemm's product under its IEEE contract
  * (above): the exact value rounded once, bitwise the same on the CPU
  * (exdgemv_). A is read once: each y_i is accumulated with an error bound
@@ -380,8 +382,10 @@ cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, 
  * the handle's pointer mode; n <= 0 gives 0; increments as BLAS's (negative:
  * from the far end; 0: the first element n times). The value is xnExdgemm's
  * 1 x 1 x n product with alpha = 1, beta = 0 under its IEEE contract,
- * computed as xnExdgemv's values: bitwise the same on the CPU (exddot_). A NULL result is
- * CUBLAS_STATUS_INVALID_VALUE; a host-memory result inside a stream capture
+ * computed as xnExdgemv's values: bitwise the same on the CPU (exddot_). A
+ * NULL result is CUBLAS_STATUS_MAPPING_ERROR in either pointer mode (cuBLAS
+ * 13.1's status with a host result; with a device one it returns
+ * SUCCESS); a host-memory result inside a stream capture
  * is CUBLAS_STATUS_NOT_SUPPORTED (the call would have to wait), before
  * anything is enqueued.
  */

@@ -10,6 +10,12 @@ xn_add_test(test_exblas_cpu LABELS accuracy SOURCES test_exblas_cpu.cpp)
 # read as negative strides, padded lda) and the bad arguments.
 xn_add_test(test_exblas_gpu LABELS gpu SOURCES test_exblas_gpu.cpp)
 xn_add_sanitizer_tests(gpu_exblas_sanitizer test_exblas_gpu MEMCHECK "GpuExblas.GemvDeviceScalars*:GpuExblas.BadArguments*")
+# The edges of xnExdgemv, xnExddot and the batched exdgemm against cuBLAS's
+# own routines on the same handle (bad arguments and NULL pointers: the same
+# status, the output untouched; quick returns and zero sizes), and their bits
+# against the host entries on the CPU in both pointer modes on a stream (gpu;
+# skipped without a device).
+xn_add_test(test_exblas_edges_gpu LABELS gpu SOURCES test_exblas_edges_gpu.cpp)
 # xnExdgemmStridedBatched and xnExdgemmBatched: every product bit for bit
 # the oracle's (transposes, padded ld, gapped and zero strides, both pointer
 # modes, a stream, device pointer arrays in any order), bad arguments.

