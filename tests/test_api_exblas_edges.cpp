@@ -465,6 +465,21 @@ TEST_F(ExblasEdges, GemvEveryTransCharacter) {
   EXPECT_EQ(valid, 6);
 }
 
+// A bad argument's report (info > 0): one XERBLA call under `name` with
+// that position, the thread's status -info, y unwritten; info 0: none.
+void expect_reported(const char *name, int info, const std::vector<double> &y,
+                     const std::vector<double> &pattern) {
+  if (info == 0) {
+    EXPECT_EQ(g_xerbla.calls, 0);
+    return;
+  }
+  EXPECT_EQ(g_xerbla.calls, 1);
+  EXPECT_EQ(g_xerbla.name, name);
+  EXPECT_EQ(g_xerbla.info, info);
+  EXPECT_EQ(xnGetLastHostStatus(), -info);
+  EXPECT_TRUE(same_bytes(y, pattern)) << "y written after a bad argument";
+}
+
 // Reference DGEMV checks every argument before the quick return: incx = 0
 // is INFO 8 and incy = 0 INFO 11 even with m = n = 0 or alpha = 0, beta =
 // 1; lda < MAX(1, M) is INFO 6 whatever TRANS is (lda = 0 with m = 0 too).
@@ -496,15 +511,7 @@ TEST_F(ExblasEdges, GemvArgumentPositionsBeforeQuickReturn) {
     SCOPED_TRACE(std::string("exdgemv_ trans=") + c.trans + " m=" + std::to_string(c.m) +
                  " n=" + std::to_string(c.n) + " lda=" + std::to_string(c.lda) +
                  " incx=" + std::to_string(c.incx) + " incy=" + std::to_string(c.incy));
-    if (c.info == 0) {
-      EXPECT_EQ(g_xerbla.calls, 0);
-      continue;
-    }
-    EXPECT_EQ(g_xerbla.calls, 1);
-    EXPECT_EQ(g_xerbla.name, "EXDGEMV");
-    EXPECT_EQ(g_xerbla.info, c.info);
-    EXPECT_EQ(xnGetLastHostStatus(), -c.info);
-    EXPECT_TRUE(same_bytes(y, pattern)) << "y written after a bad argument";
+    expect_reported("EXDGEMV", c.info, y, pattern);
   }
 
   struct Cb {
@@ -539,15 +546,7 @@ TEST_F(ExblasEdges, GemvArgumentPositionsBeforeQuickReturn) {
                  " trans=" + std::to_string(c.trans) + " m=" + std::to_string(c.m) +
                  " n=" + std::to_string(c.n) + " lda=" + std::to_string(c.lda) +
                  " incx=" + std::to_string(c.incx) + " incy=" + std::to_string(c.incy));
-    if (c.pos == 0) {
-      EXPECT_EQ(g_xerbla.calls, 0);
-      continue;
-    }
-    EXPECT_EQ(g_xerbla.calls, 1);
-    EXPECT_EQ(g_xerbla.name, "cblas_exdgemv");
-    EXPECT_EQ(g_xerbla.info, c.pos);
-    EXPECT_EQ(xnGetLastHostStatus(), -c.pos);
-    EXPECT_TRUE(same_bytes(y, pattern)) << "y written after a bad argument";
+    expect_reported("cblas_exdgemv", c.pos, y, pattern);
   }
 }
 
