@@ -466,7 +466,8 @@ TEST_F(ExblasEdges, GemvEveryTransCharacter) {
 }
 
 // A bad argument's report (info > 0): one XERBLA call under `name` with
-// that position, the thread's status -info, y unwritten; info 0: none.
+// that position, the thread's status -info, the output (y or C) unwritten;
+// info 0: none.
 void expect_reported(const char *name, int info, const std::vector<double> &y,
                      const std::vector<double> &pattern) {
   if (info == 0) {
@@ -477,7 +478,7 @@ void expect_reported(const char *name, int info, const std::vector<double> &y,
   EXPECT_EQ(g_xerbla.name, name);
   EXPECT_EQ(g_xerbla.info, info);
   EXPECT_EQ(xnGetLastHostStatus(), -info);
-  EXPECT_TRUE(same_bytes(y, pattern)) << "y written after a bad argument";
+  EXPECT_TRUE(same_bytes(y, pattern)) << "output written after a bad argument";
 }
 
 // Reference DGEMV checks every argument before the quick return: incx = 0
@@ -1014,11 +1015,7 @@ TEST_F(ExblasEdges, GemmBadArgumentsThroughXerbla) {
                  " m=" + std::to_string(b.m) + " n=" + std::to_string(b.n) +
                  " k=" + std::to_string(b.k) + " lda=" + std::to_string(b.lda) +
                  " ldb=" + std::to_string(b.ldb) + " ldc=" + std::to_string(b.ldc));
-    EXPECT_EQ(g_xerbla.calls, 1);
-    EXPECT_EQ(g_xerbla.name, "EXDGEMM");
-    EXPECT_EQ(g_xerbla.info, b.info);
-    EXPECT_EQ(xnGetLastHostStatus(), -b.info);
-    EXPECT_TRUE(same_bytes(C, pattern)) << "C written after a bad argument";
+    expect_reported("EXDGEMM", b.info, C, pattern);
   }
   for (const xn_test::BadCblas &b : xn_test::kBadCblas) {
     std::vector<double> C = pattern;
@@ -1030,11 +1027,7 @@ TEST_F(ExblasEdges, GemmBadArgumentsThroughXerbla) {
                  " m=" + std::to_string(b.m) + " n=" + std::to_string(b.n) +
                  " k=" + std::to_string(b.k) + " lda=" + std::to_string(b.lda) +
                  " ldb=" + std::to_string(b.ldb) + " ldc=" + std::to_string(b.ldc));
-    EXPECT_EQ(g_xerbla.calls, 1);
-    EXPECT_EQ(g_xerbla.name, "cblas_exdgemm");
-    EXPECT_EQ(g_xerbla.info, b.pos);
-    EXPECT_EQ(xnGetLastHostStatus(), -b.pos);
-    EXPECT_TRUE(same_bytes(C, pattern)) << "C written after a bad argument";
+    expect_reported("cblas_exdgemm", b.pos, C, pattern);
   }
   // Checked before the quick returns: a bad ldc with m = 0 is still INFO 13
   // (dgemm.f tests LDC.LT.MAX(1,M) before "Quick return if possible").
