@@ -418,7 +418,9 @@ TYPED_TEST(HostApi, QuickReturnsEmptyOutput) {
 }
 
 // k = 0 or alpha = 0: C = beta C exactly; A and B are not read (they hold
-// NaN); beta = 0 gives exact zeros even where C held NaN or Inf.
+// NaN); beta = 0 gives exact zeros even where C held NaN or Inf; beta = 1
+// leaves C as it is (reference BLAS's quick return: a signalling NaN stays
+// signalling).
 TYPED_TEST(HostApi, QuickReturnsScaleOnly) {
   using T = TypeParam;
   const T nan = std::numeric_limits<T>::quiet_NaN();
@@ -428,6 +430,7 @@ TYPED_TEST(HostApi, QuickReturnsScaleOnly) {
   for (std::size_t i = 0; i < C0.size(); ++i) C0[i] = T(0.5) + T(i);
   C0[0] = nan;
   C0[1] = std::numeric_limits<T>::infinity();
+  C0[2] = std::numeric_limits<T>::signaling_NaN();
   for (T beta : {T(0), T(1), T(-2.5)})
     for (int kind = 0; kind < 2; ++kind) {  // 0: k = 0, 1: alpha = 0
       const int k = kind == 0 ? 0 : 3;
@@ -449,7 +452,7 @@ TYPED_TEST(HostApi, QuickReturnsScaleOnly) {
         for (int j = 0; j < n; ++j)
           for (int i = 0; i < ldc; ++i) {
             const std::size_t at = i + std::size_t(j) * ldc;
-            const T want = i >= m ? C0[at] : beta == T(0) ? T(0) : beta * C0[at];
+            const T want = i >= m || beta == T(1) ? C0[at] : beta == T(0) ? T(0) : beta * C0[at];
             EXPECT_EQ(std::memcmp(&C[at], &want, sizeof(T)), 0)
                 << entry_name(e) << " k=" << k << " alpha=" << alpha << " beta=" << beta
                 << " at (" << i << "," << j << "): got " << C[at] << " want " << want;
