@@ -58,11 +58,7 @@ constexpr double kMinSub = 0x1p-1074;
 const bool kCpuForced = [] { return setenv("XN_DEVICE", "cpu", 1) == 0; }();
 
 std::uint64_t bits(double x) { return xn_test::ex_bits(x); }
-double from_bits(std::uint64_t b) {
-  double x;
-  std::memcpy(&x, &b, 8);
-  return x;
-}
+constexpr auto &from_bits = xn_test::ex_double;
 // A signalling NaN (quiet bit clear, payload nonzero): any arithmetic on it
 // (1 * sNaN included) returns a quiet NaN, so it shows whether a value was
 // left alone or multiplied by 1.
@@ -72,11 +68,7 @@ const double kNegQNaN = from_bits(0xfff80000deadbeefull);
 
 constexpr auto &same = xn_test::ex_same_bits;
 
-std::string hex(double x) {
-  char s[48];
-  std::snprintf(s, sizeof s, "%a", x);
-  return s;
-}
+constexpr auto &hex = xn_test::ex_hex;
 
 bool same_bytes(const std::vector<double> &a, const std::vector<double> &b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 8) == 0;
@@ -925,7 +917,7 @@ TEST_F(ExblasEdges, LongSumsOverTheWholeRangeMatchTheOracle) {
 // Reference DGEMM, dgemm.f: "IF ((M.EQ.0) .OR. (N.EQ.0) .OR. (((ALPHA.EQ.ZERO)
 // .OR. (K.EQ.0)) .AND. (BETA.EQ.ONE))) RETURN": with beta = 1 and alpha = 0
 // or k = 0, C is not touched at all, so a signalling NaN in C stays
-// signalling (C * 1 would quiet it). The same for m = 0 / n = 0.
+// signalling (C * 1 would quiet it).
 TEST_F(ExblasEdges, GemmQuickReturnLeavesCBitwise) {
   SCOPED_TRACE(seed_text());
   const std::vector<double> nan(256, kSNaN);

@@ -46,11 +46,7 @@ std::uint64_t bits(double x) { return xn_test::ex_bits(x); }
 
 constexpr auto &same = xn_test::ex_same_bits;
 
-std::string hex(double x) {
-  char s[48];
-  std::snprintf(s, sizeof s, "%a", x);
-  return s;
-}
+constexpr auto &hex = xn_test::ex_hex;
 
 // ------------------------------------------------------------ BLAS vectors
 

@@ -52,7 +52,7 @@ std::string name(int s) {
   const char *n = cublasGetStatusName(cublasStatus_t(s));
   return str(n ? n : "?", " (", s, ")");
 }
-std::string hex(double x) { return str(std::hexfloat, x); }
+constexpr auto &hex = xn_test::ex_hex;
 void note(const std::string &s) { std::cout << "[     NOTE ] " << s << std::endl; }
 cublasPointerMode_t mode(bool device) {
   return device ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST;

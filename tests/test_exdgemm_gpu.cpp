@@ -851,9 +851,7 @@ TEST_F(GpuExdgemm, BetaOneWithNoProductLeavesCUntouched) {
                   {"xnDngemm", xnDngemm, false},
                   {"xnDgemmStrassen", xnDgemmStrassen, false},
                   {"xnDgemmWinograd", xnDgemmWinograd, false}};
-  double signalling;
-  const std::uint64_t signalling_bits = 0x7ff0000000000badull;
-  std::memcpy(&signalling, &signalling_bits, sizeof signalling);
+  const double signalling = xn_test::ex_double(0x7ff0000000000badull);
   constexpr int m = 37, n = 23, ldc = 40;
   std::vector<double> c0(std::size_t(ldc) * n);
   for (std::size_t i = 0; i < c0.size(); ++i)

@@ -56,11 +56,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr auto &bits = xn_test::ex_bits;
 constexpr auto &same = xn_test::ex_same_bits;
 
-std::string hex(double x) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%a", x);
-  return buf;
-}
+constexpr auto &hex = xn_test::ex_hex;
 
 std::string show(const std::vector<double> &v) {
   std::string s = "{";
@@ -948,9 +944,7 @@ TEST(NumericsExactDot, AlphaZeroIsBetaCAlone) {
     }
   // beta = 1: c itself, as BLAS's quick return leaves it (a signalling NaN
   // stays signalling; 1 c would quiet it), from every alpha = 0 path.
-  const std::uint64_t signalling_bits = 0x7ff0000000000badull;
-  double signalling = 0.0;
-  std::memcpy(&signalling, &signalling_bits, sizeof signalling);
+  const double signalling = xn_test::ex_double(0x7ff0000000000badull);
   for (const double c : {signalling, -0.0, 0x1p-1074, -kInf}) {
     double out = 12345.0;
     ASSERT_TRUE(dot2_round(junk, kNaN, 0.0, 1.0, c, &out));

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -50,6 +51,18 @@ inline std::uint64_t ex_bits(double x) {
   std::uint64_t b;
   std::memcpy(&b, &x, 8);
   return b;
+}
+// The double of the given bits (a signalling NaN, a payload).
+inline double ex_double(std::uint64_t b) {
+  double x;
+  std::memcpy(&x, &b, 8);
+  return x;
+}
+// x in C's %a form, for messages.
+inline std::string ex_hex(double x) {
+  char s[48];
+  std::snprintf(s, sizeof s, "%a", x);
+  return s;
 }
 
 // Same value as the MPFR oracle's (NaN matches NaN; +0 matches -0: that
