@@ -86,14 +86,14 @@ class CpuExBackend {
   Status scale_by_beta(MatView<double> C) { return scale(C, beta_); }
   std::size_t automatic_budget() const { return std::size_t(1) << 30; }
 
-  // C = beta C; beta = 1 leaves C untouched (reference DGEMM's quick
-  // return: a signalling NaN stays signalling).
+  // C = beta C (exact::beta_times_c, the GPU's rule); beta = 1 writes
+  // nothing (reference DGEMM's quick return).
   Status scale(MatView<double> C, double beta) {
     if (beta == 1.0) return Status::Ok;
     for (index_t j = 0; j < C.cols; ++j)
       for (index_t i = 0; i < C.rows; ++i) {
         double *c = C.at(i, j);
-        *c = beta == 0.0 ? 0.0 : beta * *c;
+        *c = exact::beta_times_c(beta, beta != 0.0 ? *c : 0.0);
       }
     return Status::Ok;
   }
